@@ -1,0 +1,1 @@
+//! weir-engine (placeholder; the owning change replaces this).

@@ -1,0 +1,99 @@
+//! The contract between whatever issues I/O (the workload driver, the scheduler's tests,
+//! `weir tune`) and whatever performs it: an io_uring ring, a Linux AIO context, or the
+//! simulated disk of `weir-sim`.
+//!
+//! One `Device` belongs to one shard and one thread; it is deliberately not `Send`-bound or
+//! shared, so the hot path takes no locks. The device also owns the clock: a real ring reads
+//! `CLOCK_MONOTONIC`, the simulated disk advances virtual time only inside `submit_and_wait`.
+//! Code generic over `Device` therefore runs unchanged, and deterministically, in simulation.
+
+use std::fmt;
+use std::os::fd::RawFd;
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Read,
+    Write,
+}
+
+/// Per-operation flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoFlags {
+    /// Submit with RWF_NOWAIT: the kernel returns EAGAIN instead of blocking.
+    pub nowait: bool,
+    /// Submit with RWF_DSYNC: the write completes only when it is durable.
+    pub dsync: bool,
+}
+
+/// One request. `buf` points at `len_bytes` of memory aligned for direct I/O that the caller
+/// keeps alive and untouched until the matching completion is reaped (the simulated disk never
+/// dereferences it).
+#[derive(Debug, Clone, Copy)]
+pub struct IoOp {
+    /// Returned unchanged in the completion; the caller's key for the request.
+    pub user_data: u64,
+    pub direction: Direction,
+    pub fd: RawFd,
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+    pub buf: *mut u8,
+    pub flags: IoFlags,
+}
+
+/// A finished request: `result` is the byte count, or a negative errno (e.g. `-libc::EAGAIN`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoCompletion {
+    pub user_data: u64,
+    pub result: i32,
+    /// The device clock when the completion was observed, in nanoseconds.
+    pub completed_at_ns: u64,
+}
+
+/// A device-level failure (not a failed request: those arrive as negative `result`s).
+#[derive(Debug)]
+pub enum DeviceError {
+    /// The submission queue is full; reap completions and retry.
+    QueueFull,
+    /// The kernel refused the submission or wait call itself.
+    Os { call: &'static str, errno: i32 },
+}
+
+impl fmt::Display for DeviceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceError::QueueFull => write!(f, "submission queue full"),
+            DeviceError::Os { call, errno } => write!(
+                f,
+                "{call} failed: {}",
+                std::io::Error::from_raw_os_error(*errno)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DeviceError {}
+
+/// An I/O device with its own clock. See the module documentation.
+pub trait Device {
+    /// Now, on this device's clock, in nanoseconds from an arbitrary origin.
+    fn now_ns(&self) -> u64;
+
+    /// The most requests that may be in flight at once (queued, submitted, not yet reaped).
+    fn capacity(&self) -> u32;
+
+    /// Queues one request without entering the kernel.
+    fn push(&mut self, op: IoOp) -> Result<(), DeviceError>;
+
+    /// Submits everything queued, then waits until at least `min_complete` completions are
+    /// ready or the clock reaches `deadline_ns` (when given), whichever comes first.
+    /// Returns the number of requests submitted.
+    fn submit_and_wait(
+        &mut self,
+        min_complete: u32,
+        deadline_ns: Option<u64>,
+    ) -> Result<u32, DeviceError>;
+
+    /// Moves every ready completion into `out` and returns how many it moved.
+    fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize;
+}

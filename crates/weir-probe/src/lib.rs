@@ -1,0 +1,1 @@
+//! weir-probe (placeholder; the owning change replaces this).

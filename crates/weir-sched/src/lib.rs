@@ -1,0 +1,1 @@
+//! weir-sched (placeholder; the owning change replaces this).

@@ -1,0 +1,1 @@
+//! weir-sim (placeholder; the owning change replaces this).

@@ -1,0 +1,1 @@
+//! weir-tune (placeholder; the owning change replaces this).

@@ -1,0 +1,1 @@
+//! weir-workload (placeholder; the owning change replaces this).

@@ -1,0 +1,7 @@
+//! One module per subcommand: its flags (clap `Args`) and the glue that calls the libraries.
+
+pub mod align;
+pub mod doctor;
+pub mod qualify;
+pub mod run;
+pub mod tune;

@@ -1,0 +1,51 @@
+//! The `weir` binary: parse the command line, run one subcommand, map its outcome to an exit
+//! code (0 success, 1 runtime failure or finding, 2 usage error). Everything else lives in the
+//! library crates; each subcommand's flags and glue live in `cmd/<name>.rs`.
+
+mod cmd;
+mod error;
+
+use clap::{Parser, Subcommand};
+
+/// Know your disk, and use all of it without drowning latency-sensitive reads.
+#[derive(Parser)]
+#[command(name = "weir", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run io_tester-compatible job files and report exact latency percentiles.
+    Run(cmd::run::RunArgs),
+    /// Measure a disk's read/write IOPS and bandwidth and write io-properties.yaml.
+    Tune(cmd::tune::TuneArgs),
+    /// Check whether a filesystem really performs asynchronous direct I/O (fsqual, extended).
+    Qualify(cmd::qualify::QualifyArgs),
+    /// Check the device stack and filesystem under a directory for performance pitfalls.
+    Doctor(cmd::doctor::DoctorArgs),
+    /// Map written requests to device addresses and report their alignment.
+    Align(cmd::align::AlignArgs),
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help and version to stdout with exit 0, and usage errors with exit 2.
+            e.exit();
+        }
+    };
+    let outcome = match cli.command {
+        Command::Run(args) => cmd::run::run(args),
+        Command::Tune(args) => cmd::tune::run(args),
+        Command::Qualify(args) => cmd::qualify::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
+        Command::Align(args) => cmd::align::run(args),
+    };
+    if let Err(e) = outcome {
+        eprintln!("weir: error: {e}");
+        std::process::exit(e.exit_code());
+    }
+}

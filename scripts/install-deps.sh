@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the system tools the tests use, when missing and when we may (root + apt-get).
+set -euo pipefail
+need=()
+command -v mkfs.xfs >/dev/null || need+=(xfsprogs)
+command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
+command -v fio >/dev/null || need+=(fio)
+command -v losetup >/dev/null || need+=(mount)
+if [ ${#need[@]} -eq 0 ]; then
+  echo "all present: mkfs.xfs mkfs.ext4 fio losetup"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+  echo "missing ${need[*]} and cannot install them here (needs root and apt-get);"
+  echo "the tests that need them will skip with a printed reason"
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null 2>&1 || true
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+echo "installed ${need[*]}"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README's test command: installs what a fresh machine lacks, then runs every test tier.
+# Root-only tiers (loop-mounted XFS/ext4) run when this is root and skip with a reason otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "system packages (xfsprogs, e2fsprogs, fio)"
+scripts/install-deps.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test (unit, simulation, real files, loop-mounted filesystems)"
+cargo test --workspace --locked
+
+if [ -f node/weir-cql/package.json ]; then
+  step "weir-cql: build and test against a real Apache Cassandra"
+  (cd node/weir-cql && npm ci --no-audit --no-fund && npm test)
+fi
+
+step "all tests passed"
