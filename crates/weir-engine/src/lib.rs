@@ -1,1 +1,8 @@
-//! weir-engine (placeholder; the owning change replaces this).
+//! weir-engine: the direct-I/O engine under weir's workloads.
+//!
+//! It performs I/O for one shard per core, without locks on the hot path:
+//! - [`aio_sys`]: Linux AIO by raw syscalls (no libaio), also used by the probe crate's fsqual.
+//!
+//! Design notes live with each module; the user-facing summary is `docs/engine.md`.
+
+pub mod aio_sys;
