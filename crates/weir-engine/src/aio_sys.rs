@@ -11,6 +11,8 @@
 
 use std::time::Duration;
 
+use crate::errno::last_errno;
+
 /// `IOCB_CMD_PREAD`: read `aio_nbytes` at `aio_offset` into `aio_buf`.
 pub const IOCB_CMD_PREAD: u16 = 0;
 /// `IOCB_CMD_PWRITE`: write `aio_nbytes` from `aio_buf` at `aio_offset`.
@@ -125,13 +127,6 @@ impl IoEvent {
 
 const _: () = assert!(std::mem::size_of::<Iocb>() == 64);
 const _: () = assert!(std::mem::size_of::<IoEvent>() == 32);
-
-/// The errno of the last failed libc call.
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
-}
 
 /// An AIO context: created by `io_setup`, destroyed (waiting for in-flight requests) on drop.
 #[derive(Debug)]

@@ -6,3 +6,8 @@
 //! Design notes live with each module; the user-facing summary is `docs/engine.md`.
 
 pub mod aio_sys;
+pub mod align;
+pub mod errno;
+
+pub use align::{dio_alignment, dio_alignment_fd, AlignmentSource, DioAlignment};
+pub use errno::{describe_errno, errno_meaning, errno_name};
