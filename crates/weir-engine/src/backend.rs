@@ -1,0 +1,196 @@
+//! Choosing a backend: io_uring (default) or Linux AIO, behind one [`Device`] type.
+
+use std::fmt;
+use std::str::FromStr;
+
+use weir_model::device::{Device, DeviceError, IoCompletion, IoOp};
+
+use crate::aio::AioDevice;
+use crate::errno::describe_errno;
+use crate::uring::UringDevice;
+
+/// Which kernel interface performs the I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Backend {
+    /// io_uring (Linux 5.11+ for the deadline wait).
+    #[default]
+    Uring,
+    /// Linux AIO (`io_submit`), as Seastar uses by default.
+    Aio,
+}
+
+impl Backend {
+    /// Both backends, for tests and benchmarks that cover each.
+    pub const ALL: [Backend; 2] = [Backend::Uring, Backend::Aio];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Uring => "uring",
+            Backend::Aio => "aio",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "uring" | "io_uring" => Ok(Backend::Uring),
+            "aio" | "linux-aio" | "libaio" => Ok(Backend::Aio),
+            other => Err(format!(
+                "unknown I/O backend '{other}': expected 'uring' (io_uring, the default) or 'aio' \
+                 (Linux AIO)"
+            )),
+        }
+    }
+}
+
+/// The backend could not be started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendError {
+    pub backend: Backend,
+    pub errno: i32,
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fix = match (self.backend, self.errno) {
+            (Backend::Uring, libc::EPERM) => {
+                "io_uring is disabled for this process: set sysctl kernel.io_uring_disabled=0, \
+                 or pass --backend aio"
+            }
+            (Backend::Uring, libc::ENOSYS) => {
+                "this kernel lacks io_uring or its timed wait (Linux 5.11+): pass --backend aio"
+            }
+            (Backend::Uring, libc::ENOMEM) => {
+                "the locked-memory limit is too low for the ring: raise ulimit -l, lower the \
+                 parallelism, or pass --backend aio"
+            }
+            (Backend::Aio, libc::EAGAIN) => {
+                "the system-wide AIO request limit is exhausted: raise sysctl fs.aio-max-nr \
+                 (e.g. to 1048576), lower the parallelism, or pass --backend uring"
+            }
+            (Backend::Aio, libc::ENOSYS) => "this kernel lacks Linux AIO: pass --backend uring",
+            _ => "lower the parallelism or try the other --backend",
+        };
+        write!(
+            f,
+            "cannot start the {} backend: {}; {fix}",
+            self.backend,
+            describe_errno(self.errno)
+        )
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+/// A started backend. An enum rather than a trait object so the hot path is a direct call.
+pub enum EngineDevice {
+    Uring(UringDevice),
+    Aio(AioDevice),
+}
+
+impl EngineDevice {
+    /// Starts `backend` for up to `depth` requests in flight.
+    pub fn open(backend: Backend, depth: u32) -> Result<Self, BackendError> {
+        let err = |errno| BackendError { backend, errno };
+        match backend {
+            Backend::Uring => UringDevice::new(depth)
+                .map(EngineDevice::Uring)
+                .map_err(err),
+            Backend::Aio => AioDevice::new(depth).map(EngineDevice::Aio).map_err(err),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            EngineDevice::Uring(_) => Backend::Uring,
+            EngineDevice::Aio(_) => Backend::Aio,
+        }
+    }
+
+    /// Registers a buffer pool with the ring where the backend supports it (io_uring); a
+    /// no-op returning false for AIO.
+    ///
+    /// # Safety
+    /// The pool must outlive the device.
+    pub unsafe fn register_buffers(&mut self, pool: &crate::buffers::DmaBufferPool) -> bool {
+        match self {
+            // SAFETY: forwarded contract.
+            EngineDevice::Uring(d) => unsafe { d.register_buffers(pool) },
+            EngineDevice::Aio(_) => false,
+        }
+    }
+}
+
+impl Device for EngineDevice {
+    fn now_ns(&self) -> u64 {
+        match self {
+            EngineDevice::Uring(d) => d.now_ns(),
+            EngineDevice::Aio(d) => d.now_ns(),
+        }
+    }
+
+    fn capacity(&self) -> u32 {
+        match self {
+            EngineDevice::Uring(d) => d.capacity(),
+            EngineDevice::Aio(d) => d.capacity(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+        match self {
+            EngineDevice::Uring(d) => d.push(op),
+            EngineDevice::Aio(d) => d.push(op),
+        }
+    }
+
+    fn submit_and_wait(
+        &mut self,
+        min_complete: u32,
+        deadline_ns: Option<u64>,
+    ) -> Result<u32, DeviceError> {
+        match self {
+            EngineDevice::Uring(d) => d.submit_and_wait(min_complete, deadline_ns),
+            EngineDevice::Aio(d) => d.submit_and_wait(min_complete, deadline_ns),
+        }
+    }
+
+    fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize {
+        match self {
+            EngineDevice::Uring(d) => d.reap(out),
+            EngineDevice::Aio(d) => d.reap(out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names() {
+        assert_eq!("uring".parse::<Backend>(), Ok(Backend::Uring));
+        assert_eq!("aio".parse::<Backend>(), Ok(Backend::Aio));
+        assert_eq!(Backend::default(), Backend::Uring);
+        let err = "spdk".parse::<Backend>().expect_err("unknown");
+        assert!(err.contains("'uring'") && err.contains("'aio'"), "{err}");
+    }
+
+    #[test]
+    fn backend_error_says_fix() {
+        let e = BackendError {
+            backend: Backend::Aio,
+            errno: libc::EAGAIN,
+        };
+        assert!(e.to_string().contains("fs.aio-max-nr"), "{e}");
+    }
+}

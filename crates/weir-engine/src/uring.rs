@@ -1,0 +1,227 @@
+//! The io_uring backend: one ring per shard.
+//!
+//! Submission and completion queues are shared memory, so `push` and `reap` never enter the
+//! kernel; `submit_and_wait` is one `io_uring_enter` that both submits and waits, with the
+//! deadline passed as an EXT_ARG timeout (Linux 5.11+) instead of an extra timeout request.
+//! The completion queue is twice the submission queue and the in-flight count is capped at
+//! the requested depth, so completions can never overflow.
+//!
+//! Registered ("fixed") buffers are used when the caller registers a [`DmaBufferPool`]: an
+//! op whose buffer lies inside a registered buffer becomes READ_FIXED/WRITE_FIXED, which saves
+//! the kernel pinning pages on every request.
+
+use io_uring::{opcode, squeue, types, IoUring};
+use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
+
+use crate::buffers::DmaBufferPool;
+use crate::clock::{monotonic_ns, sleep_until, until};
+
+/// An io_uring ring implementing [`Device`].
+pub struct UringDevice {
+    ring: IoUring<squeue::Entry>,
+    capacity: u32,
+    /// Pushed and not yet reaped.
+    in_flight: u32,
+    /// The registered buffer region, when a pool was registered.
+    fixed: Option<FixedRegion>,
+}
+
+#[derive(Clone, Copy)]
+struct FixedRegion {
+    base: usize,
+    buffer_bytes: usize,
+    count: usize,
+}
+
+impl UringDevice {
+    /// A ring for up to `depth` requests in flight. Errors are errnos of `io_uring_setup`
+    /// (EPERM when `kernel.io_uring_disabled` forbids it, ENOMEM for the locked-memory limit)
+    /// or ENOSYS when the kernel lacks the EXT_ARG wait (Linux < 5.11).
+    pub fn new(depth: u32) -> Result<Self, i32> {
+        let depth = depth.clamp(1, 32768);
+        let sq_entries = depth.next_power_of_two();
+        let ring = IoUring::builder()
+            .setup_cqsize(sq_entries * 2)
+            .setup_single_issuer()
+            .setup_coop_taskrun()
+            .build(sq_entries)
+            .or_else(|_| {
+                // Older kernels reject the optional flags; retry with the plain ring.
+                IoUring::builder()
+                    .setup_cqsize(sq_entries * 2)
+                    .build(sq_entries)
+            })
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        if !ring.params().is_feature_ext_arg() {
+            return Err(libc::ENOSYS);
+        }
+        Ok(UringDevice {
+            ring,
+            capacity: depth,
+            in_flight: 0,
+            fixed: None,
+        })
+    }
+
+    /// Registers every buffer of `pool` with the ring so requests using them skip per-request
+    /// page pinning. Returns false (and leaves the ring unchanged) when the kernel refuses,
+    /// e.g. under a low RLIMIT_MEMLOCK on old kernels.
+    ///
+    /// # Safety
+    /// The pool must outlive this device (or [`Self::unregister_buffers`] must be called
+    /// before the pool is dropped).
+    pub unsafe fn register_buffers(&mut self, pool: &DmaBufferPool) -> bool {
+        let iovecs: Vec<libc::iovec> = (0..pool.count())
+            .map(|i| libc::iovec {
+                iov_base: pool.ptr(i).cast(),
+                iov_len: pool.buffer_bytes(),
+            })
+            .collect();
+        if iovecs.is_empty() || iovecs.len() > usize::from(u16::MAX) {
+            return false;
+        }
+        // SAFETY: the iovecs describe live memory owned by `pool`; the caller keeps it alive.
+        let ok = unsafe { self.ring.submitter().register_buffers(&iovecs) }.is_ok();
+        if ok {
+            self.fixed = Some(FixedRegion {
+                base: pool.ptr(0) as usize,
+                buffer_bytes: pool.buffer_bytes(),
+                count: pool.count(),
+            });
+        }
+        ok
+    }
+
+    /// Drops the buffer registration.
+    pub fn unregister_buffers(&mut self) {
+        if self.fixed.take().is_some() {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
+    }
+
+    /// Whether a buffer pool is registered.
+    pub fn has_fixed_buffers(&self) -> bool {
+        self.fixed.is_some()
+    }
+
+    /// The registered buffer index holding `[buf, buf + len)`, if any.
+    fn fixed_index(&self, buf: *mut u8, len: u32) -> Option<u16> {
+        let region = self.fixed?;
+        let addr = (buf as usize).checked_sub(region.base)?;
+        let index = addr / region.buffer_bytes;
+        let within = addr % region.buffer_bytes + len as usize <= region.buffer_bytes;
+        (index < region.count && within).then_some(index as u16)
+    }
+
+    fn entry(&self, op: &IoOp) -> squeue::Entry {
+        let fd = types::Fd(op.fd);
+        let flags = rw_flags(op);
+        let entry = match (op.direction, self.fixed_index(op.buf, op.len_bytes)) {
+            (Direction::Read, Some(i)) => opcode::ReadFixed::new(fd, op.buf, op.len_bytes, i)
+                .offset(op.offset_bytes)
+                .rw_flags(flags)
+                .build(),
+            (Direction::Write, Some(i)) => opcode::WriteFixed::new(fd, op.buf, op.len_bytes, i)
+                .offset(op.offset_bytes)
+                .rw_flags(flags)
+                .build(),
+            (Direction::Read, None) => opcode::Read::new(fd, op.buf, op.len_bytes)
+                .offset(op.offset_bytes)
+                .rw_flags(flags)
+                .build(),
+            (Direction::Write, None) => opcode::Write::new(fd, op.buf, op.len_bytes)
+                .offset(op.offset_bytes)
+                .rw_flags(flags)
+                .build(),
+        };
+        entry.user_data(op.user_data)
+    }
+}
+
+/// The `RWF_*` flags of an op.
+pub(crate) fn rw_flags(op: &IoOp) -> i32 {
+    let mut flags = 0;
+    if op.flags.nowait {
+        flags |= libc::RWF_NOWAIT;
+    }
+    if op.flags.dsync {
+        flags |= libc::RWF_DSYNC;
+    }
+    flags
+}
+
+impl Device for UringDevice {
+    fn now_ns(&self) -> u64 {
+        monotonic_ns()
+    }
+
+    fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+        if self.in_flight >= self.capacity {
+            return Err(DeviceError::QueueFull);
+        }
+        let entry = self.entry(&op);
+        // SAFETY: the device contract makes the caller keep `op.buf` alive and untouched until
+        // the completion is reaped.
+        unsafe { self.ring.submission().push(&entry) }.map_err(|_| DeviceError::QueueFull)?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    fn submit_and_wait(
+        &mut self,
+        min_complete: u32,
+        deadline_ns: Option<u64>,
+    ) -> Result<u32, DeviceError> {
+        let queued = self.ring.submission().len() as u32;
+        let want = min_complete.min(self.in_flight) as usize;
+        let result = match deadline_ns {
+            None => self.ring.submitter().submit_and_wait(want),
+            Some(deadline) => {
+                if want == 0 && min_complete > 0 {
+                    // Nothing in flight to wait for: an idle shard sleeps until its deadline.
+                    let submitted = self.ring.submit();
+                    sleep_until(deadline);
+                    submitted
+                } else {
+                    let ts = types::Timespec::from(until(deadline));
+                    let args = types::SubmitArgs::new().timespec(&ts);
+                    self.ring.submitter().submit_with_args(want, &args)
+                }
+            }
+        };
+        match result {
+            Ok(n) => Ok(n as u32),
+            Err(e) => match e.raw_os_error().unwrap_or(libc::EIO) {
+                // ETIME: the deadline passed; EINTR: a signal (the caller polls for SIGINT);
+                // EBUSY/EAGAIN: completions must be reaped first. None is a failure: the
+                // requests were submitted (or stay queued for the next call).
+                libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN => {
+                    Ok(queued - self.ring.submission().len() as u32)
+                }
+                errno => Err(DeviceError::Os {
+                    call: "io_uring_enter",
+                    errno,
+                }),
+            },
+        }
+    }
+
+    fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize {
+        let now = monotonic_ns();
+        let mut n = 0;
+        for cqe in self.ring.completion() {
+            out.push(IoCompletion {
+                user_data: cqe.user_data(),
+                result: cqe.result(),
+                completed_at_ns: now,
+            });
+            n += 1;
+        }
+        self.in_flight -= n as u32;
+        n
+    }
+}
