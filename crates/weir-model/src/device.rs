@@ -88,6 +88,12 @@ pub trait Device {
     /// Submits everything queued, then waits until at least `min_complete` completions are
     /// ready or the clock reaches `deadline_ns` (when given), whichever comes first.
     /// Returns the number of requests submitted.
+    ///
+    /// `min_complete` is capped at the number of requests in flight, so the call never waits
+    /// for completions that cannot come. When nothing is in flight, `min_complete > 0` and a
+    /// deadline is given, the call sleeps until the deadline (an idle shard waiting for its
+    /// next arrival); without a deadline it returns at once. A signal may end the wait early
+    /// (the caller re-checks its clock and interrupt flag).
     fn submit_and_wait(
         &mut self,
         min_complete: u32,
