@@ -17,6 +17,7 @@ pub mod backend;
 pub mod buffers;
 pub mod clock;
 pub mod errno;
+pub mod nowait;
 pub mod uring;
 
 pub use aio::AioDevice;
@@ -25,4 +26,5 @@ pub use backend::{Backend, BackendError, EngineDevice};
 pub use buffers::{BufferError, DmaBufferPool};
 pub use clock::monotonic_ns;
 pub use errno::{describe_errno, errno_meaning, errno_name};
+pub use nowait::NowaitRetry;
 pub use uring::UringDevice;
