@@ -1,1 +1,7 @@
-//! weir-workload (placeholder; the owning change replaces this).
+//! weir-workload: io_tester-compatible jobs, arrivals, verification, exact histograms.
+
+pub mod arrival;
+pub mod hist;
+pub mod job;
+pub mod parse;
+pub mod verify;

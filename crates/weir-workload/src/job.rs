@@ -1,0 +1,475 @@
+//! What to run: a [`Plan`] of [`Job`]s, built from an io_tester job file ([`crate::parse`]) or
+//! programmatically (e.g. by `weir tune` and `weir align`).
+//!
+//! The vocabulary is io_tester's, so a job file means the same thing in both tools. Where
+//! io_tester is ambiguous or measures the wrong thing, weir adds an explicit field rather than
+//! changing a meaning: `seqwrite` (sequential writes into a fresh file) and `prepare` (how the
+//! file looks before the first request) exist because io_tester's `overwrite` silently measures
+//! overwriting a prefilled file, which the seeds show is not what a database's writes do.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The access pattern of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobType {
+    /// Sequential reads from offset 0, wrapping at the end of the data.
+    SeqRead,
+    /// Sequential writes into a file prepared by `prepare` (default: pre-truncated, fresh).
+    SeqWrite,
+    /// io_tester's sequential write over a prefilled file, wrapping at the end.
+    Overwrite,
+    /// Reads at uniformly random request-aligned offsets within the data.
+    RandRead,
+    /// Writes at uniformly random request-aligned offsets within the (prefilled) data.
+    RandWrite,
+    /// Sequential writes that extend the file (size-changing writes).
+    Append,
+}
+
+impl JobType {
+    /// Every type, in the order the job-file documentation lists them.
+    pub const ALL: [JobType; 6] = [
+        JobType::SeqRead,
+        JobType::SeqWrite,
+        JobType::Overwrite,
+        JobType::RandRead,
+        JobType::RandWrite,
+        JobType::Append,
+    ];
+
+    /// The name used in job files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobType::SeqRead => "seqread",
+            JobType::SeqWrite => "seqwrite",
+            JobType::Overwrite => "overwrite",
+            JobType::RandRead => "randread",
+            JobType::RandWrite => "randwrite",
+            JobType::Append => "append",
+        }
+    }
+
+    /// Parses a job-file type name.
+    pub fn from_name(name: &str) -> Option<JobType> {
+        JobType::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    pub fn is_read(self) -> bool {
+        matches!(self, JobType::SeqRead | JobType::RandRead)
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(self, JobType::RandRead | JobType::RandWrite)
+    }
+
+    /// The preparation used when the job does not name one.
+    pub fn default_prepare(self) -> Prepare {
+        match self {
+            // Reads need data to read; io_tester's overwrite and randwrite write over data.
+            JobType::SeqRead | JobType::RandRead | JobType::Overwrite | JobType::RandWrite => {
+                Prepare::Overwrite
+            }
+            // A fresh, pre-truncated file: what a database's new data file looks like.
+            JobType::SeqWrite => Prepare::Pretruncate,
+            JobType::Append => Prepare::Append,
+        }
+    }
+
+    /// The preparations that make sense for this type.
+    pub fn allowed_prepares(self) -> &'static [Prepare] {
+        match self {
+            JobType::SeqRead | JobType::RandRead | JobType::RandWrite => {
+                &[Prepare::Overwrite, Prepare::Pretruncate, Prepare::Fallocate]
+            }
+            JobType::Overwrite => &[Prepare::Overwrite],
+            JobType::SeqWrite => &Prepare::ALL,
+            JobType::Append => &[Prepare::Append, Prepare::Sloppy],
+        }
+    }
+}
+
+impl fmt::Display for JobType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a job's file looks before its first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Prepare {
+    /// Written in full before the run (every block allocated and holding data).
+    Overwrite,
+    /// Empty; every write extends the file.
+    Append,
+    /// `ftruncate` to the data size: a sparse file whose blocks are allocated by the writes.
+    Pretruncate,
+    /// `fallocate` of the data size: blocks reserved as unwritten extents.
+    Fallocate,
+    /// Empty, but extended ahead of the writes with `ftruncate` (Seastar's sloppy size), and
+    /// truncated back to the data written at the end.
+    Sloppy,
+}
+
+impl Prepare {
+    pub const ALL: [Prepare; 5] = [
+        Prepare::Overwrite,
+        Prepare::Append,
+        Prepare::Pretruncate,
+        Prepare::Fallocate,
+        Prepare::Sloppy,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prepare::Overwrite => "overwrite",
+            Prepare::Append => "append",
+            Prepare::Pretruncate => "pretruncate",
+            Prepare::Fallocate => "fallocate",
+            Prepare::Sloppy => "sloppy",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Prepare> {
+        Prepare::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// Whether writes extend the file (the file starts empty).
+    pub fn extends_file(self) -> bool {
+        matches!(self, Prepare::Append | Prepare::Sloppy)
+    }
+}
+
+impl fmt::Display for Prepare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How open-loop arrivals are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PauseDistribution {
+    /// Evenly spaced: one arrival every 1/rate.
+    #[default]
+    Uniform,
+    /// Exponentially distributed gaps with mean 1/rate (a Poisson process).
+    Poisson,
+}
+
+impl PauseDistribution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PauseDistribution::Uniform => "uniform",
+            PauseDistribution::Poisson => "poisson",
+        }
+    }
+}
+
+/// Which shards run a job.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ShardSet {
+    #[default]
+    All,
+    List(Vec<usize>),
+}
+
+impl ShardSet {
+    pub fn contains(&self, shard: usize) -> bool {
+        match self {
+            ShardSet::All => true,
+            ShardSet::List(list) => list.contains(&shard),
+        }
+    }
+
+    /// The shards of `0..shard_count` in the set.
+    pub fn resolve(&self, shard_count: usize) -> Vec<usize> {
+        (0..shard_count).filter(|s| self.contains(*s)).collect()
+    }
+}
+
+/// One io_tester job ("class" in io_tester's documentation): the same request stream replicated
+/// on each of its shards, each shard with its own file `test-<name>-<shard>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub name: String,
+    pub job_type: JobType,
+    pub shards: ShardSet,
+    /// Total data across all shards of the run (io_tester divides it by the shard count and
+    /// rounds each part up to 1 MiB). None: 1 GiB per shard, or unbounded for appends.
+    pub data_size_bytes: Option<u64>,
+    /// Closed-loop: requests kept in flight. Open-loop (with `rps`): the number of fibers,
+    /// each sending `batch` requests `rps` times per second.
+    pub parallelism: u32,
+    /// Open-loop arrival rate per fiber, in arrivals per second; None means closed-loop.
+    pub rps: Option<u32>,
+    /// Requests sent together at each open-loop arrival.
+    pub batch: u32,
+    /// Stop the job after this many requests on each shard.
+    pub limit: Option<u64>,
+    pub request_bytes: u32,
+    /// Closed-loop pause between a completion and the fiber's next request.
+    pub think_time: Duration,
+    /// Think only once the job has run this long.
+    pub think_after: Duration,
+    /// Scheduler class name; None means the job's own name.
+    pub class: Option<String>,
+    /// Scheduler shares (io_tester's default is 10).
+    pub shares: u32,
+    /// Open writes with O_DSYNC semantics (each write durable on completion).
+    pub dsync: bool,
+    pub pause_distribution: PauseDistribution,
+    /// None: the type's default ([`JobType::default_prepare`]).
+    pub prepare: Option<Prepare>,
+    /// For `sloppy` preparation: extend the file at least this far ahead (default 1 MiB).
+    pub sloppy_size_hint_bytes: Option<u64>,
+}
+
+/// io_tester's default data size per shard.
+pub const DEFAULT_DATA_PER_SHARD_BYTES: u64 = 1 << 30;
+/// io_tester rounds each shard's part of `data_size` up to this.
+pub const DATA_SIZE_ALIGN_BYTES: u64 = 1 << 20;
+/// io_tester's default shares.
+pub const DEFAULT_SHARES: u32 = 10;
+
+impl Job {
+    /// A closed-loop job with io_tester's defaults (4 KiB requests, 10 shares), except that
+    /// parallelism defaults to 1 rather than io_tester's 0, which ran nothing.
+    pub fn new(name: impl Into<String>, job_type: JobType) -> Job {
+        Job {
+            name: name.into(),
+            job_type,
+            shards: ShardSet::All,
+            data_size_bytes: None,
+            parallelism: 1,
+            rps: None,
+            batch: 1,
+            limit: None,
+            request_bytes: 4096,
+            think_time: Duration::ZERO,
+            think_after: Duration::ZERO,
+            class: None,
+            shares: DEFAULT_SHARES,
+            dsync: false,
+            pause_distribution: PauseDistribution::Uniform,
+            prepare: None,
+            sloppy_size_hint_bytes: None,
+        }
+    }
+
+    /// The preparation this job uses.
+    pub fn prepare(&self) -> Prepare {
+        self.prepare.unwrap_or(self.job_type.default_prepare())
+    }
+
+    /// The scheduler class: `class`, or the job's name.
+    pub fn class_name(&self) -> &str {
+        self.class.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The bytes of data each shard's file covers, rounded as io_tester does (up to 1 MiB and
+    /// to a whole number of requests). None for an unbounded append.
+    pub fn data_per_shard_bytes(&self, shard_count: usize) -> Option<u64> {
+        let total = match self.data_size_bytes {
+            Some(total) => total,
+            None if self.prepare().extends_file() => return None,
+            None => return Some(DEFAULT_DATA_PER_SHARD_BYTES),
+        };
+        let per_shard = (total / shard_count.max(1) as u64).max(1);
+        let aligned = per_shard.div_ceil(DATA_SIZE_ALIGN_BYTES) * DATA_SIZE_ALIGN_BYTES;
+        let request = u64::from(self.request_bytes.max(1));
+        Some(aligned.div_ceil(request) * request)
+    }
+
+    /// Whether arrivals are open-loop (a rate) rather than closed-loop (a concurrency).
+    pub fn is_open_loop(&self) -> bool {
+        self.rps.is_some()
+    }
+
+    /// The most requests of this job one shard keeps in flight.
+    pub fn max_in_flight(&self) -> u32 {
+        if self.is_open_loop() {
+            // Open-loop arrivals beyond this wait in a backlog, still timed from their
+            // intended send time; the cap bounds buffers, not the measured latency.
+            (self.parallelism.max(1) * self.batch.max(1)).clamp(OPEN_LOOP_MIN_DEPTH, 256)
+        } else {
+            self.parallelism
+        }
+    }
+
+    /// Checks what the parser cannot: combinations of fields. The error names the field.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let err = |field: &'static str, message: String| {
+            Err(JobError {
+                job: self.name.clone(),
+                field,
+                message,
+            })
+        };
+        if self.name.is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        {
+            return err(
+                "name",
+                format!(
+                    "`{}` cannot name a file: use letters, digits, '_', '-' or '.'",
+                    self.name
+                ),
+            );
+        }
+        if self.request_bytes == 0 {
+            return err("shard_info.reqsize", "must be at least 512 bytes".into());
+        }
+        if self.parallelism == 0 {
+            return err(
+                "shard_info.parallelism",
+                "is 0, so the job would send nothing: give 1 or more".into(),
+            );
+        }
+        if self.rps == Some(0) {
+            return err(
+                "shard_info.rps",
+                "is 0: give a positive rate, or remove rps for a closed-loop job".into(),
+            );
+        }
+        if self.batch == 0 {
+            return err("shard_info.batch", "must be at least 1".into());
+        }
+        if self.shares == 0 {
+            return err("shard_info.shares", "must be at least 1".into());
+        }
+        let prepare = self.prepare();
+        if !self.job_type.allowed_prepares().contains(&prepare) {
+            let allowed: Vec<&str> = self
+                .job_type
+                .allowed_prepares()
+                .iter()
+                .map(|p| p.as_str())
+                .collect();
+            return err(
+                "prepare",
+                format!(
+                    "`{prepare}` does not fit type `{}`: use one of {}",
+                    self.job_type,
+                    allowed.join(", ")
+                ),
+            );
+        }
+        if let Some(total) = self.data_size_bytes {
+            if total < u64::from(self.request_bytes) {
+                return err(
+                    "data_size",
+                    format!(
+                        "{total} bytes is smaller than one request ({} bytes)",
+                        self.request_bytes
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Open-loop jobs get at least this many request slots per shard.
+const OPEN_LOOP_MIN_DEPTH: u32 = 32;
+
+/// A job whose fields do not fit together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobError {
+    pub job: String,
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for JobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "job `{}`, {}: {}", self.job, self.field, self.message)
+    }
+}
+
+impl std::error::Error for JobError {}
+
+/// A set of jobs run together for the same duration.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Plan {
+    pub jobs: Vec<Job>,
+}
+
+impl Plan {
+    pub fn new(jobs: Vec<Job>) -> Plan {
+        Plan { jobs }
+    }
+
+    /// Validates every job and checks that names are unique (they name the files).
+    pub fn validate(&self) -> Result<(), JobError> {
+        if self.jobs.is_empty() {
+            return Err(JobError {
+                job: String::new(),
+                field: "jobs",
+                message: "the job file lists no jobs: add at least one `- name: ...` entry".into(),
+            });
+        }
+        for (i, job) in self.jobs.iter().enumerate() {
+            job.validate()?;
+            if self.jobs[..i].iter().any(|other| other.name == job.name) {
+                return Err(JobError {
+                    job: job.name.clone(),
+                    field: "name",
+                    message: "appears twice: job names must be unique (they name the files)".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_size_splits_like_io_tester() {
+        let mut job = Job::new("a", JobType::RandRead);
+        assert_eq!(job.data_per_shard_bytes(2), Some(1 << 30));
+        job.data_size_bytes = Some(3 << 20);
+        // 1.5 MiB per shard rounds up to 2 MiB.
+        assert_eq!(job.data_per_shard_bytes(2), Some(2 << 20));
+        job.request_bytes = 3 << 20;
+        assert_eq!(job.data_per_shard_bytes(1), Some(3 << 20));
+        let append = Job::new("b", JobType::Append);
+        assert_eq!(append.data_per_shard_bytes(4), None);
+    }
+
+    #[test]
+    fn prepare_must_fit_the_type() {
+        let mut job = Job::new("r", JobType::RandRead);
+        job.prepare = Some(Prepare::Append);
+        let e = job.validate().expect_err("append read");
+        assert_eq!(e.field, "prepare");
+        assert!(
+            e.message.contains("overwrite, pretruncate, fallocate"),
+            "{e}"
+        );
+        job.prepare = Some(Prepare::Fallocate);
+        job.validate().expect("fallocate read is allowed");
+    }
+
+    #[test]
+    fn zero_parallelism_and_duplicates_are_errors() {
+        let mut job = Job::new("x", JobType::SeqRead);
+        job.parallelism = 0;
+        assert_eq!(
+            job.validate().expect_err("p0").field,
+            "shard_info.parallelism"
+        );
+        let plan = Plan::new(vec![
+            Job::new("x", JobType::SeqRead),
+            Job::new("x", JobType::SeqRead),
+        ]);
+        assert!(plan.validate().expect_err("dup").message.contains("twice"));
+        let bad_name = Job::new("a/b", JobType::SeqRead);
+        assert_eq!(bad_name.validate().expect_err("slash").field, "name");
+    }
+}

@@ -1,0 +1,190 @@
+use super::*;
+
+/// Seastar's doc/io-tester.md example, verbatim.
+const SEASTAR_DOC_EXAMPLE: &str = "\
+- name: big_writes
+  type: seqread
+  shards: all
+  shard_info:
+    parallelism: 10
+    reqsize: 256kB
+    shares: 10
+    think_time: 0
+";
+
+/// Seastar's apps/io_tester/conf.yaml, verbatim (it uses `seqwrite`, which io_tester itself
+/// no longer accepts but weir does).
+const SEASTAR_CONF: &str = "\
+- name: big_writes
+  shards: all
+  type: seqwrite
+  shard_info:
+    parallelism: 10
+    reqsize: 256kB
+    shares: 10
+    think_time: 0
+
+- name: latency_reads
+  shards: [0]
+  type: randread
+  shard_info:
+    parallelism: 1
+    reqsize: 512
+    shares: 100
+    think_time: 1000us
+";
+
+fn error(text: &str) -> ParseError {
+    parse_plan(text).expect_err("must be rejected")
+}
+
+#[test]
+fn seastar_documented_example_parses() {
+    let plan = parse_plan(SEASTAR_DOC_EXAMPLE).expect("doc example");
+    let job = &plan.jobs[0];
+    assert_eq!(job.name, "big_writes");
+    assert_eq!(job.job_type, JobType::SeqRead);
+    assert_eq!(job.shards, ShardSet::All);
+    assert_eq!(job.parallelism, 10);
+    assert_eq!(job.request_bytes, 256 * 1024);
+    assert_eq!(job.shares, 10);
+    assert_eq!(job.think_time, Duration::ZERO);
+    assert_eq!(job.prepare(), Prepare::Overwrite);
+}
+
+#[test]
+fn seastar_conf_parses() {
+    let plan = parse_plan(SEASTAR_CONF).expect("conf.yaml");
+    assert_eq!(plan.jobs.len(), 2);
+    assert_eq!(plan.jobs[0].prepare(), Prepare::Pretruncate);
+    let reads = &plan.jobs[1];
+    assert_eq!(reads.shards, ShardSet::List(vec![0]));
+    assert_eq!(reads.request_bytes, 512);
+    assert_eq!(reads.think_time, Duration::from_micros(1000));
+    assert_eq!(reads.class_name(), "latency_reads");
+}
+
+#[test]
+fn every_documented_key_is_accepted() {
+    let text = "\
+- name: open
+  type: randwrite
+  shards: [1, 0]
+  data_size: 64MB
+  prepare: fallocate
+  shard_info:
+    parallelism: 2
+    rps: 1000
+    batch: 4
+    limit: 100000
+    shares: 200
+    class: writes
+    reqsize: 8k
+    think_time: 10us
+    think_after: 1s
+  options:
+    dsync: true
+    sleep_type: steady
+    pause_distribution: poisson
+    extent_allocation_size_hint: 1MB
+    fallocate: true
+";
+    let job = &parse_plan(text).expect("all keys").jobs[0];
+    assert_eq!(job.shards, ShardSet::List(vec![0, 1]));
+    assert_eq!(job.data_size_bytes, Some(64 << 20));
+    assert_eq!(job.rps, Some(1000));
+    assert_eq!(job.batch, 4);
+    assert_eq!(job.limit, Some(100_000));
+    assert_eq!(job.class_name(), "writes");
+    assert!(job.dsync);
+    assert_eq!(job.pause_distribution, PauseDistribution::Poisson);
+    assert_eq!(job.prepare(), Prepare::Fallocate);
+    assert_eq!(job.think_after, Duration::from_secs(1));
+}
+
+#[test]
+fn sloppy_and_fallocate_options_choose_a_preparation() {
+    let append = "- name: a\n  type: append\n  options:\n    sloppy_size: true\n";
+    assert_eq!(
+        parse_plan(append).expect("sloppy").jobs[0].prepare(),
+        Prepare::Sloppy
+    );
+    let hint = "- name: a\n  type: append\n  options:\n    sloppy_size_hint: 4MB\n";
+    let job = &parse_plan(hint).expect("hint").jobs[0];
+    assert_eq!(job.prepare(), Prepare::Sloppy);
+    assert_eq!(job.sloppy_size_hint_bytes, Some(4 << 20));
+    let falloc = "- name: w\n  type: seqwrite\n  options:\n    fallocate: true\n";
+    assert_eq!(
+        parse_plan(falloc).expect("fallocate").jobs[0].prepare(),
+        Prepare::Fallocate
+    );
+}
+
+#[test]
+fn unknown_key_names_line_column_and_valid_keys() {
+    let e = error("- name: a\n  type: randread\n  shard_info:\n    paralelism: 4\n");
+    assert_eq!((e.line, e.column), (Some(4), Some(5)), "{e}");
+    assert!(e.message.contains("paralelism"), "{e}");
+    assert!(e.message.contains("parallelism"), "lists valid keys: {e}");
+    let top = error("- name: a\n  type: randread\n  colour: red\n");
+    assert_eq!(top.line, Some(3), "{top}");
+    assert!(top.message.contains("shard_info"), "{top}");
+    let opt = error("- name: a\n  type: randread\n  options:\n    odirect: true\n");
+    assert_eq!(opt.line, Some(4), "{opt}");
+    assert!(opt.message.contains("pause_distribution"), "{opt}");
+}
+
+#[test]
+fn unknown_type_lists_valid_types() {
+    let e = error("- name: a\n  type: randrw\n");
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("unknown type `randrw`"), "{e}");
+    assert!(
+        e.message
+            .contains("seqread, seqwrite, overwrite, randread, randwrite, append"),
+        "{e}"
+    );
+    let cpu = error("- name: a\n  type: cpu\n");
+    assert!(cpu.message.contains("I/O jobs only"), "{cpu}");
+}
+
+#[test]
+fn malformed_yaml_has_a_location() {
+    let e = error("- name: a\n  type: [randread\n");
+    assert!(e.line.is_some(), "{e}");
+    let map = error("name: a\ntype: randread\n");
+    assert!(map.message.contains("YAML list of jobs"), "{map}");
+    let missing = error("- type: randread\n");
+    assert!(
+        missing.message.contains("missing field `name`"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn bad_values_are_located() {
+    let size = error("- name: a\n  type: randread\n  shard_info:\n    reqsize: 4 kilobytes\n");
+    assert_eq!(size.line, Some(4), "{size}");
+    assert!(size.message.contains("binary suffix"), "{size}");
+    let time = error("- name: a\n  type: randread\n  shard_info:\n    think_time: 100\n");
+    assert_eq!(time.line, Some(4), "{time}");
+    assert!(time.message.contains("needs a unit"), "{time}");
+    let shards = error("- name: a\n  type: randread\n  shards: some\n");
+    assert_eq!(shards.line, Some(3), "{shards}");
+    let pause = error("- name: a\n  type: randread\n  options:\n    pause_distribution: gauss\n");
+    assert!(pause.message.contains("uniform, poisson"), "{pause}");
+    let prepare = error("- name: a\n  type: seqwrite\n  prepare: zero\n");
+    assert!(prepare.message.contains("pretruncate"), "{prepare}");
+}
+
+#[test]
+fn semantic_errors_point_at_the_job() {
+    let text = "- name: fine\n  type: randread\n- name: bad\n  type: randread\n  prepare: append\n";
+    let e = error(text);
+    assert_eq!(e.line, Some(3), "{e}");
+    assert!(e.message.contains("job `bad`, prepare"), "{e}");
+    let zero = error("- name: z\n  type: randread\n  shard_info:\n    parallelism: 0\n");
+    assert!(zero.message.contains("parallelism"), "{zero}");
+    let empty = error("");
+    assert!(empty.message.contains("no jobs"), "{empty}");
+}
