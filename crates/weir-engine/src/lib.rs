@@ -7,6 +7,11 @@
 //!   picks one and [`EngineDevice`] holds either without dynamic dispatch.
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
 //! - [`errno`]: every errno by name with a plain explanation, for operator messages.
+//! - [`file`]: the O_DIRECT policy and typed file errors that say the fix.
+//! - [`prepare`]: data files prepared as overwrite, append, pretruncate, fallocate or sloppy.
+//! - [`NowaitRetry`]: RWF_NOWAIT with EAGAIN retried once and counted.
+//! - [`shards`]: one pinned thread per core; a shard's panic becomes an error.
+//! - [`interrupt`]: SIGINT/SIGTERM as a flag that loops poll.
 //!
 //! Design notes live with each module; the user-facing summary is `docs/engine.md`.
 
@@ -17,7 +22,11 @@ pub mod backend;
 pub mod buffers;
 pub mod clock;
 pub mod errno;
+pub mod file;
+pub mod interrupt;
 pub mod nowait;
+pub mod prepare;
+pub mod shards;
 pub mod uring;
 
 pub use aio::AioDevice;
@@ -26,5 +35,10 @@ pub use backend::{Backend, BackendError, EngineDevice};
 pub use buffers::{BufferError, DmaBufferPool};
 pub use clock::monotonic_ns;
 pub use errno::{describe_errno, errno_meaning, errno_name};
+pub use file::{filesystem_name, open_data_file, DirectIo, FileError, OpenSpec};
 pub use nowait::NowaitRetry;
+pub use prepare::{
+    data_file_name, prefill_matches, prefill_pattern, Prepare, PrepareOptions, PreparedFile,
+};
+pub use shards::{available_cores, spawn_shards, ShardPanic, ShardPlacement};
 pub use uring::UringDevice;

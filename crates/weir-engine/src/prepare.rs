@@ -1,0 +1,487 @@
+//! Preparing a job's data file, in each of the ways that change what a benchmark measures.
+//!
+//! The seeds' lesson: the same "write" workload is several different workloads for the
+//! filesystem. Overwriting allocated blocks is pure data I/O; appending and writing into a
+//! pre-truncated (sparse) file allocate blocks and change the size, which XFS and ext4
+//! serialise and which blocks under RWF_NOWAIT; fallocated space is allocated but unwritten,
+//! so the first write converts extents. [`Prepare`] names each mode so runs say which one they
+//! measured:
+//!
+//! - `overwrite`: the file is filled to its size with real data first (large direct writes at
+//!   a deep queue), so every later write overwrites allocated, written blocks.
+//! - `append`: starts empty; writes at the end grow it.
+//! - `pretruncate`: `ftruncate` to the final size (a sparse file: nothing allocated).
+//! - `fallocate`: `fallocate(0)` to the final size (allocated, unwritten extents).
+//! - `sloppy`: starts empty; when a write passes the size, the size jumps ahead to
+//!   max(hint, 2 x size) with one `ftruncate` (Seastar's sloppy_size), so most appends do not
+//!   change the size; [`PreparedFile::finish`] trims it back to the data written.
+
+use std::fmt;
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
+
+use crate::align::{dio_alignment_fd, DioAlignment};
+use crate::backend::{Backend, EngineDevice};
+use crate::buffers::DmaBufferPool;
+use crate::errno::last_errno;
+use crate::file::{open_data_file, trial_direct_write, DirectIo, FileError, OpenSpec};
+
+/// How a data file is prepared before a job runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Prepare {
+    #[default]
+    Overwrite,
+    Append,
+    Pretruncate,
+    Fallocate,
+    Sloppy,
+}
+
+impl Prepare {
+    pub const ALL: [Prepare; 5] = [
+        Prepare::Overwrite,
+        Prepare::Append,
+        Prepare::Pretruncate,
+        Prepare::Fallocate,
+        Prepare::Sloppy,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prepare::Overwrite => "overwrite",
+            Prepare::Append => "append",
+            Prepare::Pretruncate => "pretruncate",
+            Prepare::Fallocate => "fallocate",
+            Prepare::Sloppy => "sloppy",
+        }
+    }
+}
+
+impl fmt::Display for Prepare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Prepare {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Prepare::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown file preparation '{s}': expected one of overwrite, append, \
+                     pretruncate, fallocate, sloppy"
+                )
+            })
+    }
+}
+
+/// The default growth hint of `sloppy` (Seastar's default `sloppy_size_hint`).
+pub const SLOPPY_SIZE_HINT_BYTES: u64 = 1 << 20;
+
+/// Options for [`PreparedFile::create`].
+#[derive(Debug, Clone, Copy)]
+pub struct PrepareOptions {
+    pub mode: Prepare,
+    /// The file's final size (io_tester `data_size` for this shard).
+    pub size_bytes: u64,
+    pub direct: DirectIo,
+    /// `sloppy` grows the file by at least this much.
+    pub sloppy_size_hint_bytes: u64,
+    /// Keep the file after the run (`--keep-files`).
+    pub keep: bool,
+    /// `overwrite`: reuse an existing file that is already fully written at this size
+    /// instead of filling it again.
+    pub reuse_existing: bool,
+    /// The backend that fills `overwrite` files.
+    pub backend: Backend,
+}
+
+impl PrepareOptions {
+    pub fn new(mode: Prepare, size_bytes: u64) -> Self {
+        PrepareOptions {
+            mode,
+            size_bytes,
+            direct: DirectIo::Required,
+            sloppy_size_hint_bytes: SLOPPY_SIZE_HINT_BYTES,
+            keep: false,
+            reuse_existing: false,
+            backend: Backend::Uring,
+        }
+    }
+}
+
+/// io_tester's file name for a job's shard: `test-<job>-<shard>`.
+pub fn data_file_name(job: &str, shard: u32) -> String {
+    format!("test-{job}-{shard}")
+}
+
+/// A prepared data file. Removed on drop unless kept.
+pub struct PreparedFile {
+    file: File,
+    path: PathBuf,
+    mode: Prepare,
+    direct: bool,
+    alignment: DioAlignment,
+    /// The file's size as this process last set it (sloppy/append tracking).
+    size_bytes: u64,
+    /// The end of the furthest write announced through `before_write`.
+    high_water_bytes: u64,
+    sloppy_hint_bytes: u64,
+    keep: bool,
+    prefill_ns: u64,
+    prefilled: bool,
+}
+
+/// The prefill's request size and queue depth: large writes at a deep queue, as fio would.
+const PREFILL_CHUNK_BYTES: u64 = 1 << 20;
+const PREFILL_DEPTH: u32 = 8;
+/// Prefilled data is stamped every this many bytes.
+pub const PREFILL_BLOCK_BYTES: usize = 4096;
+const PREFILL_MAGIC: &[u8; 8] = b"weirfill";
+
+/// Fills `buf` (whose first byte lands at `file_offset`, a multiple of 4096) with prefill
+/// data: each 4 KiB block starts with its file offset (little endian) and `weirfill`, then a
+/// fixed pattern. Readers of an `overwrite` file can check blocks with [`prefill_matches`].
+pub fn prefill_pattern(buf: &mut [u8], file_offset: u64) {
+    for (i, block) in buf.chunks_mut(PREFILL_BLOCK_BYTES).enumerate() {
+        fill_body(block);
+        stamp(block, file_offset + (i * PREFILL_BLOCK_BYTES) as u64);
+    }
+}
+
+/// Whether `buf` (read at `file_offset`, a multiple of 4096) holds prefill data.
+pub fn prefill_matches(buf: &[u8], file_offset: u64) -> bool {
+    let mut expect = [0u8; PREFILL_BLOCK_BYTES];
+    buf.chunks(PREFILL_BLOCK_BYTES)
+        .enumerate()
+        .all(|(i, block)| {
+            let e = &mut expect[..block.len()];
+            prefill_pattern(e, file_offset + (i * PREFILL_BLOCK_BYTES) as u64);
+            block == e
+        })
+}
+
+fn fill_body(block: &mut [u8]) {
+    for (i, b) in block.iter_mut().enumerate() {
+        *b = (i as u32).wrapping_mul(2_654_435_761).rotate_right(13) as u8;
+    }
+}
+
+fn stamp(block: &mut [u8], offset: u64) {
+    let head = offset.to_le_bytes();
+    let n = block.len().min(8);
+    block[..n].copy_from_slice(&head[..n]);
+    if block.len() >= 16 {
+        block[8..16].copy_from_slice(PREFILL_MAGIC);
+    }
+}
+
+impl PreparedFile {
+    /// Prepares `dir/test-<job>-<shard>`. See [`PreparedFile::create_at`].
+    pub fn create(
+        dir: &Path,
+        job: &str,
+        shard: u32,
+        opts: &PrepareOptions,
+    ) -> Result<Self, FileError> {
+        Self::create_at(&dir.join(data_file_name(job, shard)), opts)
+    }
+
+    /// Opens `path` under the direct-I/O policy and prepares it per `opts.mode`. On any
+    /// error the file is removed (unless `keep`) before returning.
+    pub fn create_at(path: &Path, opts: &PrepareOptions) -> Result<Self, FileError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let reuse = opts.mode == Prepare::Overwrite && opts.reuse_existing && is_full(path, opts);
+        let spec = OpenSpec {
+            direct: opts.direct,
+            truncate: !reuse,
+        };
+        let (file, direct) = open_data_file(path, spec)?;
+        let alignment = dio_alignment_fd(file.as_raw_fd());
+        let mut prepared = PreparedFile {
+            file,
+            path: path.to_path_buf(),
+            mode: opts.mode,
+            direct,
+            alignment,
+            size_bytes: 0,
+            high_water_bytes: 0,
+            sloppy_hint_bytes: opts.sloppy_size_hint_bytes.max(1),
+            keep: opts.keep,
+            prefill_ns: 0,
+            prefilled: false,
+        };
+        if direct {
+            trial_direct_write(dir, &alignment)?;
+            let align = u64::from(alignment.offset_align_bytes);
+            if opts.size_bytes % align != 0 {
+                return Err(FileError::MisalignedSize {
+                    path: path.to_path_buf(),
+                    size_bytes: opts.size_bytes,
+                    align_bytes: alignment.offset_align_bytes,
+                });
+            }
+        }
+        match opts.mode {
+            Prepare::Overwrite if reuse => prepared.size_bytes = opts.size_bytes,
+            Prepare::Overwrite => prepared.prefill(opts.size_bytes, opts.backend)?,
+            Prepare::Append | Prepare::Sloppy => {}
+            Prepare::Pretruncate => prepared.truncate_to(opts.size_bytes)?,
+            Prepare::Fallocate => prepared.fallocate(opts.size_bytes)?,
+        }
+        if matches!(opts.mode, Prepare::Overwrite) {
+            prepared.high_water_bytes = opts.size_bytes;
+        }
+        Ok(prepared)
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn mode(&self) -> Prepare {
+        self.mode
+    }
+
+    /// Whether the file is open with O_DIRECT.
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    /// The direct-I/O alignment of this file.
+    pub fn alignment(&self) -> DioAlignment {
+        self.alignment
+    }
+
+    /// The size this process last gave the file (grows under append and sloppy).
+    pub fn size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+
+    /// The end of the furthest write announced through [`Self::before_write`] (or the
+    /// prefilled size).
+    pub fn high_water_bytes(&self) -> u64 {
+        self.high_water_bytes
+    }
+
+    /// How long the `overwrite` prefill took, in nanoseconds (0 when there was none).
+    pub fn prefill_ns(&self) -> u64 {
+        self.prefill_ns
+    }
+
+    /// Whether this run filled the file (false when an existing full file was reused).
+    pub fn prefilled(&self) -> bool {
+        self.prefilled
+    }
+
+    /// Keep (or stop keeping) the file after drop.
+    pub fn set_keep(&mut self, keep: bool) {
+        self.keep = keep;
+    }
+
+    /// Announces a write of `len_bytes` at `offset_bytes` before it is submitted. Under
+    /// `sloppy`, a write past the size first grows the file to max(end, hint, 2 x size) with
+    /// one ftruncate; in every other mode this only records the high-water mark.
+    pub fn before_write(&mut self, offset_bytes: u64, len_bytes: u32) -> Result<(), FileError> {
+        let end = offset_bytes + u64::from(len_bytes);
+        self.high_water_bytes = self.high_water_bytes.max(end);
+        if end <= self.size_bytes {
+            return Ok(());
+        }
+        if self.mode == Prepare::Sloppy {
+            let align = u64::from(self.alignment.offset_align_bytes.max(1));
+            let target = end
+                .max(self.sloppy_hint_bytes)
+                .max(self.size_bytes.saturating_mul(2));
+            self.truncate_to(target.div_ceil(align) * align)?;
+        } else {
+            // Writes past the end extend the file themselves.
+            self.size_bytes = end;
+        }
+        Ok(())
+    }
+
+    /// Ends the run: under `sloppy`, trims the file back to the high-water mark of writes.
+    pub fn finish(&mut self) -> Result<(), FileError> {
+        if self.mode == Prepare::Sloppy && self.size_bytes > self.high_water_bytes {
+            self.truncate_to(self.high_water_bytes)?;
+        }
+        Ok(())
+    }
+
+    fn truncate_to(&mut self, size_bytes: u64) -> Result<(), FileError> {
+        self.file
+            .set_len(size_bytes)
+            .map_err(|e| FileError::os("ftruncate", &self.path, errno_of(&e)))?;
+        self.size_bytes = size_bytes;
+        Ok(())
+    }
+
+    fn fallocate(&mut self, size_bytes: u64) -> Result<(), FileError> {
+        if size_bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: a plain syscall on an open descriptor.
+        let rc = unsafe { libc::fallocate(self.fd(), 0, 0, size_bytes as libc::off_t) };
+        if rc != 0 {
+            return Err(FileError::os("fallocate", &self.path, last_errno()));
+        }
+        self.size_bytes = size_bytes;
+        Ok(())
+    }
+
+    /// Writes real data over the whole file: 1 MiB direct writes, 8 in flight.
+    fn prefill(&mut self, size_bytes: u64, backend: Backend) -> Result<(), FileError> {
+        let t0 = crate::clock::monotonic_ns();
+        if size_bytes == 0 {
+            return Ok(());
+        }
+        let chunk = PREFILL_CHUNK_BYTES.min(size_bytes);
+        let depth = PREFILL_DEPTH.min(size_bytes.div_ceil(chunk) as u32);
+        let mut pool = DmaBufferPool::new(depth as usize, chunk as usize, &self.alignment)
+            .map_err(FileError::Buffers)?;
+        let mut dev = EngineDevice::open(backend, depth).map_err(FileError::Backend)?;
+        for i in 0..pool.count() {
+            prefill_pattern(pool.slice_mut(i), 0);
+        }
+        let mut next_offset = 0u64;
+        let mut in_flight = 0u32;
+        let mut done: Vec<IoCompletion> = Vec::with_capacity(depth as usize);
+        let mut lens = vec![0u32; depth as usize];
+        while next_offset < size_bytes || in_flight > 0 {
+            if crate::interrupt::requested() {
+                return Err(FileError::os("prefill", &self.path, libc::EINTR));
+            }
+            while next_offset < size_bytes {
+                let Some(buf) = pool.acquire() else { break };
+                let len = chunk.min(size_bytes - next_offset) as u32;
+                let slice = &mut pool.slice_mut(buf)[..len as usize];
+                for (i, block) in slice.chunks_mut(PREFILL_BLOCK_BYTES).enumerate() {
+                    stamp(block, next_offset + (i * PREFILL_BLOCK_BYTES) as u64);
+                }
+                lens[buf] = len;
+                let op = IoOp {
+                    user_data: (next_offset << 16) | buf as u64,
+                    direction: Direction::Write,
+                    fd: self.fd(),
+                    offset_bytes: next_offset,
+                    len_bytes: len,
+                    buf: pool.ptr(buf),
+                    flags: IoFlags::default(),
+                };
+                dev.push(op).map_err(|error| self.device_error(error))?;
+                next_offset += u64::from(len);
+                in_flight += 1;
+            }
+            dev.submit_and_wait(1, None)
+                .map_err(|error| self.device_error(error))?;
+            done.clear();
+            dev.reap(&mut done);
+            for c in &done {
+                let buf = (c.user_data & 0xffff) as usize;
+                let offset = c.user_data >> 16;
+                in_flight -= 1;
+                pool.release(buf);
+                self.check_write(c.result, offset, lens[buf])?;
+            }
+        }
+        self.size_bytes = size_bytes;
+        self.prefilled = true;
+        self.prefill_ns = crate::clock::monotonic_ns() - t0;
+        Ok(())
+    }
+
+    fn check_write(&self, result: i32, offset: u64, len: u32) -> Result<(), FileError> {
+        if result < 0 {
+            return Err(FileError::os("prefill write", &self.path, -result));
+        }
+        if result as u32 != len {
+            return Err(FileError::ShortIo {
+                op: "prefill write",
+                path: self.path.clone(),
+                offset_bytes: offset,
+                expected_bytes: len,
+                got_bytes: result as u32,
+            });
+        }
+        Ok(())
+    }
+
+    fn device_error(&self, error: weir_model::device::DeviceError) -> FileError {
+        FileError::Device {
+            path: self.path.clone(),
+            error,
+        }
+    }
+}
+
+impl Drop for PreparedFile {
+    fn drop(&mut self) {
+        if self.keep {
+            let _ = self.finish();
+        } else {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn errno_of(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// Whether `path` exists at exactly the requested size with no holes (fully written by an
+/// earlier `overwrite` run kept with --keep-files).
+fn is_full(path: &Path, opts: &PrepareOptions) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    if meta.len() != opts.size_bytes || opts.size_bytes == 0 {
+        return false;
+    }
+    // SAFETY: plain lseek on an open descriptor.
+    let hole = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_HOLE) };
+    hole >= 0 && hole as u64 >= opts.size_bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_roundtrip() {
+        for p in Prepare::ALL {
+            assert_eq!(p.as_str().parse::<Prepare>(), Ok(p));
+        }
+        assert!("seqwrite".parse::<Prepare>().is_err());
+        assert_eq!(data_file_name("big", 3), "test-big-3");
+    }
+
+    #[test]
+    fn prefill_pattern_is_offset_unique() {
+        let mut a = vec![0u8; 8192];
+        prefill_pattern(&mut a, 4096);
+        assert!(prefill_matches(&a, 4096));
+        assert!(!prefill_matches(&a, 0));
+        assert!(prefill_matches(&a[4096..], 8192));
+        assert_ne!(a[..4096], a[4096..]);
+    }
+}
