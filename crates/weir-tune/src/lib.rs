@@ -1,1 +1,42 @@
-//! weir-tune (placeholder; the owning change replaces this).
+//! weir-tune: measure a disk's Seastar model — read and write IOPS and bandwidth, the queue
+//! depth where each stops rising (the knee), the saturation length, and the physical sector —
+//! in a default run of at most 30 s.
+//!
+//! # Design
+//!
+//! The algorithms never touch the disk. They talk to a [`meter::Meter`], which runs one
+//! closed-loop load (direction, pattern, request size, total requests in flight) and reports
+//! cumulative counters every sample interval until told to stop. Two meters exist:
+//! [`meters::ShardedMeter`] (one thread and one ring per shard, all shards loading the disk at
+//! once, wall clock) and [`meters::DeviceMeter`] (one device on the caller's thread, the
+//! device's clock — with the simulated disk of `weir-sim` this makes every search deterministic
+//! and testable, including against a disk that lies about its sector size).
+//!
+//! On top of the meter:
+//! - [`steady`]: a measurement ends when the least-squares line through its last samples is
+//!   flat (fio's `ss=iops_slope`), not after a fixed time; `--sustained` uses a long window.
+//! - [`search::find_knee`]: double the depth while throughput still rises, stop at the first
+//!   step that does not (Little's law: beyond the knee extra depth is only latency, and some
+//!   disks lose bandwidth when overloaded, so never sweep far past it).
+//! - [`search::find_saturation`]: halve the request size at constant bytes in flight until
+//!   bandwidth drops; the smallest size that still reached the best is the saturation length.
+//! - [`search::detect_sector`]: random-write IOPS at 512 B .. 8 KiB at the random-write knee
+//!   depth; the first size whose successor gains under 5% is the physical sector.
+//! - [`plan::tune`]: the order (sequential write into fresh pre-truncated space, sequential
+//!   read of it, random write over it, random read) and the time budget, split by weights so
+//!   time one phase does not use flows to the next.
+//! - [`output`]: io-properties.yaml exactly as iotune writes it, iotune's option lines, and a
+//!   human summary with each figure's spread.
+
+pub mod drive;
+pub mod error;
+pub mod meter;
+pub mod meters;
+pub mod output;
+pub mod plan;
+pub mod search;
+pub mod steady;
+
+pub use error::TuneError;
+pub use meter::{Load, Measurement, Meter, Pattern};
+pub use plan::{tune, TuneConfig, TuneReport};

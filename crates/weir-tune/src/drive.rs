@@ -1,0 +1,263 @@
+//! The closed loop of one shard over any [`Device`]: keep `depth` requests in flight, re-issue
+//! each one as it completes, count what finished. The real meter runs one of these per shard
+//! thread over an io_uring ring; the simulated meter runs one over the simulated disk.
+
+use crate::error::TuneError;
+use crate::meter::{Control, Load, Pattern};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::os::fd::RawFd;
+use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
+
+/// Direct I/O buffers are aligned to this (a multiple of every logical sector in use).
+const BUFFER_ALIGN_BYTES: usize = 4096;
+
+/// One shard's test file and where its sequential streams stand. Sequential writes only move
+/// forward into space this run never wrote (fresh, pre-truncated), so every write measurement
+/// allocates like a real append-free workload; reads stay inside what was written, because
+/// reading a hole never reaches the disk.
+#[derive(Debug)]
+pub struct ShardTarget {
+    pub fd: RawFd,
+    pub file_bytes: u64,
+    /// Offsets below this hold data written by this run.
+    pub written_bytes: u64,
+    pub seq_write_cursor: u64,
+    pub seq_read_cursor: u64,
+    /// Set when sequential writes reached the end of the file and started overwriting.
+    pub wrapped: bool,
+    rng: SmallRng,
+}
+
+impl ShardTarget {
+    pub fn new(fd: RawFd, file_bytes: u64, seed: u64) -> ShardTarget {
+        ShardTarget {
+            fd,
+            file_bytes,
+            written_bytes: 0,
+            seq_write_cursor: 0,
+            seq_read_cursor: 0,
+            wrapped: false,
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    /// The next offset for `load`; the request never crosses the end of its region.
+    fn next_offset(&mut self, load: &Load) -> u64 {
+        let req = u64::from(load.request_bytes);
+        let written = self.written_bytes.max(req);
+        match (load.pattern, load.direction) {
+            (Pattern::Random, _) => {
+                // Random writes overwrite written data, as fio's do after its layout pass; random
+                // reads must hit written data or the filesystem answers without the disk.
+                let region = if self.written_bytes >= req {
+                    written
+                } else {
+                    self.file_bytes
+                };
+                self.rng.gen_range(0..(region / req).max(1)) * req
+            }
+            (Pattern::Sequential, Direction::Write) => {
+                if self.seq_write_cursor + req > self.file_bytes {
+                    self.seq_write_cursor = 0;
+                    self.wrapped = true;
+                }
+                let offset = self.seq_write_cursor;
+                self.seq_write_cursor += req;
+                self.written_bytes = self.written_bytes.max(self.seq_write_cursor);
+                offset
+            }
+            (Pattern::Sequential, Direction::Read) => {
+                if self.seq_read_cursor + req > written {
+                    self.seq_read_cursor = 0;
+                }
+                let offset = self.seq_read_cursor;
+                self.seq_read_cursor += req;
+                offset
+            }
+        }
+    }
+}
+
+/// Completed work so far on one shard.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counters {
+    pub ops: u64,
+    pub bytes: u64,
+    pub latency_ns_sum: u64,
+}
+
+/// `count` direct-I/O buffers of `len` bytes, filled with incompressible bytes so a device that
+/// compresses or deduplicates cannot flatter the write figures.
+pub struct Buffers {
+    ptr: *mut u8,
+    layout: Layout,
+    len: usize,
+}
+
+impl Buffers {
+    pub fn new(count: usize, len: usize, seed: u64) -> Result<Buffers, TuneError> {
+        // Every slot starts on an alignment boundary, also when requests are smaller.
+        let len = len.max(1).next_multiple_of(BUFFER_ALIGN_BYTES);
+        let total = count.max(1) * len;
+        let layout = Layout::from_size_align(total, BUFFER_ALIGN_BYTES)
+            .map_err(|e| TuneError::Runtime(format!("buffer layout of {total} bytes: {e}")))?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(TuneError::Runtime(format!(
+                "out of memory allocating {total} bytes of I/O buffers; lower the queue depth"
+            )));
+        }
+        // SAFETY: ptr points at `total` zeroed bytes we own.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, total) };
+        SmallRng::seed_from_u64(seed).fill(bytes);
+        Ok(Buffers { ptr, layout, len })
+    }
+
+    fn slot(&self, index: usize) -> *mut u8 {
+        // SAFETY: callers pass index < count, so the result stays inside the allocation.
+        unsafe { self.ptr.add(index * self.len) }
+    }
+}
+
+impl Drop for Buffers {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout; no request is in flight once the loop
+        // returned (it drains before returning, also on error paths that reach here normally).
+        unsafe { dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Runs `load` at `depth` requests in flight on one shard until `tick` says stop, then drains.
+/// `tick` sees the device clock and the counters after every batch of completions.
+pub fn drive<D: Device>(
+    dev: &mut D,
+    load: &Load,
+    depth: u32,
+    target: &mut ShardTarget,
+    tick: &mut dyn FnMut(u64, &Counters) -> Result<Control, TuneError>,
+) -> Result<Counters, TuneError> {
+    let depth = depth.min(dev.capacity()).max(1);
+    let req = load.request_bytes;
+    let buffers = Buffers::new(depth as usize, req as usize, u64::from(depth) ^ 0x5eed)?;
+    let mut submitted_ns = vec![0u64; depth as usize];
+    let mut counters = Counters::default();
+    let mut in_flight: u32 = 0;
+    for slot in 0..depth {
+        if let Err(e) = push(dev, load, target, &buffers, slot, &mut submitted_ns) {
+            // Requests already queued may still reach the kernel: never free their memory.
+            std::mem::forget(buffers);
+            return Err(e);
+        }
+        in_flight += 1;
+    }
+    let mut stopping = false;
+    let mut done: Vec<IoCompletion> = Vec::with_capacity(depth as usize);
+    let mut failure: Option<TuneError> = None;
+    while in_flight > 0 {
+        if let Err(e) = dev.submit_and_wait(1, None) {
+            // The kernel may still own in-flight buffers: leak them rather than free them.
+            std::mem::forget(buffers);
+            return Err(device_error(e));
+        }
+        done.clear();
+        dev.reap(&mut done);
+        for c in &done {
+            in_flight -= 1;
+            let slot = c.user_data as u32;
+            if let Err(e) = check_completion(c, load) {
+                failure.get_or_insert(e);
+                stopping = true;
+            }
+            if !stopping {
+                counters.ops += 1;
+                counters.bytes += u64::from(req);
+                counters.latency_ns_sum += c
+                    .completed_at_ns
+                    .saturating_sub(submitted_ns[slot as usize]);
+                if let Err(e) = push(dev, load, target, &buffers, slot, &mut submitted_ns) {
+                    failure.get_or_insert(e);
+                    stopping = true;
+                } else {
+                    in_flight += 1;
+                }
+            }
+        }
+        if !stopping {
+            match tick(dev.now_ns(), &counters) {
+                Ok(Control::Continue) => {}
+                Ok(Control::Stop) => stopping = true,
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    stopping = true;
+                }
+            }
+        }
+    }
+    drop(buffers);
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(counters),
+    }
+}
+
+fn push<D: Device>(
+    dev: &mut D,
+    load: &Load,
+    target: &mut ShardTarget,
+    buffers: &Buffers,
+    slot: u32,
+    submitted_ns: &mut [u64],
+) -> Result<(), TuneError> {
+    let offset = target.next_offset(load);
+    let buf = buffers.slot(slot as usize);
+    // Both ends of the request are aligned before it leaves: the offset to the request size
+    // (a multiple of the logical sector), the buffer to 4 KiB.
+    debug_assert_eq!(offset % u64::from(load.request_bytes), 0);
+    debug_assert_eq!(buf as usize % BUFFER_ALIGN_BYTES, 0);
+    submitted_ns[slot as usize] = dev.now_ns();
+    dev.push(IoOp {
+        user_data: u64::from(slot),
+        direction: load.direction,
+        fd: target.fd,
+        offset_bytes: offset,
+        len_bytes: load.request_bytes,
+        buf,
+        flags: IoFlags::default(),
+    })
+    .map_err(device_error)
+}
+
+fn device_error(e: DeviceError) -> TuneError {
+    TuneError::Runtime(format!("the I/O ring failed: {e}"))
+}
+
+/// A completion must carry exactly the requested length; anything else is named.
+fn check_completion(c: &IoCompletion, load: &Load) -> Result<(), TuneError> {
+    let what = crate::meter::direction_name(load.direction);
+    if c.result == load.request_bytes as i32 {
+        return Ok(());
+    }
+    if c.result < 0 {
+        let errno = -c.result;
+        let hint = match errno {
+            libc::ENOSPC => "the filesystem is full: free space or use a smaller --size",
+            libc::EINVAL => "the filesystem refused this direct I/O size or alignment",
+            libc::EIO => "the device reported an I/O error: check dmesg",
+            libc::EAGAIN => "the kernel could not take the request without blocking",
+            libc::EROFS => "the filesystem is read-only",
+            _ => "unexpected error from the kernel",
+        };
+        return Err(TuneError::Runtime(format!(
+            "{what} of {} bytes failed: {} ({hint})",
+            load.request_bytes,
+            std::io::Error::from_raw_os_error(errno)
+        )));
+    }
+    Err(TuneError::Runtime(format!(
+        "short {what}: {} of {} bytes (the test file shrank or the device is at its end)",
+        c.result, load.request_bytes
+    )))
+}

@@ -1,0 +1,243 @@
+//! The one seam between the tuning algorithms and the disk: a [`Meter`] runs a closed-loop load
+//! (direction, pattern, request size, total requests in flight) on the prepared test files and
+//! reports cumulative counters every sample interval until the caller says stop.
+//!
+//! Everything above this trait (knee search, steady-state detection, saturation and sector
+//! searches, the time budget) is pure arithmetic over samples, so it runs unchanged on the real
+//! disk and on a simulated one.
+
+use crate::error::TuneError;
+use crate::steady::{interval_rates, is_steady, Spread, SteadyRule};
+use weir_model::device::Direction;
+
+/// Where consecutive requests land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Uniform random offsets aligned to the request size.
+    Random,
+    /// Consecutive offsets; writes always go to space never written before in this run.
+    Sequential,
+}
+
+/// One closed-loop load: `depth` requests in flight in total, spread over all shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Load {
+    #[serde(serialize_with = "ser_direction")]
+    pub direction: Direction,
+    pub pattern: Pattern,
+    pub request_bytes: u32,
+    pub depth: u32,
+}
+
+fn ser_direction<S: serde::Serializer>(d: &Direction, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(direction_name(*d))
+}
+
+/// "read" or "write".
+pub fn direction_name(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Read => "read",
+        Direction::Write => "write",
+    }
+}
+
+impl Load {
+    /// Random loads are judged by IOPS, sequential ones by bandwidth.
+    pub fn metric(&self) -> Metric {
+        match self.pattern {
+            Pattern::Random => Metric::Iops,
+            Pattern::Sequential => Metric::Bandwidth,
+        }
+    }
+
+    pub fn with_depth(self, depth: u32) -> Load {
+        Load { depth, ..self }
+    }
+
+    pub fn with_request_bytes(self, request_bytes: u32) -> Load {
+        Load {
+            request_bytes,
+            ..self
+        }
+    }
+}
+
+/// What a measurement optimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    Iops,
+    Bandwidth,
+}
+
+/// Cumulative counters since the load started, all shards together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sample {
+    pub elapsed_ns: u64,
+    pub ops: u64,
+    pub bytes: u64,
+    /// Sum over completed requests of (completion time - submission time).
+    pub latency_ns_sum: u64,
+}
+
+/// The meter's answer to each sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Stop,
+}
+
+/// Runs loads on prepared files. Implementations: the real engine (threads, one ring per shard)
+/// and the simulated disk (one thread, virtual clock).
+pub trait Meter {
+    /// Shards that issue I/O at once; loads are spread over all of them.
+    fn shards(&self) -> u32;
+
+    /// The most requests in flight the meter can sustain in total.
+    fn depth_max(&self) -> u32;
+
+    /// The smallest request (and offset alignment) direct I/O accepts on these files.
+    fn request_bytes_min(&self) -> u32;
+
+    /// Runs `load`, calling `on_sample` with cumulative counters every `sample_interval_ns` of
+    /// the meter's clock, until it returns [`Control::Stop`]; then drains in-flight requests.
+    fn run(
+        &mut self,
+        load: &Load,
+        sample_interval_ns: u64,
+        on_sample: &mut dyn FnMut(&Sample) -> Control,
+    ) -> Result<(), TuneError>;
+}
+
+/// When one measurement ends: not before `min_ns`, at `max_ns` at the latest, and as soon as the
+/// last window of samples is steady.
+#[derive(Debug, Clone, Copy)]
+pub struct StopRule {
+    pub sample_interval_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub steady: SteadyRule,
+}
+
+/// The result of one load: its rate over the final (steady) window and the spread of the
+/// per-sample rates inside that window.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Measurement {
+    pub load: Load,
+    pub iops: f64,
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_us_mean: f64,
+    /// Little's law: rate x mean latency, the in-flight count the disk actually saw.
+    pub depth_observed: f64,
+    /// Spread of the judged metric across the window's samples.
+    pub spread: Spread,
+    /// The best single window of the run (equal to the figure unless the rate drifted down).
+    pub peak_rate: f64,
+    pub steady: bool,
+    pub elapsed_ns: u64,
+    pub samples: usize,
+}
+
+impl Measurement {
+    /// The judged figure: IOPS for random loads, bytes/s for sequential ones.
+    pub fn rate(&self) -> f64 {
+        match self.load.metric() {
+            Metric::Iops => self.iops,
+            Metric::Bandwidth => self.bandwidth_bytes_per_s,
+        }
+    }
+}
+
+/// Runs one load until the stop rule fires and condenses its samples.
+pub fn measure(
+    meter: &mut dyn Meter,
+    load: &Load,
+    rule: &StopRule,
+) -> Result<Measurement, TuneError> {
+    let mut samples: Vec<Sample> = vec![Sample::default()];
+    let metric = load.metric();
+    let mut steady = false;
+    meter.run(load, rule.sample_interval_ns, &mut |s: &Sample| {
+        samples.push(*s);
+        if s.elapsed_ns >= rule.max_ns {
+            return Control::Stop;
+        }
+        if s.elapsed_ns >= rule.min_ns && is_steady(&interval_rates(&samples, metric), &rule.steady)
+        {
+            steady = true;
+            return Control::Stop;
+        }
+        Control::Continue
+    })?;
+    summarize(load, &samples, &rule.steady, steady)
+}
+
+/// Condenses cumulative samples (the first is the zero sample) into a [`Measurement`].
+pub fn summarize(
+    load: &Load,
+    samples: &[Sample],
+    rule: &SteadyRule,
+    steady: bool,
+) -> Result<Measurement, TuneError> {
+    let metric = load.metric();
+    let rates = interval_rates(samples, metric);
+    // The window: the last `window_samples` intervals, or everything after the ramp-up when
+    // the run was cut short.
+    let intervals = rates.len();
+    let window = rule
+        .window_samples
+        .min(intervals.saturating_sub(rule.ramp_samples))
+        .max(1);
+    if intervals == 0 || samples.len() < 2 {
+        return Err(TuneError::Runtime(format!(
+            "the {} {} load at {} B x{} produced no samples: the disk did not complete a request",
+            direction_name(load.direction),
+            pattern_name(load.pattern),
+            load.request_bytes,
+            load.depth
+        )));
+    }
+    let last = samples[samples.len() - 1];
+    let first = samples[samples.len() - 1 - window];
+    let seconds = (last.elapsed_ns - first.elapsed_ns) as f64 / 1e9;
+    let ops = (last.ops - first.ops) as f64;
+    let bytes = (last.bytes - first.bytes) as f64;
+    let iops = if seconds > 0.0 { ops / seconds } else { 0.0 };
+    let bandwidth = if seconds > 0.0 { bytes / seconds } else { 0.0 };
+    let latency_us_mean = if ops > 0.0 {
+        (last.latency_ns_sum - first.latency_ns_sum) as f64 / ops / 1e3
+    } else {
+        0.0
+    };
+    let window_rates = &rates[intervals - window..];
+    let peak_rate = peak_window_rate(&rates[rule.ramp_samples.min(intervals - 1)..], window);
+    Ok(Measurement {
+        load: *load,
+        iops,
+        bandwidth_bytes_per_s: bandwidth,
+        latency_us_mean,
+        depth_observed: iops * latency_us_mean / 1e6,
+        spread: Spread::of(window_rates),
+        peak_rate,
+        steady,
+        elapsed_ns: last.elapsed_ns,
+        samples: intervals,
+    })
+}
+
+/// The highest mean over any `window` consecutive rates.
+fn peak_window_rate(rates: &[f64], window: usize) -> f64 {
+    let window = window.clamp(1, rates.len().max(1));
+    rates
+        .windows(window)
+        .map(|w| w.iter().sum::<f64>() / w.len() as f64)
+        .fold(0.0, f64::max)
+}
+
+pub fn pattern_name(pattern: Pattern) -> &'static str {
+    match pattern {
+        Pattern::Random => "random",
+        Pattern::Sequential => "sequential",
+    }
+}

@@ -1,0 +1,372 @@
+//! The searches: queue depth to the knee, request size down to the saturation length, and the
+//! physical sector from random-write IOPS. Each is a short loop of [`measure`] calls under a
+//! [`Budget`], so the whole tune fits its time limit whatever the disk does.
+
+use crate::error::TuneError;
+use crate::meter::{measure, Load, Measurement, Meter, StopRule};
+use crate::steady::SteadyRule;
+
+/// Tuning knobs shared by all searches.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct SearchConfig {
+    pub sample_interval_ns: u64,
+    /// Shortest and longest single measurement (the budget may cut the longest shorter).
+    pub step_min_ns: u64,
+    pub step_max_ns: u64,
+    pub steady: SteadyRule,
+    /// Doubling the depth goes on while it raises throughput by at least this fraction.
+    pub depth_gain_min: f64,
+    /// A rate within this fraction of the best counts as reaching it (knee, saturation).
+    pub accuracy: f64,
+    /// Physical sector: the first size whose successor gains at most this fraction of IOPS.
+    pub sector_gain_min: f64,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            sample_interval_ns: 100_000_000,
+            step_min_ns: 500_000_000,
+            step_max_ns: 1_500_000_000,
+            steady: SteadyRule {
+                ramp_samples: 1,
+                window_samples: 4,
+                drift_max: 0.05,
+            },
+            depth_gain_min: 0.04,
+            accuracy: 0.04,
+            sector_gain_min: 0.05,
+        }
+    }
+}
+
+/// Time left for measuring, on the meter's clock. Each phase gets a weighted share of what is
+/// left, so time a phase does not use flows to the later ones.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    pub total_ns: u64,
+    pub spent_ns: u64,
+    /// Charged per measurement on top of its run time (thread start, draining).
+    pub overhead_ns: u64,
+}
+
+impl Budget {
+    pub fn new(total_ns: u64, overhead_ns: u64) -> Budget {
+        Budget {
+            total_ns,
+            spent_ns: 0,
+            overhead_ns,
+        }
+    }
+
+    pub fn left_ns(&self) -> u64 {
+        self.total_ns.saturating_sub(self.spent_ns)
+    }
+
+    fn charge(&mut self, m: &Measurement) {
+        self.spent_ns += m.elapsed_ns + self.overhead_ns;
+    }
+}
+
+/// One phase's slice of the budget.
+pub struct Phase<'a> {
+    pub budget: &'a mut Budget,
+    pub cfg: &'a SearchConfig,
+    /// This phase may spend until the budget's `spent_ns` reaches this.
+    until_ns: u64,
+    /// Set when a search ended because its time ran out rather than by its own rule.
+    pub budget_limited: bool,
+}
+
+impl<'a> Phase<'a> {
+    /// A phase with `weight` out of `weight_left` (this and all later phases) of the time left.
+    pub fn new(
+        budget: &'a mut Budget,
+        cfg: &'a SearchConfig,
+        weight: f64,
+        weight_left: f64,
+    ) -> Self {
+        let share = (budget.left_ns() as f64 * (weight / weight_left.max(weight))) as u64;
+        let until_ns = budget.spent_ns + share;
+        Phase {
+            budget,
+            cfg,
+            until_ns,
+            budget_limited: false,
+        }
+    }
+
+    /// A phase that may run for `ns` regardless of the shared budget (sustained mode).
+    pub fn fixed(budget: &'a mut Budget, cfg: &'a SearchConfig, ns: u64) -> Self {
+        let until_ns = budget.spent_ns + ns;
+        Phase {
+            budget,
+            cfg,
+            until_ns,
+            budget_limited: false,
+        }
+    }
+
+    fn left_ns(&self) -> u64 {
+        self.until_ns.saturating_sub(self.budget.spent_ns)
+    }
+
+    /// Measures `load` if the phase still has time for a minimal measurement.
+    pub fn measure(
+        &mut self,
+        meter: &mut dyn Meter,
+        load: &Load,
+    ) -> Result<Option<Measurement>, TuneError> {
+        let left = self.left_ns().saturating_sub(self.budget.overhead_ns);
+        if left < self.cfg.step_min_ns {
+            self.budget_limited = true;
+            return Ok(None);
+        }
+        let rule = StopRule {
+            sample_interval_ns: self.cfg.sample_interval_ns,
+            min_ns: self.cfg.step_min_ns,
+            max_ns: self.cfg.step_max_ns.min(left),
+            steady: self.cfg.steady,
+        };
+        self.measure_with(meter, load, &rule).map(Some)
+    }
+
+    /// Measures `load` under an explicit rule (sustained runs), charging the budget.
+    pub fn measure_with(
+        &mut self,
+        meter: &mut dyn Meter,
+        load: &Load,
+        rule: &StopRule,
+    ) -> Result<Measurement, TuneError> {
+        let m = measure(meter, load, rule)?;
+        self.budget.charge(&m);
+        Ok(m)
+    }
+}
+
+/// The depth sweep of one load.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KneeResult {
+    pub steps: Vec<Measurement>,
+    /// Index in `steps` of the highest rate.
+    pub best: usize,
+    /// Index of the smallest depth within `accuracy` of the best: the knee.
+    pub knee: usize,
+    pub budget_limited: bool,
+}
+
+impl KneeResult {
+    pub fn best(&self) -> &Measurement {
+        &self.steps[self.best]
+    }
+
+    pub fn knee(&self) -> &Measurement {
+        &self.steps[self.knee]
+    }
+}
+
+/// Doubles the depth from `depth_start` while throughput still rises by `depth_gain_min`, and
+/// stops at the first step that does not: past the knee more depth only adds latency (Little's
+/// law: depth = throughput x latency), and on some disks it costs throughput, so the sweep
+/// never goes more than one step beyond it.
+pub fn find_knee(
+    meter: &mut dyn Meter,
+    load: Load,
+    depth_start: u32,
+    phase: &mut Phase<'_>,
+) -> Result<KneeResult, TuneError> {
+    let depth_max = meter.depth_max().max(1);
+    let mut depth = depth_start.clamp(1, depth_max);
+    let mut steps: Vec<Measurement> = Vec::new();
+    let mut best = 0usize;
+    while let Some(m) = phase.measure(meter, &load.with_depth(depth))? {
+        let gained =
+            steps.is_empty() || m.rate() >= steps[best].rate() * (1.0 + phase.cfg.depth_gain_min);
+        if steps.is_empty() || m.rate() > steps[best].rate() {
+            best = steps.len();
+        }
+        steps.push(m);
+        if !gained || depth >= depth_max {
+            break;
+        }
+        depth = depth.saturating_mul(2).min(depth_max);
+    }
+    if steps.is_empty() {
+        return Err(TuneError::Runtime(format!(
+            "no time left to measure {} {}: raise --duration",
+            crate::meter::direction_name(load.direction),
+            crate::meter::pattern_name(load.pattern)
+        )));
+    }
+    let floor = steps[best].rate() * (1.0 - phase.cfg.accuracy);
+    let knee = (0..steps.len())
+        .filter(|&i| steps[i].rate() >= floor)
+        .min_by_key(|&i| steps[i].load.depth)
+        .unwrap_or(best);
+    Ok(KneeResult {
+        steps,
+        best,
+        knee,
+        budget_limited: phase.budget_limited,
+    })
+}
+
+/// Request sizes tried below the sequential size, and the smallest that still reached the best
+/// bandwidth.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SaturationResult {
+    pub steps: Vec<Measurement>,
+    pub saturation_bytes: u32,
+    pub best_rate: f64,
+    pub budget_limited: bool,
+}
+
+/// Halves the request size from the knee's, keeping the bytes in flight of the knee (so a
+/// smaller size is never judged with less parallelism than the big one had: the seeds' 1 MiB
+/// saturation length came from exactly that), until bandwidth falls below the best by more than
+/// `accuracy`. A failing size gets one retry at twice the depth before it is ruled out.
+pub fn find_saturation(
+    meter: &mut dyn Meter,
+    knee: &KneeResult,
+    request_bytes_min: u32,
+    phase: &mut Phase<'_>,
+) -> Result<SaturationResult, TuneError> {
+    let base = knee.knee().load;
+    let in_flight_bytes = u64::from(base.depth) * u64::from(base.request_bytes);
+    let mut best_rate = knee.best().rate();
+    let mut saturation_bytes = base.request_bytes;
+    let mut steps = Vec::new();
+    let mut size = base.request_bytes / 2;
+    let depth_max = meter.depth_max().max(1);
+    while size >= request_bytes_min.max(1) {
+        let depth =
+            (in_flight_bytes.div_ceil(u64::from(size))).clamp(1, u64::from(depth_max)) as u32;
+        let mut reached = false;
+        for depth in [depth, depth.saturating_mul(2).min(depth_max)] {
+            let Some(m) = phase.measure(meter, &base.with_request_bytes(size).with_depth(depth))?
+            else {
+                break;
+            };
+            reached = m.rate() >= best_rate * (1.0 - phase.cfg.accuracy);
+            best_rate = best_rate.max(m.rate());
+            steps.push(m);
+            if reached || depth == depth_max {
+                break;
+            }
+        }
+        if !reached {
+            break;
+        }
+        saturation_bytes = size;
+        size /= 2;
+    }
+    Ok(SaturationResult {
+        steps,
+        saturation_bytes,
+        best_rate,
+        budget_limited: phase.budget_limited,
+    })
+}
+
+/// Random-write IOPS per request size and the size where it stops improving.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SectorResult {
+    /// (request bytes, IOPS), ascending sizes.
+    pub points: Vec<(u32, f64)>,
+    pub physical_bytes: u32,
+    pub budget_limited: bool,
+}
+
+impl SectorResult {
+    pub fn iops_at(&self, request_bytes: u32) -> Option<f64> {
+        self.points
+            .iter()
+            .find(|p| p.0 == request_bytes)
+            .map(|p| p.1)
+    }
+}
+
+/// Measures random-write IOPS at each of `sizes` (at the knee depth of the random-write sweep,
+/// reusing its measurement for the size it used) and returns the smallest size that no larger
+/// one beats by more than `sector_gain_min`: below the physical sector every write is a
+/// read-modify-write, so IOPS is lower there than at the sector.
+pub fn detect_sector(
+    meter: &mut dyn Meter,
+    knee: &KneeResult,
+    sizes: &[u32],
+    phase: &mut Phase<'_>,
+) -> Result<SectorResult, TuneError> {
+    let reused = knee.knee();
+    let min = meter.request_bytes_min().max(1);
+    let mut points = Vec::new();
+    for &size in sizes.iter().filter(|&&s| s >= min && s % min == 0) {
+        if size == reused.load.request_bytes {
+            points.push((size, reused.iops));
+            continue;
+        }
+        let Some(m) = phase.measure(meter, &reused.load.with_request_bytes(size))? else {
+            break;
+        };
+        points.push((size, m.iops));
+    }
+    Ok(SectorResult {
+        physical_bytes: sector_from_points(&points, phase.cfg.sector_gain_min),
+        points,
+        budget_limited: phase.budget_limited,
+    })
+}
+
+/// The smallest size that no larger size beats by more than `gain_min`. Below the physical
+/// sector every size pays a similar read-modify-write, so IOPS is flat across 512 B .. 2 KiB
+/// and jumps at the sector: comparing each size only with its neighbour would stop at 512 B.
+pub fn sector_from_points(points: &[(u32, f64)], gain_min: f64) -> u32 {
+    for (i, p) in points.iter().enumerate() {
+        let best_larger = points[i + 1..].iter().map(|q| q.1).fold(0.0, f64::max);
+        if best_larger <= p.1 * (1.0 + gain_min) {
+            return p.0;
+        }
+    }
+    points.last().map(|p| p.0).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sector_is_where_iops_stops_rising() {
+        let rmw = [
+            (512, 20e3),
+            (1024, 30e3),
+            (2048, 45e3),
+            (4096, 80e3),
+            (8192, 60e3),
+        ];
+        assert_eq!(sector_from_points(&rmw, 0.05), 4096);
+        let flat_rmw = [
+            (512, 20e3),
+            (1024, 20.5e3),
+            (2048, 20e3),
+            (4096, 80e3),
+            (8192, 70e3),
+        ];
+        assert_eq!(sector_from_points(&flat_rmw, 0.05), 4096);
+        let honest = [
+            (512, 80e3),
+            (1024, 79e3),
+            (2048, 78e3),
+            (4096, 76e3),
+            (8192, 60e3),
+        ];
+        assert_eq!(sector_from_points(&honest, 0.05), 512);
+        assert_eq!(sector_from_points(&[(4096, 1.0)], 0.05), 4096);
+    }
+
+    #[test]
+    fn phases_share_what_is_left() {
+        let cfg = SearchConfig::default();
+        let mut budget = Budget::new(10_000_000_000, 0);
+        let phase = Phase::new(&mut budget, &cfg, 1.0, 4.0);
+        assert_eq!(phase.left_ns(), 2_500_000_000);
+    }
+}
