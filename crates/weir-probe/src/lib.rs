@@ -25,6 +25,8 @@ pub use fs::{DioFacts, FsSnapshot, XfsGeometry};
 pub use stack::{DeviceKind, DeviceNode, QueueFacts};
 pub use sysroot::SysRoot;
 
+pub use crate::ProbeError as Error;
+
 use std::fmt;
 use std::path::Path;
 

@@ -1,10 +1,107 @@
-//! `weir doctor` (placeholder: replaced by the change that implements it).
+//! `weir doctor DIR`: the storage checklist for a data directory (see docs/probe.md).
+
+use std::path::PathBuf;
+
+use weir_probe::doctor::{worst, Finding, Status};
+use weir_probe::{PathFacts, ProbeError, SysRoot};
 
 use crate::error::{CliError, CliResult};
 
 #[derive(clap::Args)]
-pub struct DoctorArgs {}
+pub struct DoctorArgs {
+    /// The directory where the data files will live.
+    pub dir: PathBuf,
+    /// Print the facts and findings as JSON (schema in docs/probe.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Read sysfs/procfs from this tree instead of `/` (a recorded machine: ROOT/sys,
+    /// ROOT/proc/self/mountinfo, ROOT/fs.json).
+    #[arg(long, value_name = "ROOT")]
+    pub root: Option<PathBuf>,
+}
 
-pub fn run(_args: DoctorArgs) -> CliResult {
-    Err(CliError::usage("`weir doctor` is not built yet"))
+/// Maps a probe error to the CLI's exit classes: a bad directory argument is a usage error.
+pub fn probe_error(e: ProbeError) -> CliError {
+    match e {
+        ProbeError::NotFound(_)
+        | ProbeError::NotADirectory(_)
+        | ProbeError::PermissionDenied(_) => CliError::usage(e.to_string()),
+        _ => CliError::runtime(e.to_string()),
+    }
+}
+
+/// Probes `dir` under `root` (live when `None`), validating the argument even for fixtures.
+pub fn probe(dir: &std::path::Path, root: Option<&PathBuf>) -> Result<PathFacts, CliError> {
+    let meta = std::fs::metadata(dir).map_err(|e| probe_error(ProbeError::from_io(dir, &e)))?;
+    if !meta.is_dir() {
+        return Err(probe_error(ProbeError::NotADirectory(
+            dir.display().to_string(),
+        )));
+    }
+    let sysroot = root.map_or_else(SysRoot::live, SysRoot::at);
+    weir_probe::probe_path_in(dir, &sysroot).map_err(probe_error)
+}
+
+pub fn run(args: DoctorArgs) -> CliResult {
+    let facts = probe(&args.dir, args.root.as_ref())?;
+    let findings = weir_probe::checks(&facts);
+    if args.json {
+        let doc =
+            serde_json::json!({ "facts": facts, "findings": findings, "worst": worst(&findings) });
+        let text = serde_json::to_string_pretty(&doc)
+            .map_err(|e| CliError::runtime(format!("cannot encode JSON: {e}")))?;
+        println!("{text}");
+    } else {
+        print!("{}", render_text(&facts, &findings));
+    }
+    let fails = findings.iter().filter(|f| f.status == Status::Fail).count();
+    if fails > 0 {
+        return Err(CliError::runtime(format!(
+            "{fails} check(s) FAILed for {}; each FAIL above says the fix",
+            args.dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The human report: the facts in brief, then one block per finding.
+pub fn render_text(facts: &PathFacts, findings: &[Finding]) -> String {
+    let mut s = String::new();
+    let fs = &facts.filesystem;
+    s.push_str(&format!("weir doctor {}\n", facts.path));
+    s.push_str(&format!(
+        "  filesystem: {} block {} B, mounted at {} from {} ({})\n",
+        fs.fs_type,
+        fs.block_bytes,
+        fs.mount_point.as_deref().unwrap_or("?"),
+        fs.source.as_deref().unwrap_or("?"),
+        fs.mount_options.as_deref().unwrap_or("?")
+    ));
+    if let Some(stack) = &facts.stack {
+        s.push_str(&format!("  device stack: {}\n", stack.chain()));
+    }
+    for note in &facts.notes {
+        s.push_str(&format!("  note: {note}\n"));
+    }
+    s.push('\n');
+    for f in findings {
+        s.push_str(&format!(
+            "{}  {:<32} {}\n",
+            f.status.as_str(),
+            f.id,
+            f.summary
+        ));
+        s.push_str(&format!("      evidence: {}\n", f.evidence));
+        if let Some(fix) = &f.fix {
+            s.push_str(&format!("      fix: {fix}\n"));
+        }
+    }
+    let count = |st: Status| findings.iter().filter(|f| f.status == st).count();
+    s.push_str(&format!(
+        "\n{} PASS, {} WARN, {} FAIL\n",
+        count(Status::Pass),
+        count(Status::Warn),
+        count(Status::Fail)
+    ));
+    s
 }
