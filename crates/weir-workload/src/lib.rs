@@ -1,7 +1,53 @@
-//! weir-workload: io_tester-compatible jobs, arrivals, verification, exact histograms.
+//! weir-workload: Seastar io_tester's job files, run right.
+//!
+//! - [`job`] and [`parse`]: the job model and the job-file reader (unknown keys are errors
+//!   with line and column; io_tester files are accepted unchanged, plus `seqwrite` and
+//!   `prepare`).
+//! - [`driver`]: the per-shard loop, generic over [`weir_model::device::Device`] so it runs on
+//!   the real rings and on the simulated disk. Closed-loop fibers (`parallelism`, `think_time`)
+//!   and open-loop arrivals ([`arrival`]: `rps`, uniform or Poisson), with open-loop latency
+//!   measured from the intended send time, so a stalled disk cannot hide.
+//! - [`hist`]: exact HDR histograms per job and shard, merged across shards; three slots per
+//!   request: total latency, time in queue, time in the disk.
+//! - [`verify`]: every written block carries its offset, write sequence and checksum.
+//! - [`run()`]: the library entry point (also used by `weir tune` and `weir align`), and
+//!   [`report`]: the table, JSON and io_tester-YAML renderings.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use weir_workload::{job::{Job, JobType, Plan}, run, Control, RunOptions};
+//!
+//! let mut job = Job::new("writes", JobType::SeqWrite);
+//! job.request_bytes = 128 * 1024;
+//! job.data_size_bytes = Some(256 << 20);
+//! let options = RunOptions {
+//!     dir: Some("/mnt/data".into()),
+//!     duration: Duration::from_secs(5),
+//!     shards: 1,
+//!     sample_interval: Some(Duration::from_secs(1)),
+//!     ..RunOptions::default()
+//! };
+//! let report = run(&Plan::new(vec![job]), &options, &mut |p| {
+//!     eprintln!("{:?}: {} ops", p.elapsed, p.jobs[0].ops);
+//!     Control::Continue
+//! })?;
+//! println!("{}", report.to_text());
+//! # Ok::<(), weir_workload::RunError>(())
+//! ```
 
 pub mod arrival;
+pub mod driver;
 pub mod hist;
 pub mod job;
 pub mod parse;
+pub mod report;
+pub mod run;
+mod setup;
 pub mod verify;
+
+pub use job::{Job, JobType, Plan, Prepare};
+pub use report::Report;
+pub use run::{
+    run, run_with, Control, DeviceFactory, EngineFactory, JobProgress, Progress, RunError,
+    RunOptions,
+};

@@ -153,6 +153,12 @@ impl BlockLedger {
         }
     }
 
+    /// The last completed write sequence of the block at `offset_bytes` (0: none).
+    pub fn expected_sequence(&self, offset_bytes: u64) -> u64 {
+        let index = (offset_bytes / VERIFY_BLOCK_BYTES as u64) as usize;
+        self.sequences.get(index).copied().unwrap_or(0)
+    }
+
     /// The bytes covered by blocks the ledger knows about.
     pub fn extent_bytes(&self) -> u64 {
         (self.sequences.len() * VERIFY_BLOCK_BYTES) as u64

@@ -4,7 +4,6 @@ use std::fmt;
 
 /// A failed command. Every message says what was wrong, where, and how to fix it.
 #[derive(Debug)]
-#[allow(dead_code)] // Runtime is constructed once the subcommands land.
 pub enum CliError {
     /// The operator asked for something impossible or malformed: exit code 2.
     Usage(String),
@@ -17,7 +16,6 @@ impl CliError {
         CliError::Usage(message.into())
     }
 
-    #[allow(dead_code)]
     pub fn runtime(message: impl Into<String>) -> Self {
         CliError::Runtime(message.into())
     }

@@ -1,10 +1,193 @@
-//! `weir run` (placeholder: replaced by the change that implements it).
+//! `weir run`: flags and glue. Jobs, the driver and the report live in `weir-workload`; this
+//! file reads the job file, maps flags to [`RunOptions`], shows progress on a terminal, prints
+//! the chosen format and maps outcomes to exit codes (docs/run.md).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use weir_engine::Backend;
+use weir_model::units::parse_duration;
+use weir_workload::parse::parse_plan;
+use weir_workload::{Control, Progress, Report, RunError, RunOptions};
 
 use crate::error::{CliError, CliResult};
 
 #[derive(clap::Args)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// io_tester job file (YAML list of jobs; see docs/run.md).
+    #[arg(value_name = "JOBFILE")]
+    job_file: PathBuf,
+    /// Directory for the test files (`test-<job>-<shard>`); created files are removed at the end.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// How long to measure, e.g. 500ms, 10s, 2m.
+    #[arg(long, default_value = "10s")]
+    duration: String,
+    /// What to print on stdout: a table, JSON, or io_tester's YAML layout.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    output: Output,
+    /// Shards (threads, one per core); default: one per available core.
+    #[arg(long)]
+    shards: Option<usize>,
+    /// I/O backend: uring (io_uring) or aio (Linux AIO).
+    #[arg(long, default_value = "uring")]
+    backend: String,
+    /// Run through the page cache instead of O_DIRECT (needed on tmpfs).
+    #[arg(long)]
+    buffered: bool,
+    /// Keep the test files after the run (a later run reuses a full `overwrite` file).
+    #[arg(long)]
+    keep_files: bool,
+    /// Stamp every written block with (offset, sequence, checksum), check every read and every
+    /// file at the end; corruption is reported with its offset and exit code 1.
+    #[arg(long)]
+    verify: bool,
+    /// Do not send requests with RWF_NOWAIT (by default weir does, and retries and counts
+    /// each EAGAIN).
+    #[arg(long)]
+    no_nowait: bool,
+    /// Seed for random offsets and Poisson arrivals.
+    #[arg(long, default_value_t = 0x5745_4952)]
+    seed: u64,
+}
 
-pub fn run(_args: RunArgs) -> CliResult {
-    Err(CliError::usage("`weir run` is not built yet"))
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    Text,
+    Json,
+    Yaml,
+}
+
+pub fn run(args: RunArgs) -> CliResult {
+    let text = std::fs::read_to_string(&args.job_file).map_err(|e| {
+        CliError::usage(format!(
+            "cannot read the job file {}: {e}; pass the path of an io_tester YAML job file \
+             (see examples/ and docs/run.md)",
+            args.job_file.display()
+        ))
+    })?;
+    let plan = parse_plan(&text)
+        .map_err(|e| CliError::usage(format!("{}:{e}", args.job_file.display())))?;
+    let duration =
+        parse_duration(&args.duration).map_err(|e| CliError::usage(format!("--duration: {e}")))?;
+    if duration.is_zero() {
+        return Err(CliError::usage(
+            "--duration must be longer than zero, e.g. 10s",
+        ));
+    }
+    let backend: Backend = args
+        .backend
+        .parse()
+        .map_err(|e: String| CliError::usage(format!("--backend: {e}")))?;
+    if args.shards == Some(0) {
+        return Err(CliError::usage(
+            "--shards must be at least 1 (omit it for one per core)",
+        ));
+    }
+    let interactive = std::io::stderr().is_terminal();
+    let options = RunOptions {
+        dir: Some(args.dir.clone()),
+        duration,
+        shards: args.shards.unwrap_or(0),
+        backend,
+        buffered: args.buffered,
+        keep_files: args.keep_files,
+        verify: args.verify,
+        nowait: !args.no_nowait,
+        sample_interval: interactive.then_some(Duration::from_secs(1)),
+        seed: args.seed,
+    };
+    // Without the handler Ctrl-C would kill the process and leave the test files behind.
+    if let Err(errno) = weir_engine::interrupt::install() {
+        return Err(CliError::runtime(format!(
+            "cannot install the SIGINT handler: {}",
+            weir_engine::describe_errno(errno)
+        )));
+    }
+    if interactive {
+        eprintln!(
+            "weir run: preparing files in {} ({} job(s))...",
+            args.dir.display(),
+            plan.jobs.len()
+        );
+    }
+    let mut on_sample = |p: &Progress| {
+        show_progress(p, duration);
+        Control::Continue
+    };
+    let outcome = weir_workload::run(&plan, &options, &mut on_sample);
+    if interactive {
+        // Clear the progress line.
+        eprint!("\r\x1b[K");
+    }
+    match outcome {
+        Ok(report) => {
+            print_report(&report, args.output);
+            corruption_result(&report)
+        }
+        Err(RunError::Usage(m)) => Err(CliError::usage(m)),
+        Err(RunError::Setup(m)) => Err(CliError::runtime(m)),
+        Err(RunError::Failed {
+            message, partial, ..
+        }) => {
+            print_report(&partial, args.output);
+            Err(CliError::runtime(format!(
+                "{message}\nThe results above cover the time until the stop; the test files \
+                 were {}.",
+                if args.keep_files { "kept" } else { "removed" }
+            )))
+        }
+        Err(other) => Err(CliError::runtime(other.to_string())),
+    }
+}
+
+fn print_report(report: &Report, output: Output) {
+    let text = match output {
+        Output::Text => report.to_text(),
+        Output::Json => report.to_json() + "\n",
+        Output::Yaml => report.to_io_tester_yaml(),
+    };
+    let mut stdout = std::io::stdout().lock();
+    // A closed stdout (e.g. piped into `head`) is not worth a panic.
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+fn corruption_result(report: &Report) -> CliResult {
+    match &report.verify {
+        Some(v) if v.corruptions > 0 => {
+            let first = v
+                .first
+                .first()
+                .map(|c| {
+                    format!(
+                        "; first at offset {} of {}: expected {}, found {}",
+                        c.offset_bytes, c.file, c.expected, c.found
+                    )
+                })
+                .unwrap_or_default();
+            Err(CliError::runtime(format!(
+                "data corruption: {} of {} blocks checked did not hold what weir wrote{first}. \
+                 Check the device (dmesg, SMART) and the filesystem (xfs_repair -n / fsck -n).",
+                v.corruptions, v.blocks_checked
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn show_progress(p: &Progress, duration: Duration) {
+    let secs = p.elapsed.as_secs_f64();
+    let mut line = format!("\r\x1b[K[{secs:5.1}/{:.0} s]", duration.as_secs_f64());
+    for job in &p.jobs {
+        let iops = job.ops as f64 / secs.max(1e-9);
+        line.push_str(&format!(
+            "  {}: {:.0} IOPS p99 {:.0} us",
+            job.name, iops, job.recent_latency_us.p99
+        ));
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(line.as_bytes());
+    let _ = stderr.flush();
 }

@@ -1,0 +1,760 @@
+//! The per-shard loop: turns jobs into requests, keeps them in flight, and times them.
+//!
+//! One thread, one [`Device`], no locks on the hot path. The loop is generic over the device,
+//! so it runs unchanged on io_uring, Linux AIO and the simulated disk, and it takes every
+//! time from the device's clock (a simulated run is as fast as the CPU and deterministic).
+//!
+//! Each iteration: make requests that are due (closed-loop fibers that are ready, open-loop
+//! arrivals whose intended time has come), hand them to the device, then wait for a
+//! completion or the next timer (an arrival, a fiber's think time, the end, a progress
+//! sample), whichever is first. Three times are kept per request: *intended* (open loop: the
+//! arrival time; closed loop: when the fiber became ready), *dispatch* (handed to the device)
+//! and *completion*. Latency is completion - intended; the queue slot holds dispatch -
+//! intended and the disk slot completion - dispatch.
+
+use std::collections::VecDeque;
+use std::os::fd::RawFd;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use weir_engine::buffers::DmaBufferPool;
+use weir_engine::PreparedFile;
+use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
+
+use crate::arrival::Arrivals;
+use crate::job::Job;
+use crate::report::{CorruptionReport, JobHistograms, ShardJobStats};
+use crate::verify::{decode_block, BlockLedger, BlockState, Corruption, VERIFY_BLOCK_BYTES};
+
+/// Corruptions kept per job and shard for the report (all are counted).
+const CORRUPTIONS_KEPT: usize = 16;
+
+/// A failure that ends the run on every shard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// ENOSPC, EDQUOT, EFBIG, or a short write (the filesystem ran out of space).
+    DiskFull { job: String, detail: String },
+    /// Any other failed request.
+    Io { job: String, detail: String },
+    /// The device refused a submission or a wait.
+    Device { detail: String },
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::DiskFull { job, detail } => write!(
+                f,
+                "the disk filled up during job `{job}`: {detail}; free space, lower data_size or \
+                 the duration, or choose another --dir"
+            ),
+            Failure::Io { job, detail } => write!(f, "job `{job}`: {detail}"),
+            Failure::Device { detail } => write!(f, "{detail}"),
+        }
+    }
+}
+
+/// Why the loop should stop issuing.
+pub trait StopSignal {
+    /// Polled once per loop iteration.
+    fn should_stop(&self) -> bool;
+    /// Called when this shard fails, so the others stop too.
+    fn fail(&self, failure: Failure);
+    /// Called at each progress point with this shard's elapsed device time; returns false
+    /// when the run must stop. Only the sampling shard gets calls.
+    fn sample(&self, elapsed_ns: u64, jobs: &[JobRun]) -> bool;
+    /// How often to sample, in device nanoseconds; None when nobody samples on this shard.
+    fn sample_interval_ns(&self) -> Option<u64>;
+}
+
+/// One job's state on one shard.
+pub struct JobRun {
+    pub job: Job,
+    pub index: usize,
+    pub shard: usize,
+    pub fd: RawFd,
+    pub file: Option<PreparedFile>,
+    pub file_name: String,
+    /// The region requests fall in; None for an unbounded append.
+    pub data_bytes: Option<u64>,
+    pub prefilled: bool,
+    pool: DmaBufferPool,
+    next_seq_offset: u64,
+    rng: SmallRng,
+    /// Closed loop: times at which fibers became (or become) ready.
+    fibers_ready_ns: VecDeque<u64>,
+    arrivals: Option<Arrivals>,
+    backlog_ns: VecDeque<u64>,
+    in_flight: u32,
+    issued: u64,
+    exhausted: bool,
+    started_at_ns: u64,
+    write_sequence: u64,
+    pub ledger: Option<BlockLedger>,
+    in_flight_writes: Vec<(u64, u64)>,
+    pub stats: ShardJobStats,
+    pub corruptions: Vec<CorruptionReport>,
+    pub corruption_count: u64,
+    pub blocks_checked: u64,
+    /// Latencies since the last progress sample (kept only when sampling).
+    pub recent: Option<Box<JobHistograms>>,
+}
+
+/// Where a job's requests go, decided by the runner.
+pub struct JobSetup {
+    pub job: Job,
+    pub index: usize,
+    pub fd: RawFd,
+    pub file: Option<PreparedFile>,
+    pub file_name: String,
+    pub data_bytes: Option<u64>,
+    pub prefilled: bool,
+    pub pool: DmaBufferPool,
+    pub verify: bool,
+    pub seed: u64,
+}
+
+impl JobRun {
+    pub fn new(setup: JobSetup, shard: usize, sampling: bool) -> JobRun {
+        let JobSetup {
+            job,
+            index,
+            fd,
+            file,
+            file_name,
+            data_bytes,
+            prefilled,
+            mut pool,
+            verify,
+            seed,
+        } = setup;
+        if !job.job_type.is_read() && !verify {
+            // Write real-looking data, not zeros a device could compress or deduplicate.
+            for i in 0..pool.count() {
+                weir_engine::prefill_pattern(pool.slice_mut(i), 0);
+            }
+        }
+        JobRun {
+            index,
+            shard,
+            fd,
+            file,
+            file_name,
+            data_bytes,
+            prefilled,
+            pool,
+            next_seq_offset: 0,
+            rng: SmallRng::seed_from_u64(seed),
+            fibers_ready_ns: VecDeque::new(),
+            arrivals: None,
+            backlog_ns: VecDeque::new(),
+            in_flight: 0,
+            issued: 0,
+            exhausted: false,
+            started_at_ns: 0,
+            write_sequence: 0,
+            ledger: verify.then(BlockLedger::new),
+            in_flight_writes: Vec::new(),
+            stats: ShardJobStats {
+                shard,
+                ..Default::default()
+            },
+            corruptions: Vec::new(),
+            corruption_count: 0,
+            blocks_checked: 0,
+            recent: sampling.then(Box::default),
+            job,
+        }
+    }
+
+    fn start(&mut self, start_ns: u64) {
+        self.started_at_ns = start_ns;
+        if let Some(rps) = self.job.rps {
+            let rate = f64::from(rps) * f64::from(self.job.parallelism.max(1));
+            let seed = self.rng.gen();
+            self.arrivals = Some(Arrivals::new(
+                rate,
+                self.job.pause_distribution,
+                start_ns,
+                seed,
+            ));
+        } else {
+            self.fibers_ready_ns = (0..self.job.parallelism).map(|_| start_ns).collect();
+        }
+    }
+
+    /// The next offset for a request, or None when the job has no more room (a bounded
+    /// append that reached its data size) or must wait (verify: an overlapping write is in
+    /// flight).
+    fn next_offset(&mut self) -> Option<u64> {
+        let len = u64::from(self.job.request_bytes);
+        if self.job.job_type.is_random() {
+            let blocks = self.data_bytes.unwrap_or(len) / len;
+            for _ in 0..8 {
+                let offset = self.rng.gen_range(0..blocks.max(1)) * len;
+                if !self.overlaps_in_flight_write(offset, len) {
+                    return Some(offset);
+                }
+            }
+            return None;
+        }
+        let appending = self.job.prepare().extends_file();
+        let mut offset = self.next_seq_offset;
+        if let Some(limit) = self.data_bytes {
+            if offset + len > limit {
+                if appending {
+                    self.exhausted = true;
+                    return None;
+                }
+                self.stats.wraps += 1;
+                offset = 0;
+            }
+        }
+        if self.overlaps_in_flight_write(offset, len) {
+            return None;
+        }
+        self.next_seq_offset = offset + len;
+        Some(offset)
+    }
+
+    fn overlaps_in_flight_write(&self, offset: u64, len: u64) -> bool {
+        self.ledger.is_some()
+            && self
+                .in_flight_writes
+                .iter()
+                .any(|&(o, l)| offset < o + l && o < offset + len)
+    }
+
+    fn direction(&self) -> Direction {
+        if self.job.job_type.is_read() {
+            Direction::Read
+        } else {
+            Direction::Write
+        }
+    }
+
+    fn limit_reached(&self) -> bool {
+        self.exhausted || self.job.limit.is_some_and(|limit| self.issued >= limit)
+    }
+
+    /// The next time this job wants to act, if it is waiting on a timer.
+    fn next_timer_ns(&self, now_ns: u64) -> Option<u64> {
+        if self.limit_reached() {
+            return None;
+        }
+        if let Some(arrivals) = &self.arrivals {
+            return Some(arrivals.peek_ns().max(now_ns));
+        }
+        self.fibers_ready_ns
+            .front()
+            .copied()
+            .filter(|t| *t > now_ns)
+    }
+}
+
+/// A request in flight.
+#[derive(Clone, Copy)]
+struct Slot {
+    job: u32,
+    buf: u32,
+    offset_bytes: u64,
+    len_bytes: u32,
+    direction: Direction,
+    intended_ns: u64,
+    dispatch_ns: u64,
+    sequence: u64,
+}
+
+/// Options for one shard's loop.
+pub struct LoopOptions {
+    pub duration_ns: u64,
+    pub nowait: bool,
+    pub dsync_by_job: Vec<bool>,
+}
+
+/// The outcome of one shard's loop.
+pub struct LoopOutcome {
+    pub window_ns: u64,
+    /// The device failed and requests may still be in the kernel: buffers must not be freed.
+    pub device_broken: bool,
+}
+
+/// Runs the jobs on `device` until the duration ends or `stop` says so, then waits for every
+/// request in flight. Returns the measured window.
+pub fn run_loop<D: Device>(
+    device: &mut D,
+    jobs: &mut [JobRun],
+    options: &LoopOptions,
+    stop: &dyn StopSignal,
+) -> LoopOutcome {
+    let depth: usize = jobs.iter().map(|j| j.pool.count()).sum();
+    let mut slots: Vec<Option<Slot>> = vec![None; depth];
+    let mut free_slots: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut completions: Vec<IoCompletion> = Vec::with_capacity(depth);
+    let start_ns = device.now_ns();
+    let end_ns = start_ns + options.duration_ns;
+    for job in jobs.iter_mut() {
+        job.start(start_ns);
+    }
+    let sample_every = stop.sample_interval_ns();
+    let mut next_sample_ns = sample_every.map(|i| start_ns + i);
+    let mut window_end_ns: Option<u64> = None;
+    let mut in_flight: u32 = 0;
+    loop {
+        let now = device.now_ns();
+        if window_end_ns.is_none() && (now >= end_ns || stop.should_stop()) {
+            window_end_ns = Some(now.min(end_ns));
+        }
+        if let (None, Some(at)) = (window_end_ns, next_sample_ns) {
+            if now >= at {
+                if !stop.sample(now - start_ns, jobs) {
+                    window_end_ns = Some(now.min(end_ns));
+                }
+                for job in jobs.iter_mut() {
+                    if let Some(recent) = &mut job.recent {
+                        **recent = JobHistograms::default();
+                    }
+                }
+                next_sample_ns = Some(at + sample_every.unwrap_or(u64::MAX / 4));
+            }
+        }
+        if window_end_ns.is_some() && in_flight == 0 {
+            break;
+        }
+        if window_end_ns.is_none() {
+            let pushed = issue(device, jobs, &mut slots, &mut free_slots, now, options);
+            match pushed {
+                Ok(n) => in_flight += n,
+                Err(failure) => {
+                    stop.fail(failure);
+                    window_end_ns = Some(now.min(end_ns));
+                }
+            }
+        }
+        let deadline = if window_end_ns.is_some() {
+            None
+        } else {
+            let mut deadline = end_ns;
+            for job in jobs.iter() {
+                if let Some(t) = job.next_timer_ns(now) {
+                    deadline = deadline.min(t);
+                }
+            }
+            if let Some(t) = next_sample_ns {
+                deadline = deadline.min(t);
+            }
+            Some(deadline)
+        };
+        if let Err(e) = device.submit_and_wait(1, deadline) {
+            match e {
+                DeviceError::Os { errno, .. } if errno == libc::EINTR || errno == libc::EAGAIN => {}
+                DeviceError::QueueFull => {}
+                other => {
+                    stop.fail(Failure::Device {
+                        detail: format!("the I/O backend failed: {other}"),
+                    });
+                    return LoopOutcome {
+                        window_ns: window_end_ns.unwrap_or(now).saturating_sub(start_ns),
+                        device_broken: in_flight > 0,
+                    };
+                }
+            }
+        }
+        completions.clear();
+        device.reap(&mut completions);
+        for c in &completions {
+            let Some(slot) = slots.get_mut(c.user_data as usize).and_then(Option::take) else {
+                continue;
+            };
+            free_slots.push(c.user_data as u32);
+            in_flight -= 1;
+            let job = &mut jobs[slot.job as usize];
+            let counted_until = window_end_ns.unwrap_or(end_ns);
+            if let Err(failure) = complete(job, &slot, c, counted_until, window_end_ns.is_some()) {
+                stop.fail(failure);
+                if window_end_ns.is_none() {
+                    window_end_ns = Some(c.completed_at_ns.min(end_ns));
+                }
+            }
+        }
+    }
+    let window_end = window_end_ns.unwrap_or(end_ns);
+    for job in jobs.iter_mut() {
+        job.stats.unsent_at_end = job.backlog_ns.len() as u64
+            + job
+                .arrivals
+                .as_ref()
+                .map_or(0, |a| count_due(a, window_end));
+    }
+    LoopOutcome {
+        window_ns: window_end.saturating_sub(start_ns),
+        device_broken: false,
+    }
+}
+
+/// Arrivals due before `until` that were never taken from the stream.
+fn count_due(arrivals: &Arrivals, until_ns: u64) -> u64 {
+    let mut a = arrivals.clone();
+    let mut n = 0;
+    while a.peek_ns() < until_ns && n < 1 << 24 {
+        a.next_ns();
+        n += 1;
+    }
+    n
+}
+
+/// Makes and pushes every request that is due. Returns how many were pushed.
+fn issue<D: Device>(
+    device: &mut D,
+    jobs: &mut [JobRun],
+    slots: &mut [Option<Slot>],
+    free_slots: &mut Vec<u32>,
+    now: u64,
+    options: &LoopOptions,
+) -> Result<u32, Failure> {
+    let mut pushed = 0;
+    for job in jobs.iter_mut() {
+        if let Some(arrivals) = &mut job.arrivals {
+            while arrivals.peek_ns() <= now && !job.exhausted {
+                let t = arrivals.next_ns();
+                for _ in 0..job.job.batch {
+                    job.backlog_ns.push_back(t);
+                }
+            }
+        }
+        loop {
+            if job.limit_reached() || job.pool.free_count() == 0 || free_slots.is_empty() {
+                break;
+            }
+            let intended = if job.arrivals.is_some() {
+                match job.backlog_ns.front() {
+                    Some(&t) => t,
+                    None => break,
+                }
+            } else {
+                match job.fibers_ready_ns.front() {
+                    Some(&t) if t <= now => t,
+                    _ => break,
+                }
+            };
+            let Some(offset) = job.next_offset() else {
+                break;
+            };
+            if job.arrivals.is_some() {
+                job.backlog_ns.pop_front();
+            } else {
+                job.fibers_ready_ns.pop_front();
+            }
+            let Some(buf) = job.pool.acquire() else {
+                break;
+            };
+            let Some(slot_id) = free_slots.pop() else {
+                job.pool.release(buf);
+                break;
+            };
+            let direction = job.direction();
+            let len = job.job.request_bytes;
+            let mut sequence = 0;
+            if direction == Direction::Write {
+                if let Some(file) = &mut job.file {
+                    file.before_write(offset, len).map_err(|e| Failure::Io {
+                        job: job.job.name.clone(),
+                        detail: e.to_string(),
+                    })?;
+                }
+                if job.ledger.is_some() {
+                    job.write_sequence += 1;
+                    sequence = job.write_sequence;
+                    let bytes = &mut job.pool.slice_mut(buf)[..len as usize];
+                    crate::verify::encode(bytes, offset, sequence);
+                    job.in_flight_writes.push((offset, u64::from(len)));
+                }
+            }
+            let op = IoOp {
+                user_data: u64::from(slot_id),
+                direction,
+                fd: job.fd,
+                offset_bytes: offset,
+                len_bytes: len,
+                buf: job.pool.ptr(buf),
+                flags: IoFlags {
+                    nowait: options.nowait,
+                    dsync: options
+                        .dsync_by_job
+                        .get(job.index)
+                        .copied()
+                        .unwrap_or(false),
+                },
+            };
+            debug_assert_eq!(op.buf as usize % job.pool.align_bytes(), 0);
+            if device.push(op).is_err() {
+                // The ring is full (cannot happen: depth covers every buffer); retry later.
+                job.pool.release(buf);
+                free_slots.push(slot_id);
+                job.in_flight_writes.retain(|&(o, _)| o != offset);
+                if job.arrivals.is_some() {
+                    job.backlog_ns.push_front(intended);
+                } else {
+                    job.fibers_ready_ns.push_front(intended);
+                }
+                break;
+            }
+            slots[slot_id as usize] = Some(Slot {
+                job: job.index as u32,
+                buf: buf as u32,
+                offset_bytes: offset,
+                len_bytes: len,
+                direction,
+                intended_ns: intended,
+                dispatch_ns: now,
+                sequence,
+            });
+            job.in_flight += 1;
+            job.issued += 1;
+            pushed += 1;
+        }
+    }
+    Ok(pushed)
+}
+
+/// Accounts one completion. `counted_until`: completions after it are outside the window.
+fn complete(
+    job: &mut JobRun,
+    slot: &Slot,
+    c: &IoCompletion,
+    counted_until: u64,
+    stopping: bool,
+) -> Result<(), Failure> {
+    job.in_flight -= 1;
+    let buf = slot.buf as usize;
+    if slot.direction == Direction::Write && job.ledger.is_some() {
+        job.in_flight_writes
+            .retain(|&(o, _)| o != slot.offset_bytes);
+    }
+    let outcome = check_result(job, slot, c);
+    if outcome.is_ok() {
+        if slot.direction == Direction::Read && job.ledger.is_some() {
+            let len = slot.len_bytes as usize;
+            let data = &job.pool.slice(buf)[..len];
+            let found = check_blocks(job.ledger.as_ref(), job.prefilled, data, slot.offset_bytes);
+            job.blocks_checked += (len / VERIFY_BLOCK_BYTES) as u64;
+            if let Some(corruption) = found {
+                record_corruption(job, corruption);
+            }
+        }
+        if let Some(ledger) = &mut job.ledger {
+            if slot.direction == Direction::Write {
+                ledger.record(slot.offset_bytes, u64::from(slot.len_bytes), slot.sequence);
+            }
+        }
+        if c.completed_at_ns <= counted_until {
+            let total = c.completed_at_ns.saturating_sub(slot.intended_ns);
+            let queue = slot.dispatch_ns.saturating_sub(slot.intended_ns);
+            let disk = c.completed_at_ns.saturating_sub(slot.dispatch_ns);
+            let h = &mut job.stats.histograms;
+            h.latency.record_ns(total);
+            h.queue.record_ns(queue);
+            h.disk.record_ns(disk);
+            if let Some(recent) = &mut job.recent {
+                recent.latency.record_ns(total);
+                recent.queue.record_ns(queue);
+                recent.disk.record_ns(disk);
+            }
+            job.stats.ops += 1;
+            job.stats.bytes += u64::from(slot.len_bytes);
+        }
+    } else {
+        job.stats.errors += 1;
+    }
+    job.pool.release(buf);
+    if job.arrivals.is_none() && !stopping {
+        let think = job.job.think_time.as_nanos() as u64;
+        let after = job.job.think_after.as_nanos() as u64;
+        let thinking = think > 0 && c.completed_at_ns >= job.started_at_ns.saturating_add(after);
+        let ready = if thinking {
+            c.completed_at_ns + think
+        } else {
+            c.completed_at_ns
+        };
+        job.fibers_ready_ns.push_back(ready);
+    }
+    outcome
+}
+
+fn check_result(job: &JobRun, slot: &Slot, c: &IoCompletion) -> Result<(), Failure> {
+    let what = match slot.direction {
+        Direction::Read => "read",
+        Direction::Write => "write",
+    };
+    if c.result < 0 {
+        let errno = -c.result;
+        let detail = format!(
+            "{what} of {} bytes at offset {} in {} failed: {}",
+            slot.len_bytes,
+            slot.offset_bytes,
+            job.file_name,
+            weir_engine::describe_errno(errno)
+        );
+        return Err(match errno {
+            libc::ENOSPC | libc::EDQUOT | libc::EFBIG => Failure::DiskFull {
+                job: job.job.name.clone(),
+                detail,
+            },
+            _ => Failure::Io {
+                job: job.job.name.clone(),
+                detail,
+            },
+        });
+    }
+    if c.result as u32 != slot.len_bytes {
+        let detail = format!(
+            "short {what}: {} of {} bytes at offset {} in {}",
+            c.result, slot.len_bytes, slot.offset_bytes, job.file_name
+        );
+        return Err(if slot.direction == Direction::Write {
+            Failure::DiskFull {
+                job: job.job.name.clone(),
+                detail,
+            }
+        } else {
+            Failure::Io {
+                job: job.job.name.clone(),
+                detail: format!("{detail} (the file is shorter than the job's data size)"),
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Checks read data block by block; the first bad block, if any.
+pub fn check_blocks(
+    ledger: Option<&BlockLedger>,
+    prefilled: bool,
+    data: &[u8],
+    offset_bytes: u64,
+) -> Option<Corruption> {
+    let empty = BlockLedger::new();
+    let ledger = ledger.unwrap_or(&empty);
+    for (i, block) in data.chunks_exact(VERIFY_BLOCK_BYTES).enumerate() {
+        let block_offset = offset_bytes + (i * VERIFY_BLOCK_BYTES) as u64;
+        let expected = ledger.expected_sequence(block_offset);
+        match decode_block(block, block_offset) {
+            Ok(BlockState::Written { sequence }) if sequence >= expected => {}
+            Ok(BlockState::Zero) if expected == 0 => {}
+            Err(_) if expected == 0 && prefilled && is_prefill(block, block_offset) => {}
+            Ok(_) => {
+                if let Err(e) = ledger.check(block, block_offset) {
+                    return Some(e);
+                }
+            }
+            Err(e) => return Some(e),
+        }
+    }
+    None
+}
+
+/// Whether a 512-byte block holds the engine's prefill data for its offset.
+fn is_prefill(block: &[u8], offset_bytes: u64) -> bool {
+    let page = weir_engine::prepare::PREFILL_BLOCK_BYTES as u64;
+    let base = offset_bytes / page * page;
+    let mut expect = [0u8; weir_engine::prepare::PREFILL_BLOCK_BYTES];
+    weir_engine::prefill_pattern(&mut expect, base);
+    let start = (offset_bytes - base) as usize;
+    expect
+        .get(start..start + block.len())
+        .is_some_and(|e| e == block)
+}
+
+fn record_corruption(job: &mut JobRun, c: Corruption) {
+    job.corruption_count += 1;
+    if job.corruptions.len() < CORRUPTIONS_KEPT {
+        job.corruptions.push(CorruptionReport {
+            job: job.job.name.clone(),
+            shard: job.shard,
+            file: job.file_name.clone(),
+            offset_bytes: c.offset_bytes,
+            expected: c.expected,
+            found: c.found,
+        });
+    }
+}
+
+/// After the run: reads each verified file end to end and checks every block.
+pub fn final_verify_pass<D: Device>(device: &mut D, job: &mut JobRun) -> Result<(), Failure> {
+    if job.fd < 0 {
+        return Ok(());
+    }
+    let extent = match &job.file {
+        Some(file) => file.high_water_bytes().max(file.size_bytes()),
+        None => job.data_bytes.unwrap_or(0),
+    }
+    .max(job.ledger.as_ref().map_or(0, BlockLedger::extent_bytes));
+    let chunk = job.pool.buffer_bytes() as u64;
+    let Some(buf) = job.pool.acquire() else {
+        return Ok(());
+    };
+    let mut offset = 0;
+    let result = loop {
+        if offset >= extent {
+            break Ok(());
+        }
+        let len = chunk.min(extent - offset) as u32;
+        let op = IoOp {
+            user_data: 0,
+            direction: Direction::Read,
+            fd: job.fd,
+            offset_bytes: offset,
+            len_bytes: len,
+            buf: job.pool.ptr(buf),
+            flags: IoFlags::default(),
+        };
+        let c = match read_one(device, op) {
+            Ok(c) => c,
+            Err(detail) => break Err(Failure::Device { detail }),
+        };
+        if c.result < 0 {
+            break Err(Failure::Io {
+                job: job.job.name.clone(),
+                detail: format!(
+                    "verify read at offset {offset} in {}: {}",
+                    job.file_name,
+                    weir_engine::describe_errno(-c.result)
+                ),
+            });
+        }
+        let got = c.result as usize / VERIFY_BLOCK_BYTES * VERIFY_BLOCK_BYTES;
+        let data = &job.pool.slice(buf)[..got];
+        job.blocks_checked += (got / VERIFY_BLOCK_BYTES) as u64;
+        if let Some(corruption) = check_blocks(job.ledger.as_ref(), job.prefilled, data, offset) {
+            let next = corruption.offset_bytes + VERIFY_BLOCK_BYTES as u64;
+            record_corruption(job, corruption);
+            // Keep scanning after the bad block: report every corrupted block.
+            offset = next;
+            continue;
+        }
+        if got == 0 {
+            break Ok(());
+        }
+        offset += got as u64;
+    };
+    job.pool.release(buf);
+    result
+}
+
+fn read_one<D: Device>(device: &mut D, op: IoOp) -> Result<IoCompletion, String> {
+    device
+        .push(op)
+        .map_err(|e| format!("verify pass: the I/O backend refused a read: {e}"))?;
+    let mut out = Vec::with_capacity(1);
+    loop {
+        match device.submit_and_wait(1, None) {
+            Ok(_) => {}
+            Err(DeviceError::Os { errno, .. }) if errno == libc::EINTR => {}
+            Err(e) => return Err(format!("verify pass: the I/O backend failed: {e}")),
+        }
+        device.reap(&mut out);
+        if let Some(c) = out.pop() {
+            return Ok(c);
+        }
+    }
+}

@@ -1,0 +1,523 @@
+//! What a run measured, and its three renderings: a table for people, JSON for scripts
+//! (schema documented in `docs/run.md`; stable: fields are only ever added), and io_tester's
+//! YAML layout for tools that already parse io_tester output.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::hist::{LatencyHistogram, LatencySummary};
+use crate::job::Job;
+
+/// The JSON schema version; bumped only on an incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    /// The measured window: from the common start to the end (or the early stop).
+    pub duration_s: f64,
+    pub requested_duration_s: f64,
+    pub shards: usize,
+    /// "uring", "aio", or the name a custom device factory gave.
+    pub backend: String,
+    pub direct_io: bool,
+    /// Why the run ended before its duration, if it did ("interrupted", "stopped by the
+    /// caller", or the failure).
+    pub stopped_early: Option<String>,
+    /// Process CPU time (getrusage RUSAGE_SELF) over the whole run, preparation included.
+    pub cpu: CpuUsage,
+    /// RWF_NOWAIT requests the kernel refused with EAGAIN and weir re-sent (all shards).
+    pub eagain_retries: u64,
+    pub verify: Option<VerifyReport>,
+    pub jobs: Vec<JobReport>,
+}
+
+/// Process CPU time.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct CpuUsage {
+    pub user_s: f64,
+    pub sys_s: f64,
+}
+
+/// Data verification results (`--verify`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VerifyReport {
+    /// 512-byte blocks checked by reads during the run and by the final pass.
+    pub blocks_checked: u64,
+    pub corruptions: u64,
+    /// The first corruptions found (at most 16 per job and shard).
+    pub first: Vec<CorruptionReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CorruptionReport {
+    pub job: String,
+    pub shard: usize,
+    pub file: String,
+    pub offset_bytes: u64,
+    pub expected: String,
+    pub found: String,
+}
+
+/// One job, all its shards merged.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobReport {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub job_type: String,
+    pub class: String,
+    pub prepare: String,
+    pub shards: Vec<usize>,
+    pub request_bytes: u32,
+    pub parallelism: u32,
+    /// Open-loop arrivals per second per fiber; null for closed-loop jobs.
+    pub rps: Option<u32>,
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_bytes_per_s: f64,
+    /// From the intended send time (open loop) or the moment the fiber was ready (closed loop)
+    /// to completion: what the application sees.
+    pub latency_us: LatencySummary,
+    /// Intended send time to dispatch to the device (scheduler queue, open-loop backlog).
+    pub queue_latency_us: LatencySummary,
+    /// Dispatch to completion: time in the kernel and the device.
+    pub disk_latency_us: LatencySummary,
+    /// EAGAIN retries attributed to this job: exact on shards where it is the only job,
+    /// and not attributed (see the run's total) on shards it shares.
+    pub eagain_retries: u64,
+    /// Requests that failed (the first failure stops the run).
+    pub errors: u64,
+    /// Open-loop arrivals that were due but not yet sent when the run ended (a backlog: the
+    /// disk could not keep up with the rate).
+    pub unsent_at_end: u64,
+    /// Times a sequential job wrapped around to offset 0 (io_tester's file_size_overflows).
+    pub wraps: u64,
+    pub per_shard: Vec<ShardJobReport>,
+    #[serde(skip)]
+    pub histograms: Option<Box<JobHistograms>>,
+}
+
+/// One job on one shard.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShardJobReport {
+    pub shard: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_us: LatencySummary,
+    pub queue_latency_us: LatencySummary,
+    pub disk_latency_us: LatencySummary,
+    /// The file's size after the run (0 when the run used no files).
+    pub file_bytes: u64,
+}
+
+/// The merged histograms behind a job's summaries (not serialized).
+#[derive(Debug, Clone, Default)]
+pub struct JobHistograms {
+    pub latency: LatencyHistogram,
+    pub queue: LatencyHistogram,
+    pub disk: LatencyHistogram,
+}
+
+/// Per-shard measurements of one job, as the driver hands them over.
+#[derive(Debug, Clone, Default)]
+pub struct ShardJobStats {
+    pub shard: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub histograms: JobHistograms,
+    pub errors: u64,
+    pub unsent_at_end: u64,
+    pub wraps: u64,
+    pub eagain_retries: u64,
+    pub file_bytes: u64,
+}
+
+impl JobReport {
+    /// Merges a job's per-shard statistics measured over `window_s` seconds.
+    pub fn merge(job: &Job, shards: &[ShardJobStats], window_s: f64) -> JobReport {
+        let rate = |v: u64| {
+            if window_s > 0.0 {
+                v as f64 / window_s
+            } else {
+                0.0
+            }
+        };
+        let mut merged = JobHistograms::default();
+        let mut per_shard = Vec::with_capacity(shards.len());
+        for s in shards {
+            merged.latency.add(&s.histograms.latency);
+            merged.queue.add(&s.histograms.queue);
+            merged.disk.add(&s.histograms.disk);
+            per_shard.push(ShardJobReport {
+                shard: s.shard,
+                ops: s.ops,
+                bytes: s.bytes,
+                iops: rate(s.ops),
+                bandwidth_bytes_per_s: rate(s.bytes),
+                latency_us: s.histograms.latency.summary_us(),
+                queue_latency_us: s.histograms.queue.summary_us(),
+                disk_latency_us: s.histograms.disk.summary_us(),
+                file_bytes: s.file_bytes,
+            });
+        }
+        let ops = shards.iter().map(|s| s.ops).sum();
+        let bytes = shards.iter().map(|s| s.bytes).sum();
+        JobReport {
+            name: job.name.clone(),
+            job_type: job.job_type.as_str().to_string(),
+            class: job.class_name().to_string(),
+            prepare: job.prepare().as_str().to_string(),
+            shards: shards.iter().map(|s| s.shard).collect(),
+            request_bytes: job.request_bytes,
+            parallelism: job.parallelism,
+            rps: job.rps,
+            ops,
+            bytes,
+            iops: rate(ops),
+            bandwidth_bytes_per_s: rate(bytes),
+            latency_us: merged.latency.summary_us(),
+            queue_latency_us: merged.queue.summary_us(),
+            disk_latency_us: merged.disk.summary_us(),
+            eagain_retries: shards.iter().map(|s| s.eagain_retries).sum(),
+            errors: shards.iter().map(|s| s.errors).sum(),
+            unsent_at_end: shards.iter().map(|s| s.unsent_at_end).sum(),
+            wraps: shards.iter().map(|s| s.wraps).sum(),
+            per_shard,
+            histograms: Some(Box::new(merged)),
+        }
+    }
+}
+
+impl Report {
+    /// The JSON document (pretty-printed).
+    pub fn to_json(&self) -> String {
+        // Serializing plain structs of numbers and strings cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// A table for a terminal: one row per job, latencies in microseconds.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "weir run: {} shard(s), {} backend, {}, {:.2} s measured",
+            self.shards,
+            self.backend,
+            if self.direct_io {
+                "O_DIRECT"
+            } else {
+                "buffered (page cache)"
+            },
+            self.duration_s
+        );
+        if let Some(why) = &self.stopped_early {
+            let _ = writeln!(out, "stopped early: {why}");
+        }
+        let header = [
+            "job", "type", "reqsize", "IOPS", "MiB/s", "avg", "p50", "p95", "p99", "p99.9", "max",
+        ];
+        let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+        for job in &self.jobs {
+            let l = &job.latency_us;
+            rows.push(vec![
+                job.name.clone(),
+                job.job_type.clone(),
+                weir_model::units::format_bytes(u64::from(job.request_bytes)),
+                format!("{:.0}", job.iops),
+                format!("{:.1}", job.bandwidth_bytes_per_s / (1024.0 * 1024.0)),
+                fmt_us(l.avg),
+                fmt_us(l.p50),
+                fmt_us(l.p95),
+                fmt_us(l.p99),
+                fmt_us(l.p999),
+                fmt_us(l.max),
+            ]);
+        }
+        write_table(&mut out, &rows);
+        let _ = writeln!(
+            out,
+            "latencies in microseconds, from the intended send time"
+        );
+        let queued: Vec<&JobReport> = self
+            .jobs
+            .iter()
+            .filter(|j| j.queue_latency_us.max > 0.0)
+            .collect();
+        if !queued.is_empty() {
+            let mut rows: Vec<Vec<String>> = vec![[
+                "job",
+                "class",
+                "queue p50",
+                "queue p99",
+                "disk p50",
+                "disk p99",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()];
+            for job in queued {
+                rows.push(vec![
+                    job.name.clone(),
+                    job.class.clone(),
+                    fmt_us(job.queue_latency_us.p50),
+                    fmt_us(job.queue_latency_us.p99),
+                    fmt_us(job.disk_latency_us.p50),
+                    fmt_us(job.disk_latency_us.p99),
+                ]);
+            }
+            let _ = writeln!(out);
+            write_table(&mut out, &rows);
+        }
+        for job in &self.jobs {
+            if job.unsent_at_end > 0 {
+                let _ = writeln!(
+                    out,
+                    "note: job {}: {} arrivals were still waiting to be sent at the end: the \
+                     disk did not keep up with rps",
+                    job.name, job.unsent_at_end
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "EAGAIN retries (RWF_NOWAIT refused): {}; CPU user {:.2} s, sys {:.2} s",
+            self.eagain_retries, self.cpu.user_s, self.cpu.sys_s
+        );
+        if let Some(v) = &self.verify {
+            if v.corruptions == 0 {
+                let _ = writeln!(
+                    out,
+                    "verify: {} blocks checked, no corruption",
+                    v.blocks_checked
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "verify: CORRUPTION: {} of {} blocks checked are wrong",
+                    v.corruptions, v.blocks_checked
+                );
+                for c in &v.first {
+                    let _ = writeln!(
+                        out,
+                        "  {} offset {} (0x{:x}): expected {}, found {}",
+                        c.file, c.offset_bytes, c.offset_bytes, c.expected, c.found
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// io_tester's output layout: a YAML list with one map per shard, each job's throughput
+    /// (kB/s), IOPS, latencies (usec) and total_requests. weir's percentiles are exact, and a
+    /// final entry `shard: all` holds the jobs merged across shards.
+    pub fn to_io_tester_yaml(&self) -> String {
+        let mut out = String::from("---\n");
+        let mut shard_ids: Vec<usize> = self
+            .jobs
+            .iter()
+            .flat_map(|j| j.per_shard.iter().map(|s| s.shard))
+            .collect();
+        shard_ids.sort_unstable();
+        shard_ids.dedup();
+        for shard in shard_ids {
+            let _ = writeln!(out, "- shard: {shard}");
+            for job in &self.jobs {
+                if let Some(s) = job.per_shard.iter().find(|s| s.shard == shard) {
+                    yaml_job(
+                        &mut out,
+                        &job.name,
+                        s.bytes,
+                        s.iops,
+                        s.ops,
+                        &s.latency_us,
+                        self,
+                    );
+                }
+            }
+        }
+        let _ = writeln!(out, "- shard: all");
+        for job in &self.jobs {
+            yaml_job(
+                &mut out,
+                &job.name,
+                job.bytes,
+                job.iops,
+                job.ops,
+                &job.latency_us,
+                self,
+            );
+        }
+        out.push_str("...\n");
+        out
+    }
+}
+
+fn yaml_job(
+    out: &mut String,
+    name: &str,
+    bytes: u64,
+    iops: f64,
+    ops: u64,
+    l: &LatencySummary,
+    report: &Report,
+) {
+    let kbs = if report.duration_s > 0.0 {
+        (bytes / 1024) as f64 / report.duration_s
+    } else {
+        0.0
+    };
+    let _ = writeln!(out, "  {name}:");
+    let _ = writeln!(out, "    throughput: {:.0}  # kB/s", kbs);
+    let _ = writeln!(out, "    IOPS: {:.0}", iops);
+    let _ = writeln!(out, "    latencies:  # usec");
+    let _ = writeln!(out, "      average: {:.0}", l.avg);
+    let _ = writeln!(out, "      p0.5: {:.0}", l.p50);
+    let _ = writeln!(out, "      p0.95: {:.0}", l.p95);
+    let _ = writeln!(out, "      p0.99: {:.0}", l.p99);
+    let _ = writeln!(out, "      p0.999: {:.0}", l.p999);
+    let _ = writeln!(out, "      max: {:.0}", l.max);
+    let _ = writeln!(out, "    stats:");
+    let _ = writeln!(out, "      total_requests: {ops}");
+}
+
+fn fmt_us(us: f64) -> String {
+    if us >= 100.0 {
+        format!("{us:.0}")
+    } else {
+        format!("{us:.1}")
+    }
+}
+
+fn write_table(out: &mut String, rows: &[Vec<String>]) {
+    let columns = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            // Names left-aligned, numbers right-aligned.
+            if c < 2 {
+                let _ = write!(line, "{cell:<w$}  ", w = widths[c]);
+            } else {
+                let _ = write!(line, "{cell:>w$}  ", w = widths[c]);
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// Process CPU time so far.
+pub fn cpu_usage() -> CpuUsage {
+    // SAFETY: rusage is plain data; getrusage fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return CpuUsage::default();
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    CpuUsage {
+        user_s: secs(usage.ru_utime),
+        sys_s: secs(usage.ru_stime),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::JobType;
+
+    fn sample_report() -> Report {
+        let job = Job::new("reads", JobType::RandRead);
+        let mut shards = Vec::new();
+        for shard in 0..2 {
+            let mut s = ShardJobStats {
+                shard,
+                ops: 1000,
+                bytes: 1000 * 4096,
+                ..Default::default()
+            };
+            for i in 0..1000u64 {
+                s.histograms
+                    .latency
+                    .record_ns(100_000 + i * (shard as u64 + 1));
+                s.histograms.disk.record_ns(90_000);
+            }
+            shards.push(s);
+        }
+        Report {
+            schema_version: SCHEMA_VERSION,
+            duration_s: 2.0,
+            requested_duration_s: 2.0,
+            shards: 2,
+            backend: "uring".into(),
+            direct_io: true,
+            stopped_early: None,
+            cpu: CpuUsage::default(),
+            eagain_retries: 0,
+            verify: None,
+            jobs: vec![JobReport::merge(&job, &shards, 2.0)],
+        }
+    }
+
+    #[test]
+    fn merge_sums_shards_and_rates_use_the_window() {
+        let r = sample_report();
+        let job = &r.jobs[0];
+        assert_eq!(job.ops, 2000);
+        assert_eq!(job.iops, 1000.0);
+        assert_eq!(job.per_shard.len(), 2);
+        assert_eq!(job.per_shard[1].iops, 500.0);
+        assert!(job.latency_us.p50 >= 100.0 && job.latency_us.max <= 102.1);
+    }
+
+    #[test]
+    fn json_has_the_documented_keys() {
+        let v: serde_json::Value = serde_json::from_str(&sample_report().to_json()).expect("json");
+        let job = &v["jobs"][0];
+        for key in [
+            "name",
+            "type",
+            "class",
+            "ops",
+            "bytes",
+            "iops",
+            "bandwidth_bytes_per_s",
+            "eagain_retries",
+        ] {
+            assert!(!job[key].is_null(), "missing {key}");
+        }
+        for slot in ["latency_us", "queue_latency_us", "disk_latency_us"] {
+            for p in ["avg", "p50", "p95", "p99", "p999", "max"] {
+                assert!(job[slot][p].is_number(), "missing {slot}.{p}");
+            }
+        }
+        assert!(v["cpu"]["user_s"].is_number() && v["cpu"]["sys_s"].is_number());
+    }
+
+    #[test]
+    fn yaml_is_valid_and_shaped_like_io_tester() {
+        let text = sample_report().to_io_tester_yaml();
+        let v: serde_yaml::Value = serde_yaml::from_str(&text).expect("valid YAML");
+        let shards = v.as_sequence().expect("a list of shards");
+        assert_eq!(shards.len(), 3);
+        let reads = &shards[0]["reads"];
+        assert!(reads["throughput"].as_f64().is_some(), "{text}");
+        assert!(reads["latencies"]["p0.999"].as_f64().is_some(), "{text}");
+        assert_eq!(shards[2]["shard"].as_str(), Some("all"));
+    }
+
+    #[test]
+    fn text_table_lists_all_percentiles() {
+        let text = sample_report().to_text();
+        for col in ["p50", "p95", "p99", "p99.9", "max", "reads"] {
+            assert!(text.contains(col), "{text}");
+        }
+    }
+}

@@ -1,0 +1,610 @@
+//! Running a [`Plan`]: shards, files, the measurement window, progress sampling, the report.
+//!
+//! [`run`] drives the real engine (io_uring or Linux AIO on files in a directory);
+//! [`run_with`] takes any [`DeviceFactory`], e.g. the simulated disk, so callers such as
+//! `weir tune` can drive the same jobs in simulation. Shards prepare their files, wait for one
+//! another, start together, and stop together when the duration ends, a shard fails, the
+//! caller's sampling callback says [`Control::Stop`], or SIGINT/SIGTERM arrives.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+use weir_engine::{Backend, DirectIo, EngineDevice, NowaitRetry};
+use weir_model::device::Device;
+
+use crate::driver::{self, Failure, JobRun, LoopOptions, StopSignal};
+use crate::hist::{LatencyHistogram, LatencySummary};
+use crate::job::{Plan, Prepare};
+use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
+use crate::setup;
+
+/// How to run a plan.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Where the files go (`test-<job>-<shard>`). None runs without files, which only a
+    /// simulated device supports.
+    pub dir: Option<PathBuf>,
+    pub duration: Duration,
+    /// Number of shards (threads, one per core); 0 means one per available core.
+    pub shards: usize,
+    pub backend: Backend,
+    /// Run through the page cache instead of O_DIRECT.
+    pub buffered: bool,
+    pub keep_files: bool,
+    /// Stamp every written block and check every read and, at the end, every file.
+    pub verify: bool,
+    /// Send requests with RWF_NOWAIT (EAGAIN is retried without it and counted).
+    pub nowait: bool,
+    /// How often the sampling callback runs (device time). None: never.
+    pub sample_interval: Option<Duration>,
+    /// Seeds offsets and Poisson arrivals (each job and shard derives its own stream).
+    pub seed: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            dir: None,
+            duration: Duration::from_secs(10),
+            shards: 0,
+            backend: Backend::Uring,
+            buffered: false,
+            keep_files: false,
+            verify: false,
+            nowait: true,
+            sample_interval: None,
+            seed: 0x5745_4952,
+        }
+    }
+}
+
+/// What the sampling callback sees: cumulative totals since the start.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Device time since the common start (shard 0's clock).
+    pub elapsed: Duration,
+    pub jobs: Vec<JobProgress>,
+}
+
+/// One job's totals so far, all shards.
+#[derive(Debug, Clone)]
+pub struct JobProgress {
+    pub name: String,
+    pub ops: u64,
+    pub bytes: u64,
+    /// Latency of every request so far.
+    pub latency_us: LatencySummary,
+    /// Latency of the requests completed since the previous sample.
+    pub recent_latency_us: LatencySummary,
+    pub recent_ops: u64,
+}
+
+/// The sampling callback's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Stop,
+}
+
+/// Why a run did not produce a full report.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The operator's input cannot work (bad plan, directory missing, not writable, read-only,
+    /// no O_DIRECT, misaligned request size). Nothing was measured. Exit code 2 in the CLI.
+    Usage(String),
+    /// Setting up failed for a reason outside the operator's input (backend, memory, disk
+    /// full while preparing files). Nothing was measured.
+    Setup(String),
+    /// The run started and then failed or was interrupted; `partial` holds what was measured
+    /// until then. Files were removed (unless kept).
+    Failed {
+        message: String,
+        interrupted: bool,
+        partial: Box<Report>,
+    },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Usage(m) | RunError::Setup(m) => f.write_str(m),
+            RunError::Failed { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Makes one device per shard. Implemented for the real engine ([`EngineFactory`]) and by
+/// callers for simulated disks.
+pub trait DeviceFactory: Sync {
+    type Device: Device;
+    /// A short name for reports ("uring", "aio", "sim").
+    fn name(&self) -> String;
+    /// Opens shard `shard`'s device for up to `depth` requests in flight.
+    fn open(&self, shard: usize, depth: u32) -> Result<Self::Device, String>;
+    /// EAGAIN retries the device performed so far (0 when it does not retry).
+    fn eagain_retries(&self, _device: &Self::Device) -> u64 {
+        0
+    }
+}
+
+/// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.
+pub struct EngineFactory {
+    pub backend: Backend,
+    pub nowait: bool,
+}
+
+impl DeviceFactory for EngineFactory {
+    type Device = NowaitRetry<EngineDevice>;
+
+    fn name(&self) -> String {
+        self.backend.as_str().to_string()
+    }
+
+    fn open(&self, _shard: usize, depth: u32) -> Result<Self::Device, String> {
+        let device = EngineDevice::open(self.backend, depth).map_err(|e| e.to_string())?;
+        Ok(NowaitRetry::new(device, self.nowait))
+    }
+
+    fn eagain_retries(&self, device: &Self::Device) -> u64 {
+        device.eagain_retries()
+    }
+}
+
+/// Runs `plan` on the real engine. `on_sample` is called every
+/// `options.sample_interval` with cumulative progress and may stop the run early (the report
+/// then covers the time until the stop). See [`run_with`].
+pub fn run(
+    plan: &Plan,
+    options: &RunOptions,
+    on_sample: &mut dyn FnMut(&Progress) -> Control,
+) -> Result<Report, RunError> {
+    let factory = EngineFactory {
+        backend: options.backend,
+        nowait: options.nowait,
+    };
+    run_with(plan, options, &factory, on_sample)
+}
+
+/// Runs `plan` on devices from `factory`.
+///
+/// Returns the full report, or [`RunError::Failed`] with the partial report when the run
+/// started and then failed (disk full, I/O error) or was interrupted. Data corruption found
+/// by `verify` is not an error here: it is in [`Report::verify`].
+pub fn run_with<F: DeviceFactory>(
+    plan: &Plan,
+    options: &RunOptions,
+    factory: &F,
+    on_sample: &mut dyn FnMut(&Progress) -> Control,
+) -> Result<Report, RunError> {
+    plan.validate()
+        .map_err(|e| RunError::Usage(e.to_string()))?;
+    let shard_count = if options.shards == 0 {
+        weir_engine::available_cores()
+    } else {
+        options.shards
+    };
+    let checked = setup::check(plan, options, shard_count)?;
+    let shared = Shared::new(plan, shard_count, options);
+    let (tick_tx, tick_rx) = mpsc::sync_channel::<u64>(0);
+    let (reply_tx, reply_rx) = mpsc::sync_channel::<bool>(1);
+    let results = std::thread::scope(|scope| {
+        let shared = &shared;
+        let checked = &checked;
+        let reply_rx = Mutex::new(reply_rx);
+        let tick_tx = Mutex::new(Some(tick_tx));
+        let worker = scope.spawn(move || {
+            let signal_parts = (&tick_tx, &reply_rx);
+            let out = weir_engine::spawn_shards(shard_count, |placement| {
+                let signal = ShardSignal {
+                    shard: placement.shard,
+                    shared,
+                    tick: if placement.shard == 0 {
+                        signal_parts.0.lock().ok().and_then(|mut t| t.take())
+                    } else {
+                        None
+                    },
+                    reply: signal_parts.1,
+                };
+                shard_main(placement.shard, plan, options, checked, factory, &signal)
+            });
+            // Dropping every sender ends the sampler loop below.
+            if let Ok(mut t) = tick_tx.lock() {
+                t.take();
+            }
+            out
+        });
+        while let Ok(elapsed_ns) = tick_rx.recv() {
+            let progress = shared.progress(plan, elapsed_ns);
+            let keep_going = on_sample(&progress) == Control::Continue;
+            if !keep_going {
+                shared.stopped_by_caller.store(true, Ordering::SeqCst);
+            }
+            let _ = reply_tx.send(keep_going);
+        }
+        worker.join()
+    });
+    let shard_results = match results {
+        Ok(Ok(r)) => r,
+        Ok(Err(panic)) => return Err(RunError::Setup(panic.to_string())),
+        Err(_) => return Err(RunError::Setup("the shard supervisor thread failed".into())),
+    };
+    assemble(
+        plan,
+        options,
+        factory,
+        &shared,
+        shard_count,
+        &checked,
+        shard_results,
+    )
+}
+
+/// What one shard hands back.
+pub(crate) struct ShardResult {
+    window_ns: u64,
+    eagain_retries: u64,
+    setup_error: Option<RunError>,
+    jobs: Vec<FinishedJob>,
+}
+
+struct FinishedJob {
+    index: usize,
+    stats: crate::report::ShardJobStats,
+    corruptions: Vec<crate::report::CorruptionReport>,
+    corruption_count: u64,
+    blocks_checked: u64,
+}
+
+fn shard_main<F: DeviceFactory>(
+    shard: usize,
+    plan: &Plan,
+    options: &RunOptions,
+    checked: &setup::Checked,
+    factory: &F,
+    signal: &ShardSignal,
+) -> ShardResult {
+    let mut result = ShardResult {
+        window_ns: 0,
+        eagain_retries: 0,
+        setup_error: None,
+        jobs: Vec::new(),
+    };
+    let prepared = setup::prepare_shard(shard, plan, options, checked, signal.shared.shard_count);
+    let setups = match prepared {
+        Ok(s) => s,
+        Err(e) => {
+            signal.shared.setup_failed.store(true, Ordering::SeqCst);
+            result.setup_error = Some(e);
+            return result;
+        }
+    };
+    let depth: u32 = setups
+        .iter()
+        .map(|s| s.pool.count() as u32)
+        .sum::<u32>()
+        .max(1);
+    let mut device = match factory.open(shard, depth) {
+        Ok(d) => d,
+        Err(e) => {
+            signal.shared.setup_failed.store(true, Ordering::SeqCst);
+            result.setup_error = Some(RunError::Setup(e));
+            return result;
+        }
+    };
+    let sampling = options.sample_interval.is_some();
+    let dsync_by_job = plan.jobs.iter().map(|j| j.dsync).collect();
+    let mut jobs: Vec<JobRun> = setups
+        .into_iter()
+        .map(|s| JobRun::new(s, shard, sampling))
+        .collect();
+    if !signal.shared.barrier() {
+        return result;
+    }
+    let loop_options = LoopOptions {
+        duration_ns: options.duration.as_nanos() as u64,
+        nowait: options.nowait,
+        dsync_by_job,
+    };
+    let outcome = driver::run_loop(&mut device, &mut jobs, &loop_options, signal);
+    result.window_ns = outcome.window_ns;
+    if outcome.device_broken {
+        // Requests may still be in the kernel: leak their buffers rather than free memory the
+        // kernel may still write into.
+        for job in jobs {
+            std::mem::forget(job);
+        }
+        return result;
+    }
+    if options.verify && signal.shared.failure().is_none() {
+        for job in jobs.iter_mut() {
+            if let Err(f) = driver::final_verify_pass(&mut device, job) {
+                signal.fail(f);
+                break;
+            }
+        }
+    }
+    result.eagain_retries = factory.eagain_retries(&device);
+    let single_job = jobs.len() == 1;
+    for mut job in jobs {
+        if let Some(file) = &mut job.file {
+            if let Err(e) = file.finish() {
+                signal.fail(Failure::Io {
+                    job: job.job.name.clone(),
+                    detail: e.to_string(),
+                });
+            }
+            job.stats.file_bytes = file.file().metadata().map(|m| m.len()).unwrap_or_default();
+        }
+        if single_job {
+            job.stats.eagain_retries = result.eagain_retries;
+        }
+        result.jobs.push(FinishedJob {
+            index: job.index,
+            stats: std::mem::take(&mut job.stats),
+            corruptions: std::mem::take(&mut job.corruptions),
+            corruption_count: job.corruption_count,
+            blocks_checked: job.blocks_checked,
+        });
+        // Dropping the job closes (and, unless kept, removes) its file.
+    }
+    drop(device);
+    result
+}
+
+fn assemble<F: DeviceFactory>(
+    plan: &Plan,
+    options: &RunOptions,
+    factory: &F,
+    shared: &Shared,
+    shard_count: usize,
+    checked: &setup::Checked,
+    mut shard_results: Vec<ShardResult>,
+) -> Result<Report, RunError> {
+    if let Some(e) = shard_results.iter_mut().find_map(|r| r.setup_error.take()) {
+        return Err(e);
+    }
+    let window_ns = shard_results.iter().map(|r| r.window_ns).max().unwrap_or(0);
+    let window_s = window_ns as f64 / 1e9;
+    let mut jobs = Vec::with_capacity(plan.jobs.len());
+    let mut verify = options.verify.then(VerifyReport::default);
+    for (index, job) in plan.jobs.iter().enumerate() {
+        let mut per_shard = Vec::new();
+        for r in &shard_results {
+            for finished in r.jobs.iter().filter(|f| f.index == index) {
+                per_shard.push(finished.stats.clone());
+                if let Some(v) = &mut verify {
+                    v.blocks_checked += finished.blocks_checked;
+                    v.corruptions += finished.corruption_count;
+                    v.first.extend(finished.corruptions.iter().cloned());
+                }
+            }
+        }
+        jobs.push(JobReport::merge(job, &per_shard, window_s));
+    }
+    let interrupted = weir_engine::interrupt::requested();
+    let failure = shared.failure();
+    let stopped_early = if let Some(f) = &failure {
+        Some(f.to_string())
+    } else if interrupted {
+        Some("interrupted (SIGINT or SIGTERM)".to_string())
+    } else if shared.stopped_by_caller.load(Ordering::SeqCst) {
+        Some("stopped by the caller".to_string())
+    } else {
+        None
+    };
+    let report = Report {
+        schema_version: SCHEMA_VERSION,
+        duration_s: window_s,
+        requested_duration_s: options.duration.as_secs_f64(),
+        shards: shard_count,
+        backend: factory.name(),
+        direct_io: checked.direct_io,
+        stopped_early,
+        cpu: cpu_usage(),
+        eagain_retries: shard_results.iter().map(|r| r.eagain_retries).sum(),
+        verify,
+        jobs,
+    };
+    match failure {
+        Some(f) => Err(RunError::Failed {
+            message: f.to_string(),
+            interrupted: false,
+            partial: Box::new(report),
+        }),
+        None if interrupted => Err(RunError::Failed {
+            message: "interrupted by SIGINT/SIGTERM: the run stopped early; the results above \
+                      cover the time until the signal, and the files were removed"
+                .to_string(),
+            interrupted: true,
+            partial: Box::new(report),
+        }),
+        None => Ok(report),
+    }
+}
+
+/// State shared by all shards and the sampler.
+struct Shared {
+    shard_count: usize,
+    stop: AtomicBool,
+    stopped_by_caller: AtomicBool,
+    setup_failed: AtomicBool,
+    ready: AtomicUsize,
+    failure: Mutex<Option<Failure>>,
+    sample_interval_ns: Option<u64>,
+    /// Indexed [shard][job]; a job not on a shard stays empty.
+    published: Vec<Vec<Mutex<Published>>>,
+}
+
+#[derive(Default)]
+struct Published {
+    ops: u64,
+    bytes: u64,
+    latency: LatencyHistogram,
+    recent: LatencyHistogram,
+    recent_ops: u64,
+}
+
+impl Shared {
+    fn new(plan: &Plan, shard_count: usize, options: &RunOptions) -> Shared {
+        let sampling = options.sample_interval.is_some();
+        let published = (0..shard_count)
+            .map(|_| {
+                plan.jobs
+                    .iter()
+                    .map(|_| Mutex::new(Published::default()))
+                    .take(if sampling { plan.jobs.len() } else { 0 })
+                    .collect()
+            })
+            .collect();
+        Shared {
+            shard_count,
+            stop: AtomicBool::new(false),
+            stopped_by_caller: AtomicBool::new(false),
+            setup_failed: AtomicBool::new(false),
+            ready: AtomicUsize::new(0),
+            failure: Mutex::new(None),
+            sample_interval_ns: options
+                .sample_interval
+                .map(|d| (d.as_nanos() as u64).max(1_000_000)),
+            published,
+        }
+    }
+
+    /// Waits until every shard is ready. False when another shard failed its setup.
+    fn barrier(&self) -> bool {
+        self.ready.fetch_add(1, Ordering::SeqCst);
+        loop {
+            if self.setup_failed.load(Ordering::SeqCst) || weir_engine::interrupt::requested() {
+                return false;
+            }
+            if self.ready.load(Ordering::SeqCst) >= self.shard_count {
+                return true;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    fn failure(&self) -> Option<Failure> {
+        self.failure.lock().ok().and_then(|f| f.clone())
+    }
+
+    fn progress(&self, plan: &Plan, elapsed_ns: u64) -> Progress {
+        let jobs = plan
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(index, job)| {
+                let mut ops = 0;
+                let mut bytes = 0;
+                let mut recent_ops = 0;
+                let mut latency = LatencyHistogram::new();
+                let mut recent = LatencyHistogram::new();
+                for shard in &self.published {
+                    if let Some(Ok(mut p)) = shard.get(index).map(Mutex::lock) {
+                        ops += p.ops;
+                        bytes += p.bytes;
+                        recent_ops += p.recent_ops;
+                        latency.add(&p.latency);
+                        recent.add(&p.recent);
+                        p.recent.reset();
+                        p.recent_ops = 0;
+                    }
+                }
+                JobProgress {
+                    name: job.name.clone(),
+                    ops,
+                    bytes,
+                    latency_us: latency.summary_us(),
+                    recent_latency_us: recent.summary_us(),
+                    recent_ops,
+                }
+            })
+            .collect();
+        Progress {
+            elapsed: Duration::from_nanos(elapsed_ns),
+            jobs,
+        }
+    }
+}
+
+/// One shard's view of the shared state, handed to the driver loop.
+struct ShardSignal<'a> {
+    shard: usize,
+    shared: &'a Shared,
+    /// Shard 0 only: tells the sampler a sample point has come.
+    tick: Option<mpsc::SyncSender<u64>>,
+    reply: &'a Mutex<mpsc::Receiver<bool>>,
+}
+
+impl StopSignal for ShardSignal<'_> {
+    fn should_stop(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed) || weir_engine::interrupt::requested()
+    }
+
+    fn fail(&self, failure: Failure) {
+        if let Ok(mut f) = self.shared.failure.lock() {
+            f.get_or_insert(failure);
+        }
+        self.shared.stop.store(true, Ordering::SeqCst);
+    }
+
+    fn sample(&self, elapsed_ns: u64, jobs: &[JobRun]) -> bool {
+        if let Some(row) = self.shared.published.get(self.shard) {
+            for job in jobs {
+                if let (Some(Ok(mut p)), Some(recent)) =
+                    (row.get(job.index).map(Mutex::lock), &job.recent)
+                {
+                    p.ops = job.stats.ops;
+                    p.bytes = job.stats.bytes;
+                    p.latency.add(&recent.latency);
+                    p.recent.add(&recent.latency);
+                    p.recent_ops += recent.latency.count();
+                }
+            }
+        }
+        let Some(tick) = &self.tick else {
+            return !self.should_stop();
+        };
+        if tick.send(elapsed_ns).is_err() {
+            return !self.should_stop();
+        }
+        let keep_going = self
+            .reply
+            .lock()
+            .ok()
+            .and_then(|rx| rx.recv().ok())
+            .unwrap_or(true);
+        if !keep_going {
+            self.shared.stop.store(true, Ordering::SeqCst);
+        }
+        keep_going
+    }
+
+    fn sample_interval_ns(&self) -> Option<u64> {
+        self.shared.sample_interval_ns
+    }
+}
+
+/// The engine's preparation mode for a job's.
+pub(crate) fn engine_prepare(p: Prepare) -> weir_engine::Prepare {
+    match p {
+        Prepare::Overwrite => weir_engine::Prepare::Overwrite,
+        Prepare::Append => weir_engine::Prepare::Append,
+        Prepare::Pretruncate => weir_engine::Prepare::Pretruncate,
+        Prepare::Fallocate => weir_engine::Prepare::Fallocate,
+        Prepare::Sloppy => weir_engine::Prepare::Sloppy,
+    }
+}
+
+pub(crate) fn direct_policy(options: &RunOptions) -> DirectIo {
+    if options.buffered {
+        DirectIo::Disabled
+    } else {
+        DirectIo::Required
+    }
+}

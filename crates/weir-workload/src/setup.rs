@@ -1,0 +1,223 @@
+//! Before the run: checks that turn operator mistakes into usage errors with a fix, and the
+//! per-shard preparation of files and buffers.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use weir_engine::align::DEFAULT_ALIGN_BYTES;
+use weir_engine::{
+    AlignmentSource, DioAlignment, DmaBufferPool, FileError, PrepareOptions, PreparedFile,
+};
+
+use crate::driver::JobSetup;
+use crate::job::{Plan, ShardSet};
+use crate::run::{direct_policy, engine_prepare, RunError, RunOptions};
+use crate::verify::VERIFY_BLOCK_BYTES;
+
+/// Facts established by [`check`].
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub direct_io: bool,
+    pub alignment: DioAlignment,
+}
+
+/// Checks the directory and the plan against it. Every error is a usage error naming the fix.
+pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Checked, RunError> {
+    let usage = |m: String| Err(RunError::Usage(m));
+    for job in &plan.jobs {
+        if let ShardSet::List(list) = &job.shards {
+            if let Some(bad) = list.iter().find(|s| **s >= shard_count) {
+                return usage(format!(
+                    "job `{}` lists shard {bad}, but this run has {shard_count} shard(s) \
+                     (0..{}); raise --shards or change the job's `shards`",
+                    job.name,
+                    shard_count - 1
+                ));
+            }
+        }
+        if options.verify && job.request_bytes as usize % VERIFY_BLOCK_BYTES != 0 {
+            return usage(format!(
+                "job `{}`: --verify needs request sizes that are multiples of {VERIFY_BLOCK_BYTES} \
+                 bytes (reqsize is {} bytes)",
+                job.name, job.request_bytes
+            ));
+        }
+    }
+    let Some(dir) = &options.dir else {
+        if options.verify {
+            return usage("--verify needs real files: give a directory".into());
+        }
+        return Ok(Checked {
+            direct_io: !options.buffered,
+            alignment: DioAlignment {
+                mem_align_bytes: DEFAULT_ALIGN_BYTES,
+                offset_align_bytes: 512,
+                source: AlignmentSource::Default,
+            },
+        });
+    };
+    check_directory(dir)?;
+    let alignment = weir_engine::dio_alignment(dir).map_err(|errno| {
+        RunError::Usage(format!(
+            "cannot open the directory {}: {}",
+            dir.display(),
+            weir_engine::describe_errno(errno)
+        ))
+    })?;
+    if !options.buffered {
+        let align = alignment.offset_align_bytes.max(1);
+        for job in &plan.jobs {
+            if job.request_bytes % align != 0 {
+                let below = job.request_bytes / align * align;
+                let above = below + align;
+                let nearest = if below == 0 {
+                    format!("{above}")
+                } else {
+                    format!("{below} or {above}")
+                };
+                return usage(format!(
+                    "job `{}`: shard_info.reqsize {} bytes is not a multiple of the direct-I/O \
+                     alignment of {} ({align} bytes, from {}); use {nearest} bytes, or pass \
+                     --buffered to run through the page cache",
+                    job.name,
+                    job.request_bytes,
+                    dir.display(),
+                    alignment.source.as_str()
+                ));
+            }
+        }
+    }
+    Ok(Checked {
+        direct_io: !options.buffered,
+        alignment,
+    })
+}
+
+fn check_directory(dir: &Path) -> Result<(), RunError> {
+    let shown = dir.display();
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(RunError::Usage(format!(
+                "the directory {shown} does not exist: create it (mkdir -p {shown}) or pass \
+                 another --dir"
+            )))
+        }
+        Err(e) => {
+            return Err(RunError::Usage(format!(
+                "cannot inspect the directory {shown}: {e}; pass another --dir"
+            )))
+        }
+    };
+    if !meta.is_dir() {
+        return Err(RunError::Usage(format!(
+            "{shown} is not a directory: --dir takes the directory where weir creates its test \
+             files"
+        )));
+    }
+    let c_path = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| RunError::Usage(format!("{shown}: the path contains a NUL byte")))?;
+    // SAFETY: statvfs is plain data; the path is NUL-terminated.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers.
+    if unsafe { libc::statvfs(c_path.as_ptr(), &mut vfs) } == 0 && vfs.f_flag & libc::ST_RDONLY != 0
+    {
+        return Err(RunError::Usage(format!(
+            "{shown} is on a read-only filesystem: pass a --dir on a writable filesystem, or \
+             remount it read-write (mount -o remount,rw <mountpoint>)"
+        )));
+    }
+    // SAFETY: valid NUL-terminated path.
+    if unsafe { libc::access(c_path.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        let errno = std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EACCES);
+        if errno == libc::EROFS {
+            return Err(RunError::Usage(format!(
+                "{shown} is on a read-only filesystem: pass a --dir on a writable filesystem, \
+                 or remount it read-write"
+            )));
+        }
+        return Err(RunError::Usage(format!(
+            "the directory {shown} is not writable by this user ({}): fix its permissions \
+             (chmod u+w {shown}, or chown it) or pass another --dir",
+            weir_engine::errno_name(errno)
+        )));
+    }
+    Ok(())
+}
+
+/// Prepares the files and buffers of every job placed on `shard`.
+pub fn prepare_shard(
+    shard: usize,
+    plan: &Plan,
+    options: &RunOptions,
+    checked: &Checked,
+    shard_count: usize,
+) -> Result<Vec<JobSetup>, RunError> {
+    let mut setups = Vec::new();
+    for (index, job) in plan.jobs.iter().enumerate() {
+        if !job.shards.contains(shard) {
+            continue;
+        }
+        let data_bytes = job.data_per_shard_bytes(shard_count);
+        let file_name = weir_engine::data_file_name(&job.name, shard as u32);
+        let (file, alignment, prefilled) = match &options.dir {
+            Some(dir) => {
+                let mut opts =
+                    PrepareOptions::new(engine_prepare(job.prepare()), data_bytes.unwrap_or(0));
+                opts.direct = direct_policy(options);
+                opts.keep = options.keep_files;
+                opts.reuse_existing = true;
+                opts.backend = options.backend;
+                if let Some(hint) = job.sloppy_size_hint_bytes {
+                    opts.sloppy_size_hint_bytes = hint;
+                }
+                let file =
+                    PreparedFile::create(dir, &job.name, shard as u32, &opts).map_err(classify)?;
+                let alignment = file.alignment();
+                let prefilled = job.prepare() == crate::job::Prepare::Overwrite;
+                (Some(file), alignment, prefilled)
+            }
+            None => (None, checked.alignment, false),
+        };
+        let fd = file.as_ref().map_or(-1, PreparedFile::fd);
+        let file_name = file
+            .as_ref()
+            .map_or(file_name, |f| f.path().display().to_string());
+        let buffer_bytes = job.request_bytes as usize;
+        let pool = DmaBufferPool::new(job.max_in_flight() as usize, buffer_bytes, &alignment)
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+        setups.push(JobSetup {
+            job: job.clone(),
+            index,
+            fd,
+            file,
+            file_name,
+            data_bytes,
+            prefilled,
+            pool,
+            verify: options.verify,
+            seed: options.seed ^ (index as u64).wrapping_mul(0x9e37_79b9) ^ ((shard as u64) << 40),
+        });
+    }
+    Ok(setups)
+}
+
+/// Operator-fixable file errors are usage errors; the rest are setup failures.
+fn classify(e: FileError) -> RunError {
+    let usage = match &e {
+        FileError::DirectIoUnsupported { .. } | FileError::MisalignedSize { .. } => true,
+        FileError::Os { errno, .. } => matches!(
+            *errno,
+            libc::ENOENT | libc::EACCES | libc::EPERM | libc::EROFS | libc::ENOTDIR
+        ),
+        _ => false,
+    };
+    if usage {
+        RunError::Usage(e.to_string())
+    } else {
+        RunError::Setup(e.to_string())
+    }
+}
