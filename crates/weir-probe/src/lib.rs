@@ -16,6 +16,7 @@ pub mod doctor;
 pub mod facts;
 pub mod fs;
 pub mod mountinfo;
+pub mod qualify;
 pub mod stack;
 pub mod sysroot;
 

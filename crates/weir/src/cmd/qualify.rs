@@ -1,10 +1,180 @@
-//! `weir qualify` (placeholder: replaced by the change that implements it).
+//! `weir qualify DIR`: fsqual, extended (see docs/probe.md and weir_probe::qualify).
 
+use std::path::PathBuf;
+
+use weir_probe::qualify::{qualify, QualifyOptions, TestResult, Verdict};
+
+use crate::cmd::doctor::probe;
 use crate::error::{CliError, CliResult};
 
-#[derive(clap::Args)]
-pub struct QualifyArgs {}
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineChoice {
+    Aio,
+    Uring,
+    Both,
+}
 
-pub fn run(_args: QualifyArgs) -> CliResult {
-    Err(CliError::usage("`weir qualify` is not built yet"))
+#[derive(clap::Args)]
+pub struct QualifyArgs {
+    /// The directory to qualify (scratch files are created unlinked and vanish on exit).
+    pub dir: PathBuf,
+    /// Print the results as JSON (schema in docs/probe.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Requests per context-switch and io-wq test (fsqual uses 10000).
+    #[arg(long, default_value_t = 4096)]
+    pub ios: u64,
+    /// Requests per RWF_NOWAIT test (EAGAINs are reported per 1000).
+    #[arg(long, default_value_t = 1000)]
+    pub nowait_ios: u64,
+    /// Request size (binary suffixes: 4k, 128k).
+    #[arg(long, default_value = "4k")]
+    pub request_size: String,
+    /// Which submission interface to test.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Both)]
+    pub engine: EngineChoice,
+}
+
+pub fn run(args: QualifyArgs) -> CliResult {
+    let request_bytes = weir_model::units::parse_size(&args.request_size)
+        .map_err(|e| CliError::usage(format!("--request-size {}: {e}", args.request_size)))?;
+    if request_bytes == 0 || request_bytes % 512 != 0 || request_bytes > (16 << 20) {
+        return Err(CliError::usage(format!(
+            "--request-size {}: must be a multiple of 512 B between 512 B and 16 MiB (direct I/O sizes)",
+            args.request_size
+        )));
+    }
+    if args.ios == 0 || args.nowait_ios == 0 {
+        return Err(CliError::usage("--ios and --nowait-ios must be at least 1"));
+    }
+    // The facts are context for the verdicts; a probe failure other than a bad directory is
+    // reported and the tests still run.
+    let facts = match probe(&args.dir, None) {
+        Ok(f) => Some(f),
+        Err(CliError::Usage(m)) => return Err(CliError::Usage(m)),
+        Err(e) => {
+            eprintln!("weir: warning: {e}");
+            None
+        }
+    };
+    let opts = QualifyOptions {
+        ios: args.ios,
+        nowait_ios: args.nowait_ios,
+        request_bytes: request_bytes as u32,
+        aio: args.engine != EngineChoice::Uring,
+        uring: args.engine != EngineChoice::Aio,
+    };
+    let fs_check = facts.as_ref().map(|f| {
+        weir_probe::checks(f)
+            .into_iter()
+            .find(|c| c.id == "fs.type")
+    });
+    if let Some(Some(c)) = &fs_check {
+        if c.status != weir_probe::Status::Pass && !args.json {
+            eprintln!("weir: note: {}", c.summary);
+        }
+    }
+    let results = qualify(&args.dir, &opts);
+    let kernel = kernel_release();
+    if args.json {
+        let doc = serde_json::json!({
+            "path": args.dir.display().to_string(),
+            "kernel": kernel,
+            "filesystem": facts.as_ref().map(|f| &f.filesystem),
+            "device_stack": facts.as_ref().and_then(|f| f.stack.as_ref()).map(|s| s.chain()),
+            "request_bytes": request_bytes,
+            "results": results,
+        });
+        let text = serde_json::to_string_pretty(&doc)
+            .map_err(|e| CliError::runtime(format!("cannot encode JSON: {e}")))?;
+        println!("{text}");
+    } else {
+        print!(
+            "{}",
+            render_text(&args.dir, &kernel, facts.as_ref(), &results)
+        );
+    }
+    let bad = results.iter().filter(|r| r.verdict == Verdict::Bad).count();
+    let errors: Vec<&TestResult> = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Error)
+        .collect();
+    if let Some(first) = errors.first() {
+        return Err(CliError::runtime(format!(
+            "{} test(s) could not run in {}; first: {}: {}",
+            errors.len(),
+            args.dir.display(),
+            first.id,
+            first.error.as_deref().unwrap_or("?")
+        )));
+    }
+    if bad > 0 {
+        return Err(CliError::runtime(format!(
+            "{bad} test(s) BAD in {}: see each one's meaning above",
+            args.dir.display()
+        )));
+    }
+    Ok(())
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn metric_label(metric: &str) -> &str {
+    match metric {
+        "context_switches_per_io" => "switches/IO",
+        "eagain_per_1000" => "EAGAIN/1000",
+        "iowq_switches_per_io" => "io-wq sleeps/IO",
+        "submit_us_p99" => "submit p99 us",
+        other => other,
+    }
+}
+
+fn render_text(
+    dir: &std::path::Path,
+    kernel: &str,
+    facts: Option<&weir_probe::PathFacts>,
+    results: &[TestResult],
+) -> String {
+    let mut s = format!("weir qualify {} (kernel {kernel})\n", dir.display());
+    if let Some(f) = facts {
+        s.push_str(&format!(
+            "  filesystem: {} block {} B on {}\n",
+            f.filesystem.fs_type,
+            f.filesystem.block_bytes,
+            f.stack
+                .as_ref()
+                .map_or_else(|| "no block device".into(), |n| n.chain())
+        ));
+    }
+    s.push_str(&format!(
+        "\n{:<40} {:<16} {:>10} {:>9}  {}\n",
+        "TEST", "METRIC", "VALUE", "THRESHOLD", "VERDICT"
+    ));
+    for r in results {
+        let value = if r.value.is_nan() {
+            "-".to_string()
+        } else if r.metric == "eagain_per_1000" || r.metric == "submit_us_p99" {
+            format!("{:.0}", r.value)
+        } else {
+            format!("{:.3}", r.value)
+        };
+        s.push_str(&format!(
+            "{:<40} {:<16} {:>10} {:>9}  {}\n",
+            r.id,
+            metric_label(&r.metric),
+            value,
+            r.threshold,
+            r.verdict.as_str()
+        ));
+    }
+    s.push_str("\nWhat it means:\n");
+    for r in results {
+        let text = r.error.as_deref().unwrap_or(&r.meaning);
+        s.push_str(&format!("  {:<5} {}: {}\n", r.verdict.as_str(), r.id, text));
+    }
+    s
 }

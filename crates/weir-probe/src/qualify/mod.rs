@@ -1,0 +1,264 @@
+//! Filesystem qualification (fsqual, extended): does this filesystem really perform direct
+//! I/O asynchronously, or does it block the submitting thread?
+//!
+//! Linux AIO: the kernel silently turns an asynchronous request that must wait (an appending
+//! write on a filesystem that serializes size changes) into a synchronous one, so `io_submit`
+//! sleeps. We count the submitting thread's voluntary context switches
+//! (`getrusage(RUSAGE_THREAD).ru_nvcsw`) around each `io_submit`: GOOD below 0.1 per I/O.
+//!
+//! io_uring never blocks the submitter that way: a request that would block is handed to an
+//! io-wq kernel worker thread. So for io_uring we measure what does reveal blocking: EAGAIN
+//! answers under RWF_NOWAIT, the context switches of the `iou-wrk-*` worker threads (each
+//! punted request that sleeps switches at least once), and the submission latency (inline work
+//! done inside `io_uring_enter`).
+//!
+//! RWF_NOWAIT effectiveness: a thread-per-core engine submits with RWF_NOWAIT and retries from a
+//! helper thread on EAGAIN; we count EAGAINs per 1000 writes (GOOD at most 1, fsqual's rule).
+
+mod aio;
+pub mod file;
+mod uring;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+pub use file::Layout;
+
+/// A verdict with the number behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    Good,
+    Bad,
+    /// The test could not run (the error says why).
+    Error,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Good => "GOOD",
+            Verdict::Bad => "BAD",
+            Verdict::Error => "ERROR",
+        }
+    }
+}
+
+/// What a test does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    Append,
+    PretruncateFill,
+    PreallocFill,
+    Overwrite,
+    Read,
+}
+
+impl Workload {
+    fn layout(self) -> Layout {
+        match self {
+            Workload::Append => Layout::Append,
+            Workload::PretruncateFill => Layout::Pretruncate,
+            Workload::PreallocFill => Layout::Preallocate,
+            Workload::Overwrite | Workload::Read => Layout::Written,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Workload::Append => "append",
+            Workload::PretruncateFill => "pretruncate_fill",
+            Workload::PreallocFill => "prealloc_fill",
+            Workload::Overwrite => "overwrite",
+            Workload::Read => "read",
+        }
+    }
+}
+
+/// The measured details of one test (fields that do not apply are absent).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Measurements {
+    pub ios: u64,
+    /// Voluntary context switches of the submitting thread inside io_submit (AIO).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submitter_switches: Option<u64>,
+    /// EAGAIN answers under RWF_NOWAIT.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eagain: Option<u64>,
+    /// Distinct io-wq worker threads seen during the test (io_uring).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iowq_workers: Option<u64>,
+    /// Voluntary context switches of those workers during the test (a lower bound: a worker
+    /// that exits between samples takes its count with it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iowq_switches: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submit_us_p50: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submit_us_p99: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submit_us_max: Option<f64>,
+}
+
+/// One qualification test's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestResult {
+    /// Stable id, e.g. `aio.append.depth1`, `uring.nowait.overwrite` (docs/probe.md).
+    pub id: String,
+    /// `linux-aio` or `io_uring`.
+    pub engine: String,
+    pub workload: Workload,
+    pub depth: u32,
+    pub dsync: bool,
+    pub nowait: bool,
+    /// What `value` measures, e.g. `context_switches_per_io`, `eagain_per_1000`.
+    pub metric: String,
+    pub value: f64,
+    /// GOOD when `value` is below this (or at most, for EAGAIN counts).
+    pub threshold: f64,
+    pub verdict: Verdict,
+    pub measurements: Measurements,
+    /// What the verdict means for the user.
+    pub meaning: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Options for a qualification run.
+#[derive(Debug, Clone)]
+pub struct QualifyOptions {
+    /// Requests per context-switch test (fsqual uses 10000).
+    pub ios: u64,
+    /// Requests per RWF_NOWAIT test.
+    pub nowait_ios: u64,
+    pub request_bytes: u32,
+    /// Run the Linux AIO tests.
+    pub aio: bool,
+    /// Run the io_uring tests.
+    pub uring: bool,
+}
+
+impl Default for QualifyOptions {
+    fn default() -> Self {
+        QualifyOptions {
+            ios: 4096,
+            nowait_ios: 1000,
+            request_bytes: 4096,
+            aio: true,
+            uring: true,
+        }
+    }
+}
+
+/// Why a test could not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QualifyError {
+    /// The directory refused the scratch file (permission, read-only).
+    Open(String),
+    /// The filesystem or kernel lacks a feature (O_DIRECT, fallocate, io_uring, RWF_NOWAIT).
+    Unsupported(String),
+    /// Preparing the test failed (allocation, prefill).
+    Setup(String),
+    /// A request failed with an errno that is not part of the test.
+    Io(String),
+}
+
+impl QualifyError {
+    pub fn from_open(dir: &Path, e: &std::io::Error) -> Self {
+        let errno = e.raw_os_error().unwrap_or(0);
+        let name = weir_engine::errno_name(errno);
+        match errno {
+            libc::EINVAL => QualifyError::Unsupported(format!(
+                "{}: the filesystem refuses O_DIRECT ({name}); weir needs direct I/O: use XFS or ext4",
+                dir.display()
+            )),
+            libc::EACCES | libc::EPERM => QualifyError::Open(format!(
+                "{}: no permission to create a scratch file ({name}); run as a user that can write there",
+                dir.display()
+            )),
+            libc::EROFS => QualifyError::Open(format!(
+                "{}: read-only filesystem ({name}); qualify writes scratch files, remount read-write",
+                dir.display()
+            )),
+            _ => QualifyError::Open(format!("{}: cannot create a scratch file: {name} ({e})", dir.display())),
+        }
+    }
+}
+
+impl std::fmt::Display for QualifyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QualifyError::Open(m)
+            | QualifyError::Unsupported(m)
+            | QualifyError::Setup(m)
+            | QualifyError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for QualifyError {}
+
+pub(crate) const SWITCH_THRESHOLD: f64 = 0.1;
+pub(crate) const EAGAIN_THRESHOLD_PER_1000: f64 = 1.0;
+/// p99 submission latency above which io_uring's inline work counts as blocking: a
+/// thread-per-core reactor's task quota is about 500 µs, and one submit should not eat a fifth.
+pub(crate) const SUBMIT_P99_THRESHOLD_US: f64 = 100.0;
+
+/// Runs every enabled test in `dir`, in order, and returns all results (failed tests carry
+/// `Verdict::Error` and the reason; later tests still run).
+pub fn qualify(dir: &Path, opts: &QualifyOptions) -> Vec<TestResult> {
+    let mut out = Vec::new();
+    if opts.aio {
+        out.extend(aio::run_all(dir, opts));
+    }
+    if opts.uring {
+        out.extend(uring::run_all(dir, opts));
+    }
+    out
+}
+
+pub(crate) fn verdict(value: f64, threshold: f64, inclusive: bool) -> Verdict {
+    let good = if inclusive {
+        value <= threshold
+    } else {
+        value < threshold
+    };
+    if good {
+        Verdict::Good
+    } else {
+        Verdict::Bad
+    }
+}
+
+/// Fills in an error result for a test that could not run.
+pub(crate) fn error_result(mut base: TestResult, e: &QualifyError) -> TestResult {
+    base.verdict = Verdict::Error;
+    base.value = f64::NAN;
+    base.error = Some(e.to_string());
+    base.meaning = "the test did not run; see the error".into();
+    base
+}
+
+/// The voluntary context switches of the calling thread so far.
+pub(crate) fn thread_nvcsw() -> u64 {
+    // SAFETY: rusage is plain data; getrusage writes it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointer; RUSAGE_THREAD is Linux-specific and always available there.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    if rc == 0 {
+        ru.ru_nvcsw as u64
+    } else {
+        0
+    }
+}
+
+/// Percentile of sorted microsecond samples (nearest rank).
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}

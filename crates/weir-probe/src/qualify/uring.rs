@@ -1,0 +1,381 @@
+//! The io_uring tests: RWF_NOWAIT's EAGAIN rate, work punted to io-wq workers, and submission
+//! latency.
+
+use std::collections::HashMap;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::Instant;
+
+use io_uring::{opcode, types, IoUring};
+
+use super::aio::nowait_meaning;
+use super::file::{scratch_file, AlignedBuf};
+use super::{
+    error_result, percentile, verdict, Measurements, QualifyError, QualifyOptions, TestResult,
+    Verdict, Workload, EAGAIN_THRESHOLD_PER_1000, SUBMIT_P99_THRESHOLD_US, SWITCH_THRESHOLD,
+};
+
+/// The punt tests, in report order: (workload, depth).
+const PUNT_TESTS: &[(Workload, u32)] = &[
+    (Workload::Append, 1),
+    (Workload::Append, 3),
+    (Workload::PretruncateFill, 3),
+    (Workload::Overwrite, 3),
+];
+
+pub(super) fn run_all(dir: &Path, opts: &QualifyOptions) -> Vec<TestResult> {
+    let mut out: Vec<TestResult> = [
+        Workload::Append,
+        Workload::PretruncateFill,
+        Workload::Overwrite,
+    ]
+    .into_iter()
+    .map(|w| nowait_test(dir, opts, w))
+    .collect();
+    for &(w, depth) in PUNT_TESTS {
+        out.extend(punt_test(dir, opts, w, depth));
+    }
+    out
+}
+
+fn base(
+    id: String,
+    workload: Workload,
+    depth: u32,
+    nowait: bool,
+    metric: &str,
+    threshold: f64,
+) -> TestResult {
+    TestResult {
+        id,
+        engine: "io_uring".into(),
+        workload,
+        depth,
+        dsync: false,
+        nowait,
+        metric: metric.into(),
+        value: 0.0,
+        threshold,
+        verdict: Verdict::Error,
+        measurements: Measurements::default(),
+        meaning: String::new(),
+        error: None,
+    }
+}
+
+fn new_ring(entries: u32) -> Result<IoUring, QualifyError> {
+    IoUring::new(entries.max(4)).map_err(|e| {
+        let errno = e.raw_os_error().unwrap_or(0);
+        let name = weir_engine::errno_name(errno);
+        match errno {
+            libc::EPERM => QualifyError::Unsupported(format!(
+                "io_uring_setup: {name}: io_uring is disabled for this process; allow it: sysctl kernel.io_uring_disabled=0"
+            )),
+            libc::ENOSYS => QualifyError::Unsupported(format!("io_uring_setup: {name}: this kernel has no io_uring (5.1+)")),
+            _ => QualifyError::Io(format!("io_uring_setup: {name} ({e})")),
+        }
+    })
+}
+
+/// One request per entry; returns the CQE results in submission order.
+fn run_batch(
+    ring: &mut IoUring,
+    entries: &[io_uring::squeue::Entry],
+    submit_us: &mut Vec<f64>,
+) -> Result<Vec<i32>, QualifyError> {
+    {
+        let mut sq = ring.submission();
+        for e in entries {
+            // SAFETY: each entry's buffer is owned by the caller and outlives the completion
+            // we wait for below, before returning.
+            unsafe { sq.push(e) }
+                .map_err(|_| QualifyError::Setup("submission queue full".into()))?;
+        }
+    }
+    let t0 = Instant::now();
+    ring.submit()
+        .map_err(|e| QualifyError::Io(format!("io_uring_enter (submit): {e}")))?;
+    submit_us.push(t0.elapsed().as_secs_f64() * 1e6);
+    let mut results = vec![0i32; entries.len()];
+    let mut got = 0;
+    while got < entries.len() {
+        match ring.submit_and_wait(1) {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) => return Err(QualifyError::Io(format!("io_uring_enter (wait): {e}"))),
+        }
+        for cqe in ring.completion() {
+            let idx = cqe.user_data() as usize;
+            if idx < results.len() {
+                results[idx] = cqe.result();
+                got += 1;
+            }
+        }
+    }
+    Ok(results)
+}
+
+fn write_entry(
+    fd: i32,
+    buf: *const u8,
+    len: u32,
+    offset: u64,
+    idx: usize,
+    flags: i32,
+) -> io_uring::squeue::Entry {
+    opcode::Write::new(types::Fd(fd), buf, len)
+        .offset(offset)
+        .rw_flags(flags)
+        .build()
+        .user_data(idx as u64)
+}
+
+fn check(res: i32, req: u32) -> Result<(), QualifyError> {
+    if res < 0 {
+        return Err(QualifyError::Io(format!(
+            "request failed: {}",
+            weir_engine::describe_errno(-res)
+        )));
+    }
+    if res as u32 != req {
+        return Err(QualifyError::Io(format!("short I/O: {res} of {req} bytes")));
+    }
+    Ok(())
+}
+
+fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
+    let b = base(
+        format!("uring.nowait.{}", w.as_str()),
+        w,
+        1,
+        true,
+        "eagain_per_1000",
+        EAGAIN_THRESHOLD_PER_1000,
+    );
+    let measured = (|| -> Result<(u64, u64), QualifyError> {
+        let req = opts.request_bytes;
+        let ios = opts.nowait_ios;
+        let file = scratch_file(dir, w.layout(), ios * u64::from(req), false)?;
+        let mut ring = new_ring(4)?;
+        let buf = AlignedBuf::new(req as usize)?;
+        let fd = file.as_raw_fd();
+        let mut lat = Vec::new();
+        let mut eagain = 0;
+        for i in 0..ios {
+            let off = i * u64::from(req);
+            let e = write_entry(fd, buf.ptr(), req, off, 0, libc::RWF_NOWAIT);
+            let res = run_batch(&mut ring, &[e], &mut lat)?[0];
+            if res == -libc::EAGAIN {
+                eagain += 1;
+                let retry = write_entry(fd, buf.ptr(), req, off, 0, 0);
+                check(run_batch(&mut ring, &[retry], &mut lat)?[0], req)?;
+            } else if res == -libc::EOPNOTSUPP {
+                return Err(QualifyError::Unsupported(
+                    "RWF_NOWAIT refused (EOPNOTSUPP) by io_uring here".into(),
+                ));
+            } else {
+                check(res, req)?;
+            }
+        }
+        Ok((ios, eagain))
+    })();
+    match measured {
+        Ok((ios, eagain)) => {
+            let value = eagain as f64 * 1000.0 / ios.max(1) as f64;
+            let v = verdict(value, EAGAIN_THRESHOLD_PER_1000, true);
+            TestResult {
+                value,
+                verdict: v,
+                measurements: Measurements {
+                    ios,
+                    eagain: Some(eagain),
+                    ..Measurements::default()
+                },
+                meaning: nowait_meaning("io_uring", w, v, value),
+                ..b
+            }
+        }
+        Err(e) => error_result(b, &e),
+    }
+}
+
+/// io-wq worker threads of this process and their voluntary context switches.
+fn iowq_workers() -> HashMap<u32, u64> {
+    let mut out = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for entry in dir.filter_map(Result::ok) {
+        let Ok(tid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with("iou-wrk") {
+            continue;
+        }
+        let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
+        let switches = status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        out.insert(tid, switches);
+    }
+    out
+}
+
+/// Tracks worker switch counts across samples (the max seen per thread, minus its count before
+/// the test began).
+struct WorkerWatch {
+    before: HashMap<u32, u64>,
+    seen: HashMap<u32, u64>,
+}
+
+impl WorkerWatch {
+    fn start() -> Self {
+        WorkerWatch {
+            before: iowq_workers(),
+            seen: HashMap::new(),
+        }
+    }
+    fn sample(&mut self) {
+        for (tid, sw) in iowq_workers() {
+            let e = self.seen.entry(tid).or_insert(0);
+            *e = (*e).max(sw);
+        }
+    }
+    fn totals(&self) -> (u64, u64) {
+        let switches = self
+            .seen
+            .iter()
+            .map(|(tid, sw)| sw.saturating_sub(self.before.get(tid).copied().unwrap_or(0)))
+            .sum();
+        let active = self
+            .seen
+            .iter()
+            .filter(|(tid, sw)| {
+                **sw > self.before.get(tid).copied().unwrap_or(0) || !self.before.contains_key(tid)
+            })
+            .count() as u64;
+        (active, switches)
+    }
+}
+
+struct PuntStats {
+    ios: u64,
+    workers: u64,
+    worker_switches: u64,
+    submit_us: Vec<f64>,
+}
+
+fn measure_punts(
+    dir: &Path,
+    opts: &QualifyOptions,
+    w: Workload,
+    depth: u32,
+) -> Result<PuntStats, QualifyError> {
+    let req = opts.request_bytes;
+    let batches = opts.ios.div_ceil(u64::from(depth));
+    let ios = batches * u64::from(depth);
+    let file = scratch_file(dir, w.layout(), ios * u64::from(req), false)?;
+    let mut ring = new_ring(depth)?;
+    let buf = AlignedBuf::new(req as usize * depth as usize)?;
+    let fd = file.as_raw_fd();
+    let mut watch = WorkerWatch::start();
+    let mut submit_us = Vec::with_capacity(batches as usize);
+    for batch in 0..batches {
+        let entries: Vec<_> = (0..depth as usize)
+            .map(|j| {
+                let off = (batch * u64::from(depth) + j as u64) * u64::from(req);
+                write_entry(fd, buf.at(j, req as usize), req, off, j, 0)
+            })
+            .collect();
+        for res in run_batch(&mut ring, &entries, &mut submit_us)? {
+            check(res, req)?;
+        }
+        // Sampling /proc costs ~100 µs; every 16 batches keeps it off most submissions.
+        if batch % 16 == 15 {
+            watch.sample();
+        }
+    }
+    watch.sample();
+    let (workers, worker_switches) = watch.totals();
+    Ok(PuntStats {
+        ios,
+        workers,
+        worker_switches,
+        submit_us,
+    })
+}
+
+/// Two results per run: io-wq switches per I/O, and p99 submission latency.
+fn punt_test(dir: &Path, opts: &QualifyOptions, w: Workload, depth: u32) -> Vec<TestResult> {
+    let punt_base = base(
+        format!("uring.{}.depth{depth}.iowq", w.as_str()),
+        w,
+        depth,
+        false,
+        "iowq_switches_per_io",
+        SWITCH_THRESHOLD,
+    );
+    let lat_base = base(
+        format!("uring.{}.depth{depth}.submit_latency", w.as_str()),
+        w,
+        depth,
+        false,
+        "submit_us_p99",
+        SUBMIT_P99_THRESHOLD_US,
+    );
+    let stats = match measure_punts(dir, opts, w, depth) {
+        Ok(s) => s,
+        Err(e) => return vec![error_result(punt_base, &e), error_result(lat_base, &e)],
+    };
+    let mut sorted = stats.submit_us.clone();
+    sorted.sort_by(f64::total_cmp);
+    let p50 = percentile(&sorted, 50.0);
+    let p99 = percentile(&sorted, 99.0);
+    let max = sorted.last().copied().unwrap_or(0.0);
+    let m = Measurements {
+        ios: stats.ios,
+        iowq_workers: Some(stats.workers),
+        iowq_switches: Some(stats.worker_switches),
+        submit_us_p50: Some(p50),
+        submit_us_p99: Some(p99),
+        submit_us_max: Some(max),
+        ..Measurements::default()
+    };
+    let per_io = stats.worker_switches as f64 / stats.ios.max(1) as f64;
+    let pv = verdict(per_io, SWITCH_THRESHOLD, false);
+    let what = format!("{} writes at depth {depth}", w.as_str().replace('_', " "));
+    let punt_meaning = match pv {
+        Verdict::Good => format!("{what} complete inline: io_uring rarely hands them to io-wq workers"),
+        _ => format!(
+            "{what} are punted to io-wq kernel threads ({} workers, {per_io:.2} worker sleeps per I/O): the submitter does not block, \
+             but each punt costs a thread hop and the workers compete with the application for CPU; preallocate or pre-truncate files",
+            stats.workers
+        ),
+    };
+    let lv = verdict(p99, SUBMIT_P99_THRESHOLD_US, false);
+    let lat_meaning = match lv {
+        Verdict::Good => format!("io_uring_enter for {what} returns in {p99:.0} µs at p99: submission does not stall the reactor"),
+        _ => format!(
+            "io_uring_enter for {what} takes {p99:.0} µs at p99 (max {max:.0} µs): the filesystem does blocking work inline at submission"
+        ),
+    };
+    vec![
+        TestResult {
+            value: per_io,
+            verdict: pv,
+            measurements: m.clone(),
+            meaning: punt_meaning,
+            ..punt_base
+        },
+        TestResult {
+            value: p99,
+            verdict: lv,
+            measurements: m,
+            meaning: lat_meaning,
+            ..lat_base
+        },
+    ]
+}
