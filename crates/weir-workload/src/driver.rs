@@ -635,13 +635,14 @@ pub fn check_blocks(
 ) -> Option<Corruption> {
     let empty = BlockLedger::new();
     let ledger = ledger.unwrap_or(&empty);
+    let mut prefill = PrefillPage::default();
     for (i, block) in data.chunks_exact(VERIFY_BLOCK_BYTES).enumerate() {
         let block_offset = offset_bytes + (i * VERIFY_BLOCK_BYTES) as u64;
         let expected = ledger.expected_sequence(block_offset);
         match decode_block(block, block_offset) {
             Ok(BlockState::Written { sequence }) if sequence >= expected => {}
             Ok(BlockState::Zero) if expected == 0 => {}
-            Err(_) if expected == 0 && prefilled && is_prefill(block, block_offset) => {}
+            Err(_) if expected == 0 && prefilled && prefill.matches(block, block_offset) => {}
             Ok(_) => {
                 if let Err(e) = ledger.check(block, block_offset) {
                     return Some(e);
@@ -653,16 +654,28 @@ pub fn check_blocks(
     None
 }
 
-/// Whether a 512-byte block holds the engine's prefill data for its offset.
-fn is_prefill(block: &[u8], offset_bytes: u64) -> bool {
-    let page = weir_engine::prepare::PREFILL_BLOCK_BYTES as u64;
-    let base = offset_bytes / page * page;
-    let mut expect = [0u8; weir_engine::prepare::PREFILL_BLOCK_BYTES];
-    weir_engine::prefill_pattern(&mut expect, base);
-    let start = (offset_bytes - base) as usize;
-    expect
-        .get(start..start + block.len())
-        .is_some_and(|e| e == block)
+/// The engine's prefill data for one 4 KiB page, computed once per page rather than per block.
+#[derive(Default)]
+struct PrefillPage {
+    base: Option<u64>,
+    bytes: Vec<u8>,
+}
+
+impl PrefillPage {
+    /// Whether a 512-byte block holds the engine's prefill data for its offset.
+    fn matches(&mut self, block: &[u8], offset_bytes: u64) -> bool {
+        let page = weir_engine::prepare::PREFILL_BLOCK_BYTES as u64;
+        let base = offset_bytes / page * page;
+        if self.base != Some(base) {
+            self.bytes.resize(page as usize, 0);
+            weir_engine::prefill_pattern(&mut self.bytes, base);
+            self.base = Some(base);
+        }
+        let start = (offset_bytes - base) as usize;
+        self.bytes
+            .get(start..start + block.len())
+            .is_some_and(|e| e == block)
+    }
 }
 
 fn record_corruption(job: &mut JobRun, c: Corruption) {
