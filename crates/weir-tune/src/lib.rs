@@ -34,6 +34,7 @@ pub mod meter;
 pub mod meters;
 pub mod output;
 pub mod plan;
+pub mod real;
 pub mod search;
 pub mod steady;
 

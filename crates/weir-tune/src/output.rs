@@ -3,76 +3,28 @@
 
 use crate::plan::{Figure, TuneReport};
 use std::fmt::Write as _;
+use weir_model::io_properties::{DiskProperties, IoProperties};
 
-/// The four rates and optional lengths, rounded the way Seastar reads them (integers).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct DiskProperties {
-    pub mountpoint: String,
-    pub read_iops: u64,
-    pub read_bandwidth: u64,
-    pub write_iops: u64,
-    pub write_bandwidth: u64,
-    pub read_saturation_length: Option<u64>,
-    pub write_saturation_length: Option<u64>,
-    pub physical_block_size: Option<u64>,
+/// One disk entry of io-properties.yaml from a report: the four rates rounded to integers (as
+/// iotune writes them), both saturation lengths and the measured physical sector.
+pub fn disk_properties(mountpoint: &str, r: &TuneReport) -> DiskProperties {
+    let mut d = DiskProperties::new(
+        mountpoint,
+        r.read_iops.value.round() as u64,
+        r.read_bandwidth.value.round() as u64,
+        r.write_iops.value.round() as u64,
+        r.write_bandwidth.value.round() as u64,
+    );
+    d.read_saturation_length_bytes = Some(u64::from(r.read_saturation_bytes));
+    d.write_saturation_length_bytes = Some(u64::from(r.write_saturation_bytes));
+    d.physical_block_size_bytes =
+        (r.physical_sector_bytes > 0).then_some(u64::from(r.physical_sector_bytes));
+    d
 }
 
-impl DiskProperties {
-    pub fn from_report(mountpoint: &str, r: &TuneReport) -> DiskProperties {
-        DiskProperties {
-            mountpoint: mountpoint.to_string(),
-            read_iops: r.read_iops.value.round() as u64,
-            read_bandwidth: r.read_bandwidth.value.round() as u64,
-            write_iops: r.write_iops.value.round() as u64,
-            write_bandwidth: r.write_bandwidth.value.round() as u64,
-            read_saturation_length: Some(u64::from(r.read_saturation_bytes)),
-            write_saturation_length: Some(u64::from(r.write_saturation_bytes)),
-            physical_block_size: (r.physical_sector_bytes > 0)
-                .then_some(u64::from(r.physical_sector_bytes)),
-        }
-    }
-}
-
-/// io-properties.yaml with keys in iotune's order (mountpoint, read_iops, read_bandwidth,
-/// write_iops, write_bandwidth, then the optional lengths) and integer values.
-///
-/// Minimal emitter kept inside weir-tune: `weir_model` had no io-properties writer when this
-/// was written. The layout is fixed and tiny, so it is formatted by hand rather than through a
-/// YAML library whose key order and quoting we would not control.
-pub fn io_properties_yaml(disks: &[DiskProperties]) -> String {
-    let mut out = String::from("disks:\n");
-    for d in disks {
-        let _ = writeln!(out, "  - mountpoint: {}", yaml_scalar(&d.mountpoint));
-        let _ = writeln!(out, "    read_iops: {}", d.read_iops);
-        let _ = writeln!(out, "    read_bandwidth: {}", d.read_bandwidth);
-        let _ = writeln!(out, "    write_iops: {}", d.write_iops);
-        let _ = writeln!(out, "    write_bandwidth: {}", d.write_bandwidth);
-        let optional = [
-            ("read_saturation_length", d.read_saturation_length),
-            ("write_saturation_length", d.write_saturation_length),
-            ("physical_block_size", d.physical_block_size),
-        ];
-        for (key, value) in optional {
-            if let Some(v) = value {
-                let _ = writeln!(out, "    {key}: {v}");
-            }
-        }
-    }
-    out
-}
-
-/// A plain scalar when it is unambiguous, else a double-quoted one (JSON string syntax is a
-/// subset of YAML's double-quoted style).
-fn yaml_scalar(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/_.-+".contains(c))
-        && !s.starts_with(['-', '.']);
-    if plain {
-        s.to_string()
-    } else {
-        serde_json::Value::String(s.to_string()).to_string()
-    }
+/// io-properties.yaml in iotune's layout (weir-model's writer: key order, integers).
+pub fn io_properties_yaml(disks: Vec<DiskProperties>) -> String {
+    IoProperties { disks }.to_yaml_string()
 }
 
 /// iotune's option line for the written properties file: `seastar` gives a line for a Seastar
@@ -162,28 +114,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn yaml_keeps_iotune_key_order_and_integers() {
-        let d = DiskProperties {
-            mountpoint: "/var/lib/scylla".into(),
-            read_iops: 85000,
-            read_bandwidth: 1_800_000_000,
-            write_iops: 60000,
-            write_bandwidth: 1_700_000_000,
-            read_saturation_length: Some(131072),
-            write_saturation_length: None,
-            physical_block_size: Some(4096),
-        };
-        let y = io_properties_yaml(&[d]);
+    fn yaml_keeps_iotune_key_order_and_integers_and_round_trips() {
+        let mut d = DiskProperties::new(
+            "/var/lib/scylla",
+            85000,
+            1_800_000_000,
+            60000,
+            1_700_000_000,
+        );
+        d.read_saturation_length_bytes = Some(131072);
+        d.physical_block_size_bytes = Some(4096);
+        let y = io_properties_yaml(vec![d.clone()]);
         assert_eq!(
             y,
             "disks:\n  - mountpoint: /var/lib/scylla\n    read_iops: 85000\n    read_bandwidth: 1800000000\n    write_iops: 60000\n    write_bandwidth: 1700000000\n    read_saturation_length: 131072\n    physical_block_size: 4096\n"
         );
-    }
-
-    #[test]
-    fn odd_mountpoints_are_quoted() {
-        assert_eq!(yaml_scalar("/mnt/a b"), "\"/mnt/a b\"");
-        assert_eq!(yaml_scalar("/mnt/data-1"), "/mnt/data-1");
+        let back = IoProperties::parse(&y, "test");
+        assert!(matches!(back, Ok(ref p) if p.disks == vec![d]), "{back:?}");
     }
 
     #[test]

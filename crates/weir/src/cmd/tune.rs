@@ -1,10 +1,198 @@
-//! `weir tune` (placeholder: replaced by the change that implements it).
+//! `weir tune`: flags and glue. The measuring lives in `weir-tune` (see its crate docs); this
+//! file parses the flags, runs the preflight and the tune for each directory, writes
+//! io-properties.yaml and prints the chosen format.
 
 use crate::error::{CliError, CliResult};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use weir_engine::backend::Backend;
+use weir_model::units::parse_duration;
+use weir_tune::output::{disk_properties, human_summary, io_properties_yaml, option_line};
+use weir_tune::plan::SustainedConfig;
+use weir_tune::real::{preflight, tune_dir, Preflight};
+use weir_tune::{TuneConfig, TuneError, TuneReport};
 
 #[derive(clap::Args)]
-pub struct TuneArgs {}
+pub struct TuneArgs {
+    /// Directory on the disk to measure (repeatable: one entry per mount point).
+    #[arg(long = "dir", value_name = "DIR", default_value = ".")]
+    dirs: Vec<PathBuf>,
+    /// Time for the whole run, preflight and cleanup included (e.g. 30s, 2m).
+    #[arg(long, default_value = "30s")]
+    duration: String,
+    /// Where to write io-properties.yaml.
+    #[arg(long, value_name = "FILE", default_value = "io-properties.yaml")]
+    properties_file: PathBuf,
+    /// Keep each final measurement going until it has been steady for --sustained-window, and
+    /// report sustained figures (in the YAML) beside the peak ones.
+    #[arg(long)]
+    sustained: bool,
+    /// The steady window of --sustained (e.g. 30s, 10m).
+    #[arg(long, default_value = "30s")]
+    sustained_window: String,
+    /// What to print: a human summary, iotune's option line (`seastar` or `envfile`), or JSON.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Shards loading the disk at once (default: one per CPU).
+    #[arg(long)]
+    shards: Option<u32>,
+    /// I/O backend: uring or aio.
+    #[arg(long, default_value = "uring")]
+    backend: String,
+}
 
-pub fn run(_args: TuneArgs) -> CliResult {
-    Err(CliError::usage("`weir tune` is not built yet"))
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Human,
+    Seastar,
+    Envfile,
+    Json,
+}
+
+fn tune_error(e: TuneError) -> CliError {
+    match e {
+        TuneError::Usage(m) => CliError::usage(m),
+        other => CliError::runtime(other.to_string()),
+    }
+}
+
+fn duration_flag(flag: &str, value: &str) -> Result<Duration, CliError> {
+    parse_duration(value).map_err(|e| CliError::usage(format!("--{flag} {value}: {e}")))
+}
+
+pub fn run(args: TuneArgs) -> CliResult {
+    let start = Instant::now();
+    let duration = duration_flag("duration", &args.duration)?;
+    if duration < Duration::from_secs(5) {
+        return Err(CliError::usage(format!(
+            "--duration {}: at least 5s is needed to measure four figures; the default is 30s",
+            args.duration
+        )));
+    }
+    let backend: Backend = args.backend.parse().map_err(CliError::usage)?;
+    let shards = args
+        .shards
+        .unwrap_or(weir_engine::shards::available_cores() as u32)
+        .max(1);
+    let mut cfg = TuneConfig::new(0);
+    if args.sustained {
+        cfg.sustained = Some(SustainedConfig {
+            window_ns: duration_flag("sustained-window", &args.sustained_window)?.as_nanos() as u64,
+            ..SustainedConfig::default()
+        });
+    }
+    let quiet = args.format != Format::Human;
+    let pres = preflights(&args.dirs, shards, quiet)?;
+    let deadline = start + duration;
+    let mut results: Vec<(Preflight, TuneReport)> = Vec::new();
+    let count = pres.len() as u32;
+    for (i, pre) in pres.into_iter().enumerate() {
+        // Each directory gets an equal share of the time that is left.
+        let left = deadline.saturating_duration_since(Instant::now());
+        let dir_deadline = Instant::now() + left / (count - i as u32);
+        note(
+            quiet,
+            &format!(
+                "measuring {} (up to {:.0} s)...",
+                pre.dir.display(),
+                left.as_secs_f64() / f64::from(count - i as u32)
+            ),
+        );
+        let report = tune_dir(&pre, &cfg, backend, dir_deadline).map_err(tune_error)?;
+        results.push((pre, report));
+    }
+    let disks = results
+        .iter()
+        .map(|(pre, r)| disk_properties(&pre.mountpoint, r))
+        .collect();
+    let yaml = io_properties_yaml(disks);
+    std::fs::write(&args.properties_file, &yaml).map_err(|e| {
+        CliError::runtime(format!(
+            "cannot write {}: {e}; pass a writable --properties-file",
+            args.properties_file.display()
+        ))
+    })?;
+    let elapsed = start.elapsed();
+    print_result(&args, &results, &yaml, elapsed)
+}
+
+/// Preflight of every directory; directories on the same mount point are measured once.
+fn preflights(dirs: &[PathBuf], shards: u32, quiet: bool) -> Result<Vec<Preflight>, CliError> {
+    let mut out: Vec<Preflight> = Vec::new();
+    for dir in dirs {
+        let pre = preflight(dir, shards).map_err(tune_error)?;
+        if out.iter().any(|p| p.mountpoint == pre.mountpoint) {
+            note(
+                quiet,
+                &format!(
+                    "{}: same mount point as an earlier --dir; measured once",
+                    dir.display()
+                ),
+            );
+            continue;
+        }
+        note(quiet, &format!("preflight: {}", pre.describe()));
+        for w in &pre.warnings {
+            note(
+                quiet,
+                &format!("warning: {}\n  why: {}\n  fix: {}", w.what, w.why, w.fix),
+            );
+        }
+        out.push(pre);
+    }
+    Ok(out)
+}
+
+/// Progress goes to stdout for the human format and to stderr otherwise, so stdout stays
+/// machine-readable.
+fn note(quiet: bool, line: &str) {
+    if quiet {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
+}
+
+fn print_result(
+    args: &TuneArgs,
+    results: &[(Preflight, TuneReport)],
+    yaml: &str,
+    elapsed: Duration,
+) -> CliResult {
+    let path = args.properties_file.display().to_string();
+    let abs = std::fs::canonicalize(&args.properties_file)
+        .map(|p| p.display().to_string())
+        .unwrap_or(path.clone());
+    match args.format {
+        Format::Human => {
+            for (pre, r) in results {
+                println!("{}:", pre.mountpoint);
+                print!("{}", human_summary(r));
+            }
+            println!(
+                "wrote {path} in {:.1} s total:\n{yaml}",
+                elapsed.as_secs_f64()
+            );
+        }
+        Format::Seastar | Format::Envfile => {
+            eprintln!("wrote {path} in {:.1} s", elapsed.as_secs_f64());
+            print!("{}", option_line(args.format == Format::Envfile, &abs));
+        }
+        Format::Json => {
+            let dirs: Vec<_> = results
+                .iter()
+                .map(|(pre, r)| serde_json::json!({ "preflight": pre, "report": r }))
+                .collect();
+            let doc = serde_json::json!({
+                "properties_file": abs,
+                "io_properties_yaml": yaml,
+                "elapsed_s": elapsed.as_secs_f64(),
+                "dirs": dirs,
+            });
+            let text = serde_json::to_string_pretty(&doc)
+                .map_err(|e| CliError::runtime(format!("cannot encode the JSON report: {e}")))?;
+            println!("{text}");
+        }
+    }
+    Ok(())
 }

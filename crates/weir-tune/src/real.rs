@@ -1,0 +1,254 @@
+//! The real disk: preflight over `weir-probe`'s facts, one fresh pre-truncated test file per
+//! shard (`weir-engine`'s `PreparedFile`, removed on drop — also after an error or Ctrl-C), and
+//! a [`ShardedMeter`] over the engine's io_uring (or AIO) devices, one pinned thread per shard.
+
+use crate::drive::ShardTarget;
+use crate::error::TuneError;
+use crate::meters::ShardedMeter;
+use crate::plan::{tune, Finding, TuneConfig, TuneReport};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use weir_engine::backend::{Backend, EngineDevice};
+use weir_engine::file::{DirectIo, FileError};
+use weir_engine::prepare::{Prepare, PrepareOptions, PreparedFile};
+use weir_engine::{interrupt, shards};
+use weir_model::units::format_bytes;
+use weir_probe::PathFacts;
+
+/// Every shard's test file is at least this large (sparse: only written bytes use space).
+pub const FILE_BYTES_MIN: u64 = 1 << 30;
+/// And at most this large; sequential writes wrap around (and say so) past it.
+const FILE_BYTES_MAX: u64 = 32 << 30;
+
+/// A pitfall that distorts what tuning measures, with the reason and the fix.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Warning {
+    pub what: String,
+    pub why: String,
+    pub fix: String,
+}
+
+/// What the preflight learned and decided about one directory.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Preflight {
+    pub dir: PathBuf,
+    /// The mount point holding `dir`: the key Seastar resolves in io-properties.yaml.
+    pub mountpoint: String,
+    pub facts: PathFacts,
+    pub warnings: Vec<Warning>,
+    pub shards: u32,
+    pub file_bytes: u64,
+    pub depth_max: u32,
+    /// The largest physical sector the kernel reports among the leaf devices.
+    pub reported_physical_sector_bytes: Option<u32>,
+}
+
+impl Preflight {
+    /// One line naming the filesystem and the device stack.
+    pub fn describe(&self) -> String {
+        let stack = self
+            .facts
+            .stack
+            .as_ref()
+            .map(|s| s.chain())
+            .unwrap_or_else(|| "no block device".to_string());
+        format!(
+            "{} on {} ({}, {} B blocks), device stack {stack}; {} free; {} shards, test files {} each (sparse)",
+            self.dir.display(),
+            self.mountpoint,
+            self.facts.filesystem.fs_type,
+            self.facts.filesystem.block_bytes,
+            format_bytes(self.facts.space.avail_bytes),
+            self.shards,
+            format_bytes(self.file_bytes),
+        )
+    }
+}
+
+/// Checks that `dir` can be tuned and decides the file sizes. Errors are operator errors.
+pub fn preflight(dir: &Path, shards: u32) -> Result<Preflight, TuneError> {
+    let shards = shards.max(1);
+    let facts = weir_probe::probe_path(dir).map_err(|e| TuneError::Usage(e.to_string()))?;
+    let fs = &facts.filesystem;
+    if matches!(fs.fs_type.as_str(), "tmpfs" | "ramfs") {
+        return Err(TuneError::Usage(format!(
+            "{}: on {}, which is memory, not a disk: there is nothing to tune and direct I/O is refused; pass a --dir on the disk you want to measure",
+            dir.display(),
+            fs.fs_type
+        )));
+    }
+    let read_only = fs
+        .mount_options
+        .as_deref()
+        .is_some_and(|o| o.split(',').any(|opt| opt == "ro"));
+    if read_only {
+        return Err(TuneError::Usage(format!(
+            "{}: the filesystem is mounted read-only and tuning writes test files; remount it read-write or pass another --dir",
+            dir.display()
+        )));
+    }
+    let needed = u64::from(shards) * FILE_BYTES_MIN + (64 << 20);
+    let avail = facts.space.avail_bytes;
+    if avail < needed {
+        return Err(TuneError::Usage(format!(
+            "{}: only {} free, and weir tune needs at least {} ({} per shard x {shards} shards, plus 64 MiB) for its test files; free space there or pass a --dir on a larger filesystem",
+            dir.display(),
+            format_bytes(avail),
+            format_bytes(needed),
+            format_bytes(FILE_BYTES_MIN)
+        )));
+    }
+    let file_bytes = (avail / 10 * 7 / u64::from(shards)).clamp(FILE_BYTES_MIN, FILE_BYTES_MAX)
+        & !((1 << 20) - 1);
+    let leaves = facts.leaves();
+    let nr_requests: u64 = leaves.iter().filter_map(|l| l.queue.nr_requests).sum();
+    let depth_max = if nr_requests == 0 {
+        256
+    } else {
+        nr_requests.clamp(32, 1024) as u32
+    };
+    let reported_physical_sector_bytes = facts.leaf_physical_block_bytes().map(|b| b as u32);
+    let warnings = pitfalls(&facts);
+    Ok(Preflight {
+        dir: dir.to_path_buf(),
+        mountpoint: fs
+            .mount_point
+            .clone()
+            .unwrap_or_else(|| dir.display().to_string()),
+        warnings,
+        shards,
+        file_bytes,
+        depth_max,
+        reported_physical_sector_bytes,
+        facts,
+    })
+}
+
+/// Settings of the leaf devices that change what a measurement sees.
+fn pitfalls(facts: &PathFacts) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for leaf in facts.leaves() {
+        let q = &leaf.queue;
+        let name = &leaf.name;
+        if let Some(s) = q.scheduler.as_deref().filter(|s| *s != "none") {
+            out.push(Warning {
+                what: format!("{name}: kernel I/O scheduler {s}"),
+                why: "it reorders and delays requests, so the figures include its behaviour, and Seastar's own scheduler will sit on top of it".to_string(),
+                fix: format!("echo none > /sys/block/{name}/queue/scheduler (persist with a udev rule), then tune again"),
+            });
+        }
+        if q.write_cache.as_deref() == Some("write back") {
+            out.push(Warning {
+                what: format!("{name}: volatile write cache (write back)"),
+                why: "writes can complete into the device's cache, so short write measurements may exceed what the media sustains".to_string(),
+                fix: "run with --sustained to see the steady rate; on devices with power-loss protection, `echo \"write through\" > /sys/block/<dev>/queue/write_cache`".to_string(),
+            });
+        }
+        if let Some(n) = q.nomerges.filter(|&n| n != 2) {
+            out.push(Warning {
+                what: format!("{name}: nomerges {n} (the block layer may merge adjacent requests)"),
+                why: "merged requests make small sequential requests look as fast as large ones, flattering the saturation length".to_string(),
+                fix: format!("echo 2 > /sys/block/{name}/queue/nomerges"),
+            });
+        }
+    }
+    out
+}
+
+/// Creates the test files, runs the tune on all shards at once, removes the files.
+/// `deadline` is when the whole command must be done; the measuring budget is what is left
+/// of it minus a reserve for cleanup.
+pub fn tune_dir(
+    pre: &Preflight,
+    cfg: &TuneConfig,
+    backend: Backend,
+    deadline: Instant,
+) -> Result<TuneReport, TuneError> {
+    // Ctrl-C only raises a flag; the shards stop, and dropping the files removes them.
+    if let Err(errno) = interrupt::install() {
+        return Err(TuneError::Runtime(format!(
+            "cannot install the Ctrl-C handler: {}",
+            std::io::Error::from_raw_os_error(errno)
+        )));
+    }
+    let files = create_files(pre)?;
+    let request_bytes_min = files
+        .iter()
+        .map(|f| f.alignment().offset_align_bytes)
+        .max()
+        .unwrap_or(512)
+        .max(512);
+    let targets = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ShardTarget::new(f.fd(), pre.file_bytes, 0x7e57 + i as u64))
+        .collect();
+    let cores = shards::available_cores().max(1);
+    let factory = move |shard: u32, depth: u32| -> Result<EngineDevice, TuneError> {
+        // Best effort: an unpinned shard still measures, only with more jitter.
+        let _ = shards::pin_current_thread(shard as usize % cores);
+        EngineDevice::open(backend, depth).map_err(|e| TuneError::Runtime(e.to_string()))
+    };
+    let interrupted = interrupt::requested;
+    let mut meter = ShardedMeter::new(
+        &factory,
+        targets,
+        pre.depth_max,
+        request_bytes_min,
+        &interrupted,
+    );
+    let mut cfg = cfg.clone();
+    let reserve = std::time::Duration::from_millis(800);
+    cfg.budget_ns = deadline
+        .saturating_duration_since(Instant::now() + reserve)
+        .as_nanos() as u64;
+    cfg.reported_physical_sector_bytes = pre.reported_physical_sector_bytes;
+    let result = tune(&mut meter, &cfg);
+    if interrupt::requested() {
+        drop(files);
+        return Err(TuneError::Interrupted);
+    }
+    let mut report = result?;
+    if meter.targets().iter().any(|t| t.wrapped) {
+        report.findings.push(Finding {
+            what: "sequential writes reached the end of a test file and overwrote earlier data"
+                .to_string(),
+            fix: "free more space under --dir so every write lands on fresh space".to_string(),
+        });
+    }
+    drop(files);
+    Ok(report)
+}
+
+fn create_files(pre: &Preflight) -> Result<Vec<PreparedFile>, TuneError> {
+    let mut opts = PrepareOptions::new(Prepare::Pretruncate, pre.file_bytes);
+    opts.direct = DirectIo::Required;
+    let pid = std::process::id();
+    (0..pre.shards)
+        .map(|shard| {
+            let path = pre.dir.join(format!(".weir-tune-{pid}-{shard}"));
+            PreparedFile::create_at(&path, &opts).map_err(file_error)
+        })
+        .collect()
+}
+
+/// Errors the operator can fix (wrong directory, no O_DIRECT, read-only, full) are usage errors.
+fn file_error(e: FileError) -> TuneError {
+    let operator = matches!(e, FileError::DirectIoUnsupported { .. })
+        || matches!(
+            e.errno(),
+            Some(
+                libc::EROFS
+                    | libc::EACCES
+                    | libc::EPERM
+                    | libc::ENOENT
+                    | libc::ENOSPC
+                    | libc::EDQUOT
+            )
+        );
+    if operator {
+        TuneError::Usage(e.to_string())
+    } else {
+        TuneError::Runtime(e.to_string())
+    }
+}
