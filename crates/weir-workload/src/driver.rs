@@ -771,3 +771,7 @@ fn read_one<D: Device>(device: &mut D, op: IoOp) -> Result<IoCompletion, String>
         }
     }
 }
+
+#[cfg(test)]
+#[path = "driver_tests.rs"]
+mod tests;
