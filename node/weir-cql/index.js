@@ -1,0 +1,21 @@
+'use strict';
+// weir-cql: a CQL driver for Node.js on the ScyllaDB Rust driver, with cassandra-driver 4.x's API.
+
+const { Client } = require('./lib/client');
+const types = require('./lib/types');
+const errors = require('./lib/errors');
+const concurrent = require('./lib/concurrent');
+const { ResultSet, Row } = require('./lib/result');
+const codec = require('./lib/codec');
+
+types.ResultSet = ResultSet;
+types.Row = Row;
+
+module.exports = {
+  Client,
+  types,
+  errors,
+  concurrent: { executeConcurrent: concurrent.executeConcurrent, ResultSetGroup: concurrent.ResultSetGroup },
+  codec: { encode: codec.encode, decode: codec.decode, guessType: codec.guessType },
+  version: require('./package.json').version,
+};

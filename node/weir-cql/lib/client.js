@@ -1,0 +1,364 @@
+'use strict';
+// Client: cassandra-driver 4.x's Client over the native session.
+//
+// Every execute() issued in one event-loop turn is encoded into one request buffer and
+// sent in one native call, which runs them concurrently in Rust and answers with one
+// buffer. A sequential `await` loop pays one crossing per statement; a burst of N
+// concurrent statements pays one crossing in total.
+
+const { EventEmitter } = require('node:events');
+const { Readable } = require('node:stream');
+const native = require('./native/native.js');
+const errors = require('./errors');
+const types = require('./types');
+const { ResultSet, Reader, readResult } = require('./result');
+const req = require('./request');
+
+const DEFAULTS = {
+  queryOptions: { fetchSize: 5000, prepare: false, consistency: types.consistencies.localOne, autoPage: true },
+  socketOptions: { connectTimeout: 5000, readTimeout: 12000 },
+  protocolOptions: { port: 9042 },
+  encoding: { useBigIntAsLong: false, useBigIntAsVarint: false, useUndefinedAsUnset: true },
+  maxPrepared: 500,
+};
+
+function normalizeArgs(params, options, callback) {
+  if (typeof params === 'function') return { params: undefined, options: {}, callback: params };
+  if (typeof options === 'function') return { params, options: {}, callback: options };
+  return { params, options: options || {}, callback };
+}
+
+function withCallback(promise, callback) {
+  if (typeof callback !== 'function') return promise;
+  promise.then((v) => callback(null, v), (e) => callback(e));
+  return undefined;
+}
+
+class Client extends EventEmitter {
+  constructor(options) {
+    super();
+    if (!options || typeof options !== 'object') throw new errors.ArgumentError('Client options are required, e.g. { contactPoints: ["127.0.0.1"], localDataCenter: "datacenter1" }');
+    if (!Array.isArray(options.contactPoints) || options.contactPoints.length === 0) {
+      throw new errors.ArgumentError('options.contactPoints must be a non-empty array of host or host:port strings');
+    }
+    this.options = {
+      ...options,
+      queryOptions: { ...DEFAULTS.queryOptions, ...options.queryOptions },
+      socketOptions: { ...DEFAULTS.socketOptions, ...options.socketOptions },
+      protocolOptions: { ...DEFAULTS.protocolOptions, ...options.protocolOptions },
+      encoding: { ...DEFAULTS.encoding, ...options.encoding },
+      maxPrepared: options.maxPrepared === undefined ? DEFAULTS.maxPrepared : options.maxPrepared,
+    };
+    if (!(this.options.maxPrepared >= 1)) throw new errors.ArgumentError('options.maxPrepared must be at least 1');
+    this.keyspace = options.keyspace;
+    this.connected = false;
+    this._native = new native.NativeSession();
+    this._connecting = null;
+    this._closed = false;
+    // Prepared statements: an LRU of at most maxPrepared entries (Map keeps insertion order).
+    this._prepared = new Map();
+    this._evicted = [];
+    this._pending = null;
+    this._spare = null;
+    this._runSeq = 0;
+    this._runsInFlight = new Set();
+  }
+
+  connect(callback) {
+    if (!this._connecting) this._connecting = this._doConnect();
+    return withCallback(this._connecting, callback);
+  }
+
+  async _doConnect() {
+    if (this._closed) throw new errors.DriverError('The client was shut down; create a new Client');
+    const o = this.options;
+    const port = o.protocolOptions.port;
+    const contactPoints = o.contactPoints.map((cp) => (/:\d+$/.test(cp) && !cp.startsWith('[') ? cp : `${cp}:${port}`));
+    const creds = o.credentials || (o.authProvider && o.authProvider.username !== undefined ? o.authProvider : null);
+    const result = await this._native.connect({
+      contactPoints,
+      keyspace: o.keyspace,
+      username: creds ? creds.username : undefined,
+      password: creds ? creds.password : undefined,
+      localDataCenter: o.localDataCenter,
+      connectTimeoutMs: o.socketOptions.connectTimeout,
+      requestTimeoutMs: o.socketOptions.readTimeout,
+    });
+    if (result.length > 0) {
+      this._connecting = null;
+      const r = new Reader(result, 1);
+      throw r.error();
+    }
+    this.connected = true;
+    this.emit('connected');
+  }
+
+  /** Resolves to {handle, variables, pkIndexes, columns}; cached (LRU, maxPrepared). */
+  _getPrepared(query) {
+    const key = query;
+    const hit = this._prepared.get(key);
+    if (hit) {
+      this._prepared.delete(key);
+      this._prepared.set(key, hit);
+      return hit;
+    }
+    const entry = { info: null, promise: null };
+    entry.promise = this._native.prepare(query).then((buf) => {
+      const r = new Reader(buf, 0);
+      if (r.u8() !== 0) throw r.error();
+      const handle = r.u32();
+      const variables = r.specs();
+      const n = r.u16();
+      const pkIndexes = [];
+      for (let i = 0; i < n; i++) pkIndexes.push(r.u16());
+      const columns = r.specs();
+      entry.info = { handle, variables, pkIndexes, columns, query };
+      return entry.info;
+    }, (e) => { throw e; });
+    entry.promise.catch(() => { if (this._prepared.get(key) === entry) this._prepared.delete(key); });
+    this._prepared.set(key, entry);
+    while (this._prepared.size > this.options.maxPrepared) {
+      const [oldKey, old] = this._prepared.entries().next().value;
+      this._prepared.delete(oldKey);
+      // Release only after every run that may still name the handle has finished.
+      old.promise.then((info) => this._retire(info.handle), () => {});
+    }
+    return entry;
+  }
+
+  _retire(handle) {
+    this._evicted.push({ handle, afterSeq: this._runSeq + 1 });
+    this._releaseRetired();
+  }
+
+  _releaseRetired() {
+    if (this._evicted.length === 0) return;
+    let minInFlight = Infinity;
+    for (const s of this._runsInFlight) if (s < minInFlight) minInFlight = s;
+    const pendingSeq = this._pending ? this._runSeq + 1 : Infinity;
+    const keep = [];
+    for (const e of this._evicted) {
+      if (e.afterSeq < Math.min(minInFlight, pendingSeq) || (this._runsInFlight.size === 0 && !this._pending)) {
+        this._native.release(e.handle);
+      } else keep.push(e);
+    }
+    this._evicted = keep;
+  }
+
+  _execOptions(options) {
+    const q = this.options.queryOptions;
+    const o = { ...q, ...options };
+    if (o.readTimeout === undefined) o.readTimeout = 0;
+    if (options && options.autoPage === false && o.paged === undefined) o.paged = true;
+    return o;
+  }
+
+  /** Adds one encoded request to this tick's run; resolves with its ResultSet. */
+  _enqueue(encodeFn, ctx) {
+    let p = this._pending;
+    if (!p) {
+      const w = this._spare || new req.Writer(4096);
+      this._spare = null;
+      w.pos = 0;
+      w.u32le(0);
+      p = this._pending = { w, count: 0, slots: [] };
+      queueMicrotask(() => this._flush());
+    }
+    const start = p.w.pos;
+    try {
+      encodeFn(p.w);
+    } catch (e) {
+      p.w.pos = start;
+      return Promise.reject(e);
+    }
+    p.count++;
+    return new Promise((resolve, reject) => { p.slots.push({ resolve, reject, ctx }); });
+  }
+
+  _flush() {
+    const p = this._pending;
+    this._pending = null;
+    if (!p || p.count === 0) { if (p) this._spare = p.w; return; }
+    p.w.buf.writeUInt32LE(p.count, 0);
+    const seq = ++this._runSeq;
+    this._runsInFlight.add(seq);
+    let promise;
+    try {
+      promise = this._native.run(p.w.done(), p.count);
+    } catch (e) {
+      this._runsInFlight.delete(seq);
+      for (const s of p.slots) s.reject(e);
+      return;
+    }
+    // The native side copied the request synchronously: reuse the buffer.
+    this._spare = p.w;
+    promise.then((buf) => {
+      this._runsInFlight.delete(seq);
+      this._dispatch(buf, p.slots);
+      this._releaseRetired();
+    }, (e) => {
+      this._runsInFlight.delete(seq);
+      for (const s of p.slots) s.reject(e);
+      this._releaseRetired();
+    });
+  }
+
+  _dispatch(buf, slots) {
+    const r = new Reader(buf, 0);
+    if (r.u8() !== 0) {
+      const e = r.error();
+      for (const s of slots) s.reject(e);
+      return;
+    }
+    const enc = this.options.encoding;
+    for (const s of slots) {
+      let res;
+      try {
+        res = readResult(r, enc);
+      } catch (e) {
+        s.reject(new errors.DriverError(`Malformed response from the native layer: ${e.message}`));
+        continue;
+      }
+      if (res.error) { s.reject(res.error); continue; }
+      const ctx = s.ctx;
+      if (ctx && res.fields.rawPageState) {
+        res.fields.fetchPage = (state) => this._execute(ctx.query, ctx.params, { ...ctx.options, pageState: state });
+      }
+      s.resolve(new ResultSet(res.fields));
+    }
+  }
+
+  _ensureConnected() {
+    if (this.connected) return null;
+    if (this._closed) return Promise.reject(new errors.DriverError('The client was shut down; create a new Client'));
+    return this.connect();
+  }
+
+  /** Core of execute(): returns a promise of the ResultSet of one page. */
+  _execute(query, params, options) {
+    if (typeof query !== 'string') return Promise.reject(new errors.ArgumentError(`Query must be a string, got ${typeof query}`));
+    const wait = this._ensureConnected();
+    if (wait) return wait.then(() => this._execute(query, params, options));
+    const o = this._execOptions(options);
+    const enc = this.options.encoding;
+    const ctx = { query, params, options };
+    const named = params && !Array.isArray(params) && typeof params === 'object';
+    if (o.prepare || named) {
+      const entry = this._getPrepared(query);
+      const send = (info) => this._enqueue((w) => {
+        req.writeHeader(w, req.KIND_PREPARED, o, false);
+        w.u32le(info.handle);
+        req.writePreparedValues(w, params, info.variables, enc);
+      }, ctx);
+      return entry.info ? send(entry.info) : entry.promise.then(send);
+    }
+    return this._enqueue((w) => {
+      req.writeHeader(w, req.KIND_QUERY, o, false);
+      w.str(query);
+      req.writeGuessedValues(w, params, o.hints, enc);
+    }, ctx);
+  }
+
+  execute(query, params, options, callback) {
+    const a = normalizeArgs(params, options, callback);
+    return withCallback(this._execute(query, a.params, a.options), a.callback);
+  }
+
+  /** Calls rowCallback(n, row) per row; autoPage (default off, as cassandra-driver) walks all pages. */
+  eachRow(query, params, options, rowCallback, callback) {
+    if (typeof params === 'function') { callback = options; rowCallback = params; params = undefined; options = {}; }
+    else if (typeof options === 'function') { callback = rowCallback; rowCallback = options; options = {}; }
+    options = options || {};
+    if (typeof rowCallback !== 'function') throw new errors.ArgumentError('eachRow needs a row callback');
+    const done = typeof callback === 'function' ? callback : () => {};
+    let n = 0;
+    const run = (pageState) => {
+      this._execute(query, params, { ...options, pageState }).then((rs) => {
+        for (const row of rs.rows) rowCallback(n++, row);
+        if (options.autoPage && rs.rawPageState) return run(rs.rawPageState);
+        if (rs.rawPageState) rs.nextPage = () => run(rs.rawPageState);
+        rs.rowLength = options.autoPage ? n : rs.rowLength;
+        return done(null, rs);
+      }, (e) => done(e));
+    };
+    run(options.pageState);
+  }
+
+  /** A Readable of rows over every page. */
+  stream(query, params, options, callback) {
+    const a = normalizeArgs(params, options, callback);
+    let pageState = a.options.pageState;
+    let done = false;
+    const client = this;
+    const readable = new Readable({
+      objectMode: true,
+      read() {
+        if (done) return;
+        client._execute(query, a.params, { ...a.options, pageState }).then((rs) => {
+          pageState = rs.rawPageState;
+          if (!pageState || a.options.autoPage === false) done = true;
+          for (const row of rs.rows) this.push(row);
+          if (done) { this.push(null); if (a.callback) a.callback(null); }
+        }, (e) => { done = true; this.destroy(e); if (a.callback) a.callback(e); });
+      },
+    });
+    return readable;
+  }
+
+  /** Executes statements as one CQL BATCH (logged unless options.logged === false). */
+  batch(queries, options, callback) {
+    if (typeof options === 'function') { callback = options; options = {}; }
+    return withCallback(this._batch(queries, options || {}), callback);
+  }
+
+  async _batch(queries, options) {
+    if (!Array.isArray(queries) || queries.length === 0) throw new errors.ArgumentError('batch needs a non-empty array of queries');
+    const wait = this._ensureConnected();
+    if (wait) await wait;
+    const o = this._execOptions(options);
+    const items = queries.map((q) => (typeof q === 'string' ? { query: q, params: [] } : q));
+    const infos = [];
+    for (const it of items) {
+      if (!it || typeof it.query !== 'string') throw new errors.ArgumentError('Each batch item must be a string or {query, params}');
+      const named = it.params && !Array.isArray(it.params);
+      infos.push(o.prepare || named ? (this._getPrepared(it.query).info || await this._getPrepared(it.query).promise) : null);
+    }
+    const batchType = options.counter ? 2 : options.logged === false ? 1 : 0;
+    return this._enqueue((w) => {
+      req.writeHeader(w, req.KIND_BATCH, o, false);
+      w.u8(batchType);
+      w.u16le(items.length);
+      items.forEach((it, i) => {
+        if (infos[i]) {
+          w.u8(0); w.u32le(infos[i].handle);
+          req.writePreparedValues(w, it.params, infos[i].variables, this.options.encoding);
+        } else {
+          w.u8(1); w.str(it.query);
+          req.writeGuessedValues(w, it.params, o.hints && o.hints[i], this.options.encoding);
+        }
+      });
+    }, null);
+  }
+
+  /** Closes every connection; later calls fail with a DriverError. */
+  shutdown(callback) {
+    const p = (async () => {
+      this._closed = true;
+      this.connected = false;
+      if (this._connecting) { try { await this._connecting; } catch { /* already reported */ } }
+      // Let requests already handed to the native side finish before dropping the session.
+      while (this._pending || this._runsInFlight.size) await new Promise((r) => setImmediate(r));
+      this._prepared.clear();
+      this._native.shutdown();
+      this.emit('shutdown');
+    })();
+    return withCallback(p, callback);
+  }
+
+  /** Number of prepared statements held natively (bounded by maxPrepared). */
+  getPreparedCount() { return this._native.preparedCount(); }
+
+  getState() { return { connected: this.connected, prepared: this._prepared.size }; }
+}
+
+module.exports = { Client };

@@ -1,0 +1,62 @@
+'use strict';
+// Error classes shaped like cassandra-driver 4.x (errors.*), so `instanceof` checks and
+// `err.code === types.responseErrorCodes.syntaxError` keep working after a switch.
+
+class DriverError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = this.constructor.name;
+    this.info = 'Cassandra Driver Error';
+  }
+}
+
+class ResponseError extends DriverError {
+  constructor(code, message, extra) {
+    super(message);
+    this.code = code;
+    this.info = 'Represents an error message from the server';
+    if (extra) Object.assign(this, extra);
+  }
+}
+
+class NoHostAvailableError extends DriverError {
+  constructor(innerErrors, message) {
+    super(message || 'All host(s) tried for query failed');
+    this.innerErrors = innerErrors || {};
+    this.info = 'Represents an error when a query cannot be performed because no host is available or could be reached by the driver.';
+    const hosts = Object.keys(this.innerErrors);
+    if (!message && hosts.length) {
+      this.message += '. First host tried, ' + hosts[0] + ': ' + String(this.innerErrors[hosts[0]]);
+    }
+  }
+}
+
+class OperationTimedOutError extends DriverError {
+  constructor(message, host) { super(message); this.host = host; }
+}
+class ArgumentError extends DriverError {}
+class AuthenticationError extends DriverError {}
+class NotSupportedError extends DriverError {}
+class BusyConnectionError extends DriverError {}
+class VIntOutOfRangeException extends DriverError {}
+
+/** Builds the JS error from the fields the native layer encodes (see src/errors.rs). */
+function fromNative(kind, code, message, extra) {
+  switch (kind) {
+    case 0: {
+      if (code === 0x0100) { const e = new AuthenticationError(message); e.code = code; return e; }
+      return new ResponseError(code, message, extra);
+    }
+    case 1: {
+      const inner = (extra && extra.innerErrors) || {};
+      return new NoHostAvailableError(inner, Object.keys(inner).length ? undefined : message);
+    }
+    case 2: return new OperationTimedOutError(message);
+    case 3: return new ArgumentError(message);
+    default: return new DriverError(message);
+  }
+}
+
+module.exports = { DriverError, ResponseError, NoHostAvailableError, OperationTimedOutError,
+  ArgumentError, AuthenticationError, NotSupportedError, BusyConnectionError,
+  VIntOutOfRangeException, fromNative };

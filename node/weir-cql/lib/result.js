@@ -1,0 +1,196 @@
+'use strict';
+// ResultSet and Row (cassandra-driver 4.x shapes) over one native response buffer.
+// A page arrives as raw CQL cells; rows are decoded on first access of `rows`, so a caller
+// that only checks success (inserts) or counts rows never pays for decoding.
+
+const { decode } = require('./codec');
+const errors = require('./errors');
+
+class Row {
+  constructor(columns) {
+    // Keeps `columns` off the enumerable properties, as cassandra-driver does.
+    Object.defineProperty(this, '__columns', { value: columns, enumerable: false, writable: false });
+  }
+  get(columnName) {
+    if (typeof columnName === 'number') return this[this.__columns[columnName].name];
+    return this[columnName];
+  }
+  values() { return this.__columns.map((c) => this[c.name]); }
+  keys() { return this.__columns.map((c) => c.name); }
+  forEach(callback) { for (const c of this.__columns) callback(this[c.name], c.name); }
+}
+
+/** Reads the native buffers: little-endian framing, see src/wire.rs. */
+class Reader {
+  constructor(buf, pos) { this.buf = buf; this.pos = pos || 0; }
+  u8() { return this.buf[this.pos++]; }
+  u16() { const v = this.buf.readUInt16LE(this.pos); this.pos += 2; return v; }
+  u32() { const v = this.buf.readUInt32LE(this.pos); this.pos += 4; return v; }
+  i32() { const v = this.buf.readInt32LE(this.pos); this.pos += 4; return v; }
+  shortStr() { const n = this.u16(); const s = this.buf.toString('utf8', this.pos, this.pos + n); this.pos += n; return s; }
+  str() { const n = this.u32(); const s = this.buf.toString('utf8', this.pos, this.pos + n); this.pos += n; return s; }
+  blob() { const n = this.u32(); const b = Buffer.from(this.buf.subarray(this.pos, this.pos + n)); this.pos += n; return b; }
+  type() {
+    const code = this.u16();
+    switch (code) {
+      case 0x20: case 0x22: return { code, info: this.type() };
+      case 0x21: return { code, info: [this.type(), this.type()] };
+      case 0x30: {
+        const keyspace = this.shortStr();
+        const name = this.shortStr();
+        const n = this.u16();
+        const fields = [];
+        for (let i = 0; i < n; i++) fields.push({ name: this.shortStr(), type: this.type() });
+        return { code, info: { keyspace, name, fields } };
+      }
+      case 0x31: { const n = this.u16(); const info = []; for (let i = 0; i < n; i++) info.push(this.type()); return { code, info }; }
+      case 0xfe: { const sub = this.type(); const dims = this.u16(); return { code: 0, customTypeName: 'vector', info: [sub, dims] }; }
+      default: return { code, info: null };
+    }
+  }
+  specs() {
+    const n = this.u16();
+    const out = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const ksname = this.shortStr();
+      const tablename = this.shortStr();
+      out[i] = { name: this.shortStr(), type: this.type(), ksname, tablename };
+    }
+    return out;
+  }
+  error() {
+    const kind = this.u8();
+    const code = this.i32();
+    const message = this.str();
+    const extraText = this.str();
+    let extra = null;
+    if (extraText) { try { extra = JSON.parse(extraText); } catch { extra = null; } }
+    return errors.fromNative(kind, code, message, extra);
+  }
+}
+
+// Column metadata repeats on every page of a statement; parse each distinct one once.
+const specCache = new Map();
+function cachedSpecs(r) {
+  const len = r.u32();
+  const key = r.buf.toString('latin1', r.pos, r.pos + len);
+  let cols = specCache.get(key);
+  if (!cols) {
+    cols = new Reader(r.buf, r.pos).specs();
+    if (specCache.size > 1000) specCache.clear();
+    specCache.set(key, cols);
+  }
+  r.pos += len;
+  return cols;
+}
+
+class ResultSet {
+  constructor(fields) {
+    this.info = fields.info;
+    this.columns = fields.columns;
+    this.rowLength = fields.rowLength;
+    this.pageState = fields.rawPageState ? fields.rawPageState.toString('hex') : null;
+    Object.defineProperty(this, 'rawPageState', { value: fields.rawPageState, enumerable: false, writable: true });
+    Object.defineProperty(this, '_page', { value: fields.page, enumerable: false, writable: true });
+    Object.defineProperty(this, '_rows', { value: fields.rows || null, enumerable: false, writable: true });
+    Object.defineProperty(this, '_fetchPage', { value: fields.fetchPage, enumerable: false, writable: true });
+    if (fields.rawPageState && fields.fetchPage) {
+      // Manual paging: fetch the page after this one (promise, or callback when given).
+      this.nextPage = (callback) => {
+        const p = fields.fetchPage(fields.rawPageState);
+        if (typeof callback === 'function') { p.then((rs) => callback(null, rs), callback); return undefined; }
+        return p;
+      };
+    }
+  }
+
+  get rows() {
+    if (this._rows === null) this._rows = decodeRows(this._page, this.columns, this.rowLength);
+    return this._rows;
+  }
+  set rows(v) { this._rows = v; }
+
+  first() { return this.rowLength > 0 ? this.rows[0] : null; }
+
+  /** For conditional (LWT) statements: the `[applied]` column; true for others. */
+  wasApplied() {
+    if (!this.columns || this.rowLength === 0) return true;
+    const c = this.columns.find((col) => col.name === '[applied]');
+    if (!c) return true;
+    return this.rows[0]['[applied]'] === true;
+  }
+
+  isPaged() { return !!this.rawPageState; }
+
+  getColumns() { return this.columns; }
+
+  [Symbol.iterator]() { return this.rows[Symbol.iterator](); }
+
+  /** Iterates every row of every page, fetching following pages as it goes. */
+  async *[Symbol.asyncIterator]() {
+    let page = this;
+    for (;;) {
+      for (const row of page.rows) yield row;
+      if (!page.rawPageState || !page._fetchPage) return;
+      page = await page._fetchPage(page.rawPageState);
+    }
+  }
+}
+
+function decodeRows(page, columns, rowLength) {
+  const rows = new Array(rowLength);
+  if (!page) return rows;
+  const { buf, opts } = page;
+  let p = page.start;
+  const n = columns.length;
+  for (let i = 0; i < rowLength; i++) {
+    const row = new Row(columns);
+    for (let c = 0; c < n; c++) {
+      const len = buf.readInt32BE(p); p += 4;
+      if (len < 0) { row[columns[c].name] = null; continue; }
+      row[columns[c].name] = decode(buf, p, len, columns[c].type, opts);
+      p += len;
+    }
+    rows[i] = row;
+  }
+  return rows;
+}
+
+/**
+ * Reads one result at r.pos. Returns {error} or {fields} for a ResultSet; `decodeOpts`
+ * carries the client's encoding options (useBigIntAsLong, map, set).
+ */
+function readResult(r, decodeOpts) {
+  const status = r.u8();
+  if (status !== 0) return { error: r.error() };
+  const flags = r.u8();
+  const rawPageState = flags & 1 ? r.blob() : null;
+  let traceId;
+  if (flags & 4) {
+    const { Uuid } = require('./types');
+    traceId = new Uuid(Buffer.from(r.buf.subarray(r.pos, r.pos + 16)));
+    r.pos += 16;
+  }
+  const nw = r.u16();
+  let warnings;
+  if (nw) { warnings = []; for (let i = 0; i < nw; i++) warnings.push(r.str()); }
+  const info = { queriedHost: undefined, triedHosts: undefined, speculativeExecutions: 0,
+    achievedConsistency: undefined, traceId, warnings, customPayload: undefined, isSchemaInAgreement: true };
+  if (!(flags & 2)) return { fields: { info, columns: null, rowLength: 0, rawPageState, page: null, rows: [] } };
+  const columns = cachedSpecs(r);
+  const rowLength = r.i32();
+  const bytes = r.u32();
+  const page = { buf: r.buf, start: r.pos, opts: decodeOpts };
+  r.pos += bytes;
+  return { fields: { info, columns, rowLength, rawPageState, page } };
+}
+
+class ResultSetGroup {
+  constructor(collect) {
+    this.errors = [];
+    this.resultItems = collect ? [] : undefined;
+    this.totalExecuted = 0;
+  }
+}
+
+module.exports = { Row, ResultSet, ResultSetGroup, Reader, readResult };

@@ -1,0 +1,372 @@
+//! Executes decoded requests on the `scylla` session and writes their results.
+//!
+//! A run carries any number of requests; they are executed concurrently (up to the run's
+//! concurrency limit, in order of submission) and their results are written in request
+//! order into one buffer. The JS side uses this both for the statements of one event-loop
+//! tick (coalesced) and for `executeConcurrent` (all parameter rows at once).
+
+use crate::errors::{execution_error, ErrorInfo, ErrorKind};
+use crate::wire::{self, Reader, Writer};
+use bytes::Bytes;
+use scylla::client::session::Session;
+use scylla::errors::IntoRowsResultError;
+use scylla::response::query_result::QueryResult;
+use scylla::response::{PagingState, PagingStateResponse};
+use scylla::serialize::row::{RowSerializationContext, SerializeRow};
+use scylla::serialize::writers::RowWriter;
+use scylla::serialize::SerializationError;
+use scylla::statement::batch::{Batch, BatchStatement, BatchType};
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::unprepared::Statement;
+use scylla::statement::{Consistency, SerialConsistency};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Values already encoded to CQL cells by the JS codec: `n` cells of `i32 len` + bytes
+/// (little-endian length; -1 null, -2 unset). Serializing only copies the cells.
+#[derive(Clone)]
+pub struct RawValues {
+    count: u16,
+    cells: Bytes,
+}
+
+#[derive(Debug)]
+struct CellTooLarge;
+impl std::fmt::Display for CellTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a bound value is larger than 2 GiB, the CQL cell limit")
+    }
+}
+impl std::error::Error for CellTooLarge {}
+
+impl SerializeRow for RawValues {
+    fn serialize(
+        &self,
+        _ctx: &RowSerializationContext<'_>,
+        writer: &mut RowWriter,
+    ) -> Result<(), SerializationError> {
+        // The cells were validated when the request was decoded, so reads cannot fail here.
+        let mut r = Reader::new(&self.cells);
+        for _ in 0..self.count {
+            let len = r.i32().map_err(|_| SerializationError::new(CellTooLarge))?;
+            let cell = writer.make_cell_writer();
+            match len {
+                -1 => {
+                    cell.set_null();
+                }
+                -2 => {
+                    cell.set_unset();
+                }
+                n => {
+                    let bytes = r
+                        .bytes(n as usize)
+                        .map_err(|_| SerializationError::new(CellTooLarge))?;
+                    cell.set_value(bytes)
+                        .map_err(|_| SerializationError::new(CellTooLarge))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+fn read_values(r: &mut Reader<'_>, whole: &Bytes) -> Result<RawValues, String> {
+    let count = r.u16()?;
+    // Walk the cells once to find the region's end (and validate lengths).
+    let start = r.position();
+    for _ in 0..count {
+        let len = r.i32()?;
+        if len >= 0 {
+            r.bytes(len as usize)?;
+        } else if len != -1 && len != -2 {
+            return Err(format!("invalid cell length {len}"));
+        }
+    }
+    Ok(RawValues {
+        count,
+        cells: whole.slice_ref(r.slice_from(start)),
+    })
+}
+
+pub struct Options {
+    flags: u8,
+    page_size: i32,
+    consistency: Option<Consistency>,
+    serial: Option<SerialConsistency>,
+    timeout_ms: u32,
+    timestamp: Option<i64>,
+    paging_state: Option<Arc<[u8]>>,
+}
+
+pub enum Stmt {
+    Prepared(Arc<PreparedStatement>, RawValues),
+    Query(String, RawValues),
+    Batch(BatchType, Vec<(BatchStatement, RawValues)>),
+}
+
+pub struct Job {
+    opts: Options,
+    stmt: Stmt,
+}
+
+pub type PreparedMap = HashMap<u32, Arc<PreparedStatement>>;
+
+fn read_options(r: &mut Reader<'_>) -> Result<Options, String> {
+    let flags = r.u8()?;
+    let page_size = r.i32()?;
+    let consistency = match r.u16()? {
+        0xFFFF => None,
+        c => Some(Consistency::try_from(c).map_err(|_| format!("unknown consistency {c}"))?),
+    };
+    let serial = match r.u16()? {
+        0xFFFF => None,
+        c => Some(
+            SerialConsistency::try_from(c as i16)
+                .map_err(|_| format!("unknown serial consistency {c}"))?,
+        ),
+    };
+    let timeout_ms = r.u32()?;
+    let timestamp = if flags & wire::FLAG_TIMESTAMP != 0 {
+        Some(r.i64()?)
+    } else {
+        None
+    };
+    let paging_state = if flags & wire::FLAG_PAGING_STATE != 0 {
+        Some(Arc::from(r.blob()?))
+    } else {
+        None
+    };
+    Ok(Options {
+        flags,
+        page_size,
+        consistency,
+        serial,
+        timeout_ms,
+        timestamp,
+        paging_state,
+    })
+}
+
+fn lookup(prepared: &PreparedMap, handle: u32) -> Result<Arc<PreparedStatement>, String> {
+    prepared.get(&handle).cloned().ok_or_else(|| {
+        format!("prepared statement handle {handle} is unknown (released or from another client)")
+    })
+}
+
+/// Decodes one request. The prepared-statement map is only read here, so the executor
+/// never holds its lock across an await.
+pub fn read_job(r: &mut Reader<'_>, whole: &Bytes, prepared: &PreparedMap) -> Result<Job, String> {
+    let kind = r.u8()?;
+    let opts = read_options(r)?;
+    let stmt = match kind {
+        0 => {
+            let p = lookup(prepared, r.u32()?)?;
+            Stmt::Prepared(p, read_values(r, whole)?)
+        }
+        1 => {
+            let q = r.string()?.to_string();
+            Stmt::Query(q, read_values(r, whole)?)
+        }
+        2 => {
+            let batch_type = match r.u8()? {
+                0 => BatchType::Logged,
+                1 => BatchType::Unlogged,
+                2 => BatchType::Counter,
+                t => return Err(format!("unknown batch type {t}")),
+            };
+            let n = r.u16()?;
+            let mut items = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let st = match r.u8()? {
+                    0 => BatchStatement::PreparedStatement((*lookup(prepared, r.u32()?)?).clone()),
+                    _ => BatchStatement::Query(Statement::new(r.string()?.to_string())),
+                };
+                items.push((st, read_values(r, whole)?));
+            }
+            Stmt::Batch(batch_type, items)
+        }
+        k => return Err(format!("unknown request kind {k}")),
+    };
+    Ok(Job { opts, stmt })
+}
+
+macro_rules! apply_options {
+    ($s:expr, $o:expr) => {{
+        if $o.page_size > 0 {
+            $s.set_page_size($o.page_size);
+        }
+        if let Some(c) = $o.consistency {
+            $s.set_consistency(c);
+        }
+        if $o.serial.is_some() {
+            $s.set_serial_consistency($o.serial);
+        }
+        if $o.timestamp.is_some() {
+            $s.set_timestamp($o.timestamp);
+        }
+        if $o.timeout_ms > 0 {
+            $s.set_request_timeout(Some(Duration::from_millis($o.timeout_ms as u64)));
+        }
+        if $o.flags & wire::FLAG_IDEMPOTENT != 0 {
+            $s.set_is_idempotent(true);
+        }
+        if $o.flags & wire::FLAG_TRACING != 0 {
+            $s.set_tracing(true);
+        }
+    }};
+}
+
+type Outcome = Result<(QueryResult, Option<Arc<[u8]>>), ErrorInfo>;
+
+fn paging_of(resp: PagingStateResponse) -> Option<Arc<[u8]>> {
+    match resp {
+        PagingStateResponse::HasMorePages { state } => state.as_bytes_slice().cloned(),
+        _ => None,
+    }
+}
+
+async fn execute(session: &Session, job: Job) -> Outcome {
+    let o = &job.opts;
+    let paged = o.flags & wire::FLAG_PAGED != 0;
+    let state = match &o.paging_state {
+        Some(bytes) => PagingState::new_from_raw_bytes(bytes.clone()),
+        None => PagingState::start(),
+    };
+    let res = match job.stmt {
+        Stmt::Prepared(p, values) => {
+            let mut p = (*p).clone();
+            apply_options!(p, o);
+            if paged {
+                session
+                    .execute_single_page(&p, values, state)
+                    .await
+                    .map(|(r, s)| (r, paging_of(s)))
+            } else {
+                session.execute_unpaged(&p, values).await.map(|r| (r, None))
+            }
+        }
+        Stmt::Query(q, values) => {
+            let mut s = Statement::new(q);
+            apply_options!(s, o);
+            if paged {
+                session
+                    .query_single_page(s, values, state)
+                    .await
+                    .map(|(r, s)| (r, paging_of(s)))
+            } else {
+                session.query_unpaged(s, values).await.map(|r| (r, None))
+            }
+        }
+        Stmt::Batch(batch_type, items) => {
+            let mut batch = Batch::new(batch_type);
+            if let Some(c) = o.consistency {
+                batch.set_consistency(c);
+            }
+            if o.serial.is_some() {
+                batch.set_serial_consistency(o.serial);
+            }
+            if o.timestamp.is_some() {
+                batch.set_timestamp(o.timestamp);
+            }
+            if o.timeout_ms > 0 {
+                batch.set_request_timeout(Some(Duration::from_millis(o.timeout_ms as u64)));
+            }
+            let mut values = Vec::with_capacity(items.len());
+            for (st, v) in items {
+                batch.append_statement(st);
+                values.push(v);
+            }
+            session.batch(&batch, values).await.map(|r| (r, None))
+        }
+    };
+    res.map_err(|e| execution_error(&e))
+}
+
+/// Result layout: `u8 0`, `u8 flags` (1 more pages, 2 rows, 4 tracing id), `[paging state]`,
+/// `[16-byte tracing id]`, `u16 warnings` + strings, and for rows the column specs,
+/// `i32 row_count`, `u32 bytes` and the rows as CQL cells (`i32 BE len` + bytes each).
+fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, skip_rows: bool) {
+    let tracing = result.tracing_id();
+    let warnings: Vec<String> = result.warnings().map(str::to_string).collect();
+    let rows = match result.into_rows_result() {
+        Ok(rows) => Some(rows),
+        Err(IntoRowsResultError::ResultNotRows(_)) => None,
+        Err(e) => {
+            ErrorInfo::new(ErrorKind::Driver, format!("cannot read rows result: {e}")).write(w);
+            return;
+        }
+    };
+    let mut flags = 0u8;
+    if paging.is_some() {
+        flags |= 1;
+    }
+    if rows.is_some() && !skip_rows {
+        flags |= 2;
+    }
+    if tracing.is_some() {
+        flags |= 4;
+    }
+    w.u8(0);
+    w.u8(flags);
+    if let Some(p) = &paging {
+        w.blob(p);
+    }
+    if let Some(t) = tracing {
+        w.buf.extend_from_slice(t.as_bytes());
+    }
+    w.u16(warnings.len() as u16);
+    for warning in &warnings {
+        w.blob(warning.as_bytes());
+    }
+    let Some(rows) = rows.filter(|_| !skip_rows) else {
+        return;
+    };
+    // The specs' byte length first, so JS can cache their parse by content.
+    let specs_at = w.buf.len();
+    w.u32(0);
+    wire::write_specs(w, rows.column_specs().as_slice());
+    let specs_bytes = (w.buf.len() - specs_at - 4) as u32;
+    w.buf[specs_at..specs_at + 4].copy_from_slice(&specs_bytes.to_le_bytes());
+    w.i32(rows.rows_num() as i32);
+    let len_at = w.buf.len();
+    w.u32(0);
+    match rows.rows::<scylla::deserialize::row::ColumnIterator>() {
+        Ok(iter) => {
+            for row in iter {
+                let Ok(row) = row else { break };
+                for col in row {
+                    match col {
+                        Ok(c) => match c.slice {
+                            Some(s) => {
+                                let bytes = s.as_slice();
+                                w.buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                                w.buf.extend_from_slice(bytes);
+                            }
+                            None => w.buf.extend_from_slice(&(-1i32).to_be_bytes()),
+                        },
+                        Err(_) => w.buf.extend_from_slice(&(-1i32).to_be_bytes()),
+                    }
+                }
+            }
+        }
+        Err(_) => {}
+    }
+    let rows_bytes = (w.buf.len() - len_at - 4) as u32;
+    w.buf[len_at..len_at + 4].copy_from_slice(&rows_bytes.to_le_bytes());
+}
+
+/// Runs one job and returns its encoded result.
+pub async fn run_job(session: Arc<Session>, job: Job) -> Vec<u8> {
+    let skip_rows = job.opts.flags & wire::FLAG_SKIP_ROWS != 0;
+    let mut w = Writer::with_capacity(64);
+    match execute(&session, job).await {
+        Ok((result, paging)) => write_result(&mut w, result, paging, skip_rows),
+        Err(e) => e.write(&mut w),
+    }
+    w.buf
+}

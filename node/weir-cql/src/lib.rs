@@ -1,0 +1,311 @@
+//! weir-cql native core: a napi-rs bridge over the `scylla` crate.
+//!
+//! Design: crossing the JS/Rust boundary costs 12-49 us per async call on the target
+//! machine, more than the JS work of a whole request, so this layer is shaped around
+//! crossings rather than around statements:
+//!
+//! - parameters arrive already encoded as CQL cells (the JS codec knows the column types
+//!   from the prepared metadata it keeps), so Rust only copies bytes;
+//! - one `run` call carries any number of requests (every `execute` of one event-loop tick,
+//!   or all parameter rows of `executeConcurrent`), executes them concurrently on the tokio
+//!   runtime, and answers with one `Buffer` holding every result page as raw CQL cells,
+//!   which JS decodes lazily; no JS object is created per row in Rust;
+//! - prepared statements live here under numeric handles; the JS side owns the bounded
+//!   (maxPrepared) LRU and releases handles it evicts, so the cache cannot grow without limit;
+//! - `shutdown` drops the session, which closes every connection; nothing here holds a
+//!   libuv handle, so a process that never calls it still exits.
+
+mod errors;
+mod exec;
+mod wire;
+
+use errors::{ErrorInfo, ErrorKind};
+use exec::PreparedMap;
+use futures::StreamExt;
+use napi::bindgen_prelude::{Buffer, PromiseRaw};
+use napi::Env;
+use napi_derive::napi;
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::policies::load_balancing::DefaultPolicy;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use wire::{Reader, Writer};
+
+/// Connection settings, mapped by the JS `Client` from cassandra-driver's options.
+#[napi(object)]
+pub struct ConnectOptions {
+    /// `host` or `host:port` entries.
+    pub contact_points: Vec<String>,
+    pub keyspace: Option<String>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub local_data_center: Option<String>,
+    pub connect_timeout_ms: Option<u32>,
+    pub request_timeout_ms: Option<u32>,
+}
+
+struct Inner {
+    session: RwLock<Option<Arc<Session>>>,
+    prepared: Mutex<PreparedMap>,
+    next_handle: AtomicU32,
+}
+
+impl Inner {
+    fn session(&self) -> Result<Arc<Session>, ErrorInfo> {
+        let guard = self
+            .session
+            .read()
+            .map_err(|_| ErrorInfo::new(ErrorKind::Driver, "session lock poisoned"))?;
+        guard.clone().ok_or_else(|| {
+            ErrorInfo::new(
+                ErrorKind::Driver,
+                "the client is not connected or was shut down; call connect() first",
+            )
+        })
+    }
+}
+
+/// One connected `scylla` session plus its prepared statements.
+#[napi]
+pub struct NativeSession {
+    inner: Arc<Inner>,
+}
+
+fn error_buffer(e: &ErrorInfo) -> Buffer {
+    let mut w = Writer::with_capacity(64);
+    e.write(&mut w);
+    w.buf.into()
+}
+
+/// Probes each contact point with a plain TCP connect, so `NoHostAvailableError.innerErrors`
+/// names the failure of every host rather than one summary.
+async fn probe_hosts(points: &[String], timeout: Duration) -> serde_json::Value {
+    let mut inner = serde_json::Map::new();
+    for p in points {
+        let addr = if p.contains(':') {
+            p.clone()
+        } else {
+            format!("{p}:9042")
+        };
+        let msg = match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(&addr)).await {
+            Ok(Ok(_)) => {
+                "TCP connect succeeded but the CQL handshake or metadata fetch failed".into()
+            }
+            Ok(Err(e)) => format!("connect {addr}: {e}"),
+            Err(_) => format!("connect {addr}: timed out after {} ms", timeout.as_millis()),
+        };
+        inner.insert(addr, serde_json::Value::String(msg));
+    }
+    serde_json::Value::Object(inner)
+}
+
+#[napi]
+impl NativeSession {
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        NativeSession {
+            inner: Arc::new(Inner {
+                session: RwLock::new(None),
+                prepared: Mutex::new(PreparedMap::new()),
+                next_handle: AtomicU32::new(1),
+            }),
+        }
+    }
+
+    /// Connects; resolves to an empty Buffer on success or an encoded error.
+    #[napi]
+    pub fn connect<'env>(
+        &self,
+        env: &'env Env,
+        options: ConnectOptions,
+    ) -> napi::Result<PromiseRaw<'env, Buffer>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let connect_timeout = Duration::from_millis(options.connect_timeout_ms.unwrap_or(5000) as u64);
+            let mut policy = DefaultPolicy::builder();
+            if let Some(dc) = &options.local_data_center {
+                policy = policy.prefer_datacenter(dc.clone()).permit_dc_failover(false);
+            }
+            let profile = ExecutionProfile::builder()
+                .load_balancing_policy(policy.build())
+                .request_timeout(Some(Duration::from_millis(
+                    options.request_timeout_ms.unwrap_or(12000) as u64,
+                )))
+                .build();
+            let mut builder = SessionBuilder::new()
+                .known_nodes(&options.contact_points)
+                .connection_timeout(connect_timeout)
+                .default_execution_profile_handle(profile.into_handle());
+            if let Some(ks) = &options.keyspace {
+                builder = builder.use_keyspace(ks, false);
+            }
+            if let (Some(u), Some(p)) = (&options.username, &options.password) {
+                builder = builder.user(u, p);
+            }
+            match builder.build().await {
+                Ok(session) => {
+                    if let Ok(mut guard) = inner.session.write() {
+                        *guard = Some(Arc::new(session));
+                    }
+                    Ok(Buffer::from(Vec::new()))
+                }
+                Err(e) => {
+                    let mut info = match &e {
+                        scylla::errors::NewSessionError::UseKeyspaceError(
+                            scylla::errors::UseKeyspaceError::RequestError(a),
+                        ) => errors::execution_error(&scylla::errors::ExecutionError::LastAttemptError(
+                            a.clone(),
+                        )),
+                        _ => ErrorInfo::new(ErrorKind::NoHostAvailable, e.to_string()),
+                    };
+                    if matches!(info.kind, ErrorKind::NoHostAvailable) {
+                        info.extra = serde_json::json!({
+                            "innerErrors": probe_hosts(&options.contact_points, connect_timeout).await
+                        });
+                    }
+                    Ok(error_buffer(&info))
+                }
+            }
+        })
+    }
+
+    /// Prepares a statement; resolves to `u8 0`, `u32 handle`, bind-marker specs,
+    /// partition-key indexes (`u16 n` + u16 each) and result specs, or an encoded error.
+    #[napi]
+    pub fn prepare<'env>(
+        &self,
+        env: &'env Env,
+        query: String,
+    ) -> napi::Result<PromiseRaw<'env, Buffer>> {
+        let inner = self.inner.clone();
+        env.spawn_future(async move {
+            let session = match inner.session() {
+                Ok(s) => s,
+                Err(e) => return Ok(error_buffer(&e)),
+            };
+            let prepared = match session.prepare(query).await {
+                Ok(p) => p,
+                Err(e) => {
+                    let e = scylla::errors::ExecutionError::PrepareError(e);
+                    return Ok(error_buffer(&errors::execution_error(&e)));
+                }
+            };
+            let handle = inner.next_handle.fetch_add(1, Ordering::Relaxed);
+            let mut w = Writer::with_capacity(256);
+            w.u8(0);
+            w.u32(handle);
+            wire::write_specs(&mut w, prepared.get_variable_col_specs().as_slice());
+            let pk = prepared.get_variable_pk_indexes();
+            w.u16(pk.len() as u16);
+            for k in pk {
+                w.u16(k.index);
+            }
+            let result_specs = prepared.get_current_result_set_col_specs();
+            wire::write_specs(&mut w, result_specs.get().as_slice());
+            if let Ok(mut map) = inner.prepared.lock() {
+                map.insert(handle, Arc::new(prepared));
+            }
+            Ok(w.buf.into())
+        })
+    }
+
+    /// Forgets a prepared statement (called by the JS LRU on eviction).
+    #[napi]
+    pub fn release(&self, handle: u32) {
+        if let Ok(mut map) = self.inner.prepared.lock() {
+            map.remove(&handle);
+        }
+    }
+
+    /// Number of prepared statements held (for tests of the bounded cache).
+    #[napi]
+    pub fn prepared_count(&self) -> u32 {
+        self.inner
+            .prepared
+            .lock()
+            .map(|m| m.len() as u32)
+            .unwrap_or(0)
+    }
+
+    /// Executes every request of `requests` with at most `concurrency` in flight; resolves to
+    /// `u8 0` followed by each result in request order, or `u8 1` and one error when the
+    /// buffer itself is malformed or the client is not connected.
+    #[napi]
+    pub fn run<'env>(
+        &self,
+        env: &'env Env,
+        requests: Buffer,
+        concurrency: u32,
+    ) -> napi::Result<PromiseRaw<'env, Buffer>> {
+        let inner = self.inner.clone();
+        let requests = bytes::Bytes::from(requests.to_vec());
+        env.spawn_future(async move {
+            let session = match inner.session() {
+                Ok(s) => s,
+                Err(e) => return Ok(error_buffer(&e)),
+            };
+            let mut r = Reader::new(&requests);
+            let jobs = {
+                let map = match inner.prepared.lock() {
+                    Ok(m) => m,
+                    Err(_) => {
+                        return Ok(error_buffer(&ErrorInfo::new(
+                            ErrorKind::Driver,
+                            "lock poisoned",
+                        )))
+                    }
+                };
+                let count = match r.u32() {
+                    Ok(c) => c,
+                    Err(e) => return Ok(error_buffer(&ErrorInfo::new(ErrorKind::Argument, e))),
+                };
+                let mut jobs = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    match exec::read_job(&mut r, &requests, &map) {
+                        Ok(j) => jobs.push(j),
+                        Err(e) => return Ok(error_buffer(&ErrorInfo::new(ErrorKind::Argument, e))),
+                    }
+                }
+                jobs
+            };
+            let n = jobs.len();
+            let mut out = Writer::with_capacity(16 + n * 8);
+            out.u8(0);
+            if n == 1 {
+                let job = jobs.into_iter().next();
+                if let Some(job) = job {
+                    out.buf
+                        .extend_from_slice(&exec::run_job(session, job).await);
+                }
+                return Ok(out.buf.into());
+            }
+            let mut results = futures::stream::iter(jobs)
+                .map(|job| exec::run_job(session.clone(), job))
+                .buffered(concurrency.max(1) as usize);
+            while let Some(res) = results.next().await {
+                out.buf.extend_from_slice(&res);
+            }
+            Ok(out.buf.into())
+        })
+    }
+
+    /// Drops the session: every connection of this client closes.
+    #[napi]
+    pub fn shutdown(&self) {
+        if let Ok(mut guard) = self.inner.session.write() {
+            guard.take();
+        }
+        if let Ok(mut map) = self.inner.prepared.lock() {
+            map.clear();
+        }
+    }
+}
+
+impl Default for NativeSession {
+    fn default() -> Self {
+        Self::new()
+    }
+}

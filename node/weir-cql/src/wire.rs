@@ -1,0 +1,220 @@
+//! The byte formats that cross the Node.js boundary.
+//!
+//! Every crossing carries one `Buffer` each way. Framing integers are little-endian (cheap
+//! to read with `Buffer.readInt32LE`); cell values inside are CQL wire bytes, produced and
+//! consumed by the JavaScript codec, so Rust never builds a JS object per row or per value.
+//!
+//! Request batch: `u32 count`, then per request:
+//! `u8 kind` (0 prepared handle, 1 query text, 2 batch), `u8 flags`, `i32 page_size`,
+//! `u16 consistency`, `u16 serial_consistency` (0xFFFF = driver default), `u32 timeout_ms`
+//! (0 = default), `[i64 timestamp]` if FLAG_TIMESTAMP, `[u32 len + paging state]` if
+//! FLAG_PAGING_STATE, then the statement (`u32 handle` | `u32 len + utf8`) and its values
+//! (`u16 n`, each `i32 len` with -1 null, -2 unset, then the bytes). A batch carries
+//! `u8 batch_type`, `u16 n`, and n (`u8 sub_kind`, statement, values).
+//!
+//! Response: per request in order, `u8 status` (0 ok, 1 error) and the body written by
+//! [`write_result`] or `errors::write_error`.
+
+use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
+
+pub const FLAG_PAGED: u8 = 1;
+pub const FLAG_PAGING_STATE: u8 = 2;
+pub const FLAG_SKIP_ROWS: u8 = 4;
+pub const FLAG_TIMESTAMP: u8 = 8;
+pub const FLAG_TRACING: u8 = 16;
+pub const FLAG_IDEMPOTENT: u8 = 32;
+
+/// A cursor over a request buffer; every read is bounds-checked so a malformed buffer
+/// becomes an error, never a panic.
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes between `start` and the current position.
+    pub fn slice_from(&self, start: usize) -> &'a [u8] {
+        &self.buf[start.min(self.pos)..self.pos]
+    }
+
+    pub fn bytes(&mut self, len: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .pos
+            .checked_add(len)
+            .filter(|end| *end <= self.buf.len());
+        match end {
+            Some(end) => {
+                let out = &self.buf[self.pos..end];
+                self.pos = end;
+                Ok(out)
+            }
+            None => Err(format!(
+                "request buffer truncated: need {len} bytes at offset {}, have {}",
+                self.pos,
+                self.buf.len()
+            )),
+        }
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.bytes(N)?);
+        Ok(out)
+    }
+
+    pub fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.array::<1>()?[0])
+    }
+    pub fn u16(&mut self) -> Result<u16, String> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+    pub fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    pub fn i32(&mut self) -> Result<i32, String> {
+        Ok(i32::from_le_bytes(self.array()?))
+    }
+    pub fn i64(&mut self) -> Result<i64, String> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+    pub fn blob(&mut self) -> Result<&'a [u8], String> {
+        let len = self.u32()? as usize;
+        self.bytes(len)
+    }
+    pub fn string(&mut self) -> Result<&'a str, String> {
+        let raw = self.blob()?;
+        std::str::from_utf8(raw).map_err(|e| format!("request string is not UTF-8: {e}"))
+    }
+}
+
+/// Appends little-endian framing to an output buffer.
+pub struct Writer {
+    pub buf: Vec<u8>,
+}
+
+impl Writer {
+    pub fn with_capacity(bytes: usize) -> Self {
+        Writer {
+            buf: Vec::with_capacity(bytes),
+        }
+    }
+    pub fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+    pub fn u16(&mut self, v: u16) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn i32(&mut self, v: i32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn blob(&mut self, v: &[u8]) {
+        self.u32(v.len() as u32);
+        self.buf.extend_from_slice(v);
+    }
+    /// Short strings (names) use a u16 length.
+    pub fn short_str(&mut self, v: &str) {
+        let bytes = v.as_bytes();
+        let len = bytes.len().min(u16::MAX as usize);
+        self.u16(len as u16);
+        self.buf.extend_from_slice(&bytes[..len]);
+    }
+}
+
+/// Vector has no native protocol code; it travels as this private code and the JS side
+/// presents it as the custom type `vector`, like cassandra-driver 4.8.
+const VECTOR_CODE: u16 = 0x00fe;
+
+fn native_code(t: &NativeType) -> u16 {
+    match t {
+        NativeType::Ascii => 0x0001,
+        NativeType::BigInt => 0x0002,
+        NativeType::Blob => 0x0003,
+        NativeType::Boolean => 0x0004,
+        NativeType::Counter => 0x0005,
+        NativeType::Decimal => 0x0006,
+        NativeType::Double => 0x0007,
+        NativeType::Float => 0x0008,
+        NativeType::Int => 0x0009,
+        NativeType::Timestamp => 0x000b,
+        NativeType::Uuid => 0x000c,
+        NativeType::Text => 0x000d,
+        NativeType::Varint => 0x000e,
+        NativeType::Timeuuid => 0x000f,
+        NativeType::Inet => 0x0010,
+        NativeType::Date => 0x0011,
+        NativeType::Time => 0x0012,
+        NativeType::SmallInt => 0x0013,
+        NativeType::TinyInt => 0x0014,
+        NativeType::Duration => 0x0015,
+        // NativeType is non-exhaustive; an unknown type is surfaced as a blob.
+        _ => 0x0003,
+    }
+}
+
+/// Writes a column type in the protocol's [option] layout (u16 code, then sub-types).
+pub fn write_type(w: &mut Writer, t: &ColumnType<'_>) {
+    match t {
+        ColumnType::Native(n) => w.u16(native_code(n)),
+        ColumnType::Collection { typ, .. } => match typ {
+            CollectionType::List(e) => {
+                w.u16(0x0020);
+                write_type(w, e);
+            }
+            CollectionType::Map(k, v) => {
+                w.u16(0x0021);
+                write_type(w, k);
+                write_type(w, v);
+            }
+            CollectionType::Set(e) => {
+                w.u16(0x0022);
+                write_type(w, e);
+            }
+            _ => w.u16(0x0003),
+        },
+        ColumnType::Vector { typ, dimensions } => {
+            w.u16(VECTOR_CODE);
+            write_type(w, typ);
+            w.u16(*dimensions);
+        }
+        ColumnType::UserDefinedType { definition, .. } => {
+            w.u16(0x0030);
+            w.short_str(&definition.keyspace);
+            w.short_str(&definition.name);
+            w.u16(definition.field_types.len() as u16);
+            for (name, field) in &definition.field_types {
+                w.short_str(name);
+                write_type(w, field);
+            }
+        }
+        ColumnType::Tuple(items) => {
+            w.u16(0x0031);
+            w.u16(items.len() as u16);
+            for item in items {
+                write_type(w, item);
+            }
+        }
+        _ => w.u16(0x0003),
+    }
+}
+
+/// Column specs: `u16 n`, then per column keyspace, table, name and type.
+pub fn write_specs(w: &mut Writer, specs: &[ColumnSpec<'_>]) {
+    w.u16(specs.len() as u16);
+    for spec in specs {
+        w.short_str(spec.table_spec().ks_name());
+        w.short_str(spec.table_spec().table_name());
+        w.short_str(spec.name());
+        write_type(w, spec.typ());
+    }
+}
