@@ -55,3 +55,22 @@ pub fn request() {
 pub fn reset() {
     REQUESTED.store(false, Ordering::SeqCst);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sigint_sets_the_flag() {
+        install().expect("sigaction");
+        reset();
+        assert!(!requested());
+        // SAFETY: raise() delivers SIGINT to this thread; the handler only stores a flag.
+        unsafe { libc::raise(libc::SIGINT) };
+        assert!(requested());
+        reset();
+        request();
+        assert!(requested());
+        reset();
+    }
+}
