@@ -12,8 +12,10 @@
 //! fixture trees of machines we do not have (an md RAID0 of four NVMe drives, a drive whose
 //! firmware reports 512 B physical sectors).
 
+pub mod align;
 pub mod doctor;
 pub mod facts;
+pub mod fiemap;
 pub mod fs;
 pub mod mountinfo;
 pub mod qualify;

@@ -1,0 +1,381 @@
+//! Writing the files for `weir align` through the engine, and mapping them with FIEMAP.
+
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+pub use weir_engine::Prepare;
+use weir_engine::{Backend, DmaBufferPool, EngineDevice, PrepareOptions, PreparedFile};
+use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
+
+use super::{analyse, Level, LevelMap, LevelReport};
+use crate::facts::PathFacts;
+use crate::fiemap::fiemap;
+use crate::stack::{DeviceKind, DeviceNode};
+
+/// What to write.
+#[derive(Debug, Clone)]
+pub struct AlignOptions {
+    pub request_bytes: u32,
+    pub file_bytes: u64,
+    /// Files written at once (like shards each appending to its own file).
+    pub files: u32,
+    /// Requests in flight per file.
+    pub depth_per_file: u32,
+    pub modes: Vec<Prepare>,
+    /// RAID chunk to count crossings of; default: the md chunk found in the stack.
+    pub chunk_bytes: Option<u64>,
+    pub keep_files: bool,
+    pub backend: Backend,
+}
+
+impl Default for AlignOptions {
+    fn default() -> Self {
+        AlignOptions {
+            request_bytes: 128 << 10,
+            file_bytes: 32 << 20,
+            files: 4,
+            depth_per_file: 1,
+            modes: vec![
+                Prepare::Append,
+                Prepare::Pretruncate,
+                Prepare::Fallocate,
+                Prepare::Sloppy,
+            ],
+            chunk_bytes: None,
+            keep_files: false,
+            backend: Backend::Uring,
+        }
+    }
+}
+
+/// One preparation mode's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeReport {
+    pub mode: String,
+    pub requests: u64,
+    /// FIEMAP extent count of each file.
+    pub extents_per_file: Vec<u64>,
+    pub write_seconds: f64,
+    /// One histogram per address level, top (the filesystem's device) first.
+    pub levels: Vec<LevelReport>,
+}
+
+/// The whole `weir align` result.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlignReport {
+    pub path: String,
+    pub fs_type: String,
+    pub fs_block_bytes: u64,
+    pub device_stack: Option<String>,
+    pub request_bytes: u32,
+    pub file_bytes: u64,
+    pub files: u32,
+    pub depth_per_file: u32,
+    pub backend: String,
+    /// Bucket lower bounds of every histogram's `counts`.
+    pub buckets_bytes: Vec<u64>,
+    pub modes: Vec<ModeReport>,
+    /// Levels that could not be reached and why (partial results are still reported).
+    pub notes: Vec<String>,
+}
+
+/// Runs every mode in `opts.modes` in `dir` and maps the results.
+pub fn run_align(
+    dir: &Path,
+    facts: &PathFacts,
+    opts: &AlignOptions,
+) -> Result<AlignReport, String> {
+    check_options(opts)?;
+    let need = opts.file_bytes * u64::from(opts.files);
+    if facts.space.avail_bytes < need + need / 10 {
+        return Err(format!(
+            "{}: {} MiB free, but align writes {} MiB per mode (--files {} x --file-size {} MiB); lower them or free space",
+            dir.display(),
+            facts.space.avail_bytes >> 20,
+            need >> 20,
+            opts.files,
+            opts.file_bytes >> 20
+        ));
+    }
+    let mut report = AlignReport {
+        path: facts.path.clone(),
+        fs_type: facts.filesystem.fs_type.clone(),
+        fs_block_bytes: facts.filesystem.block_bytes,
+        device_stack: facts.stack.as_ref().map(DeviceNode::chain),
+        request_bytes: opts.request_bytes,
+        file_bytes: opts.file_bytes,
+        files: opts.files,
+        depth_per_file: opts.depth_per_file,
+        backend: opts.backend.as_str().to_string(),
+        buckets_bytes: super::BUCKETS_BYTES.to_vec(),
+        modes: Vec::new(),
+        notes: Vec::new(),
+    };
+    for &mode in &opts.modes {
+        let started = Instant::now();
+        let files = write_files(dir, mode, opts)?;
+        let write_seconds = started.elapsed().as_secs_f64();
+        // Levels are built after writing: a sparse loop image allocates as it is written.
+        let (levels, notes) = build_levels(facts, opts.chunk_bytes);
+        for n in notes {
+            if !report.notes.contains(&n) {
+                report.notes.push(n);
+            }
+        }
+        let requests: Vec<(u64, u64)> = (0..opts.file_bytes / u64::from(opts.request_bytes))
+            .map(|k| {
+                (
+                    k * u64::from(opts.request_bytes),
+                    u64::from(opts.request_bytes),
+                )
+            })
+            .collect();
+        let mut level_reports = Vec::new();
+        let mut extents_per_file = Vec::new();
+        for f in &files {
+            let extents = fiemap(f.fd()).map_err(|e| {
+                format!(
+                    "FIEMAP on {}: {}; this filesystem cannot say where file data lives",
+                    f.path().display(),
+                    weir_engine::describe_errno(e)
+                )
+            })?;
+            extents_per_file.push(extents.len() as u64);
+            analyse(&requests, &extents, &levels, &mut level_reports);
+        }
+        report.modes.push(ModeReport {
+            mode: mode.as_str().to_string(),
+            requests: requests.len() as u64 * u64::from(opts.files),
+            extents_per_file,
+            write_seconds,
+            levels: level_reports,
+        });
+        drop(files); // removed here unless --keep-files
+    }
+    Ok(report)
+}
+
+fn check_options(opts: &AlignOptions) -> Result<(), String> {
+    if opts.request_bytes == 0 || opts.request_bytes % 4096 != 0 {
+        return Err(format!(
+            "request size {} B: must be a positive multiple of 4 KiB",
+            opts.request_bytes
+        ));
+    }
+    if opts.file_bytes < u64::from(opts.request_bytes)
+        || opts.file_bytes % u64::from(opts.request_bytes) != 0
+    {
+        return Err(format!(
+            "file size {} B: must be a multiple of the {} B request size",
+            opts.file_bytes, opts.request_bytes
+        ));
+    }
+    if opts.files == 0 || opts.depth_per_file == 0 || opts.files * opts.depth_per_file > 1024 {
+        return Err(
+            "--files and --depth must be at least 1, and files x depth at most 1024".into(),
+        );
+    }
+    Ok(())
+}
+
+/// Writes `opts.files` files sequentially in `request_bytes` requests, each file keeping
+/// `depth_per_file` in flight, all files at once.
+fn write_files(
+    dir: &Path,
+    mode: Prepare,
+    opts: &AlignOptions,
+) -> Result<Vec<PreparedFile>, String> {
+    let req = opts.request_bytes;
+    let depth = opts.files * opts.depth_per_file;
+    let mut files = Vec::new();
+    for i in 0..opts.files {
+        let path = dir.join(format!(
+            ".weir-align-{}-{}-{i}",
+            std::process::id(),
+            mode.as_str()
+        ));
+        let mut popts = PrepareOptions::new(mode, opts.file_bytes);
+        popts.keep = opts.keep_files;
+        popts.backend = opts.backend;
+        files.push(PreparedFile::create_at(&path, &popts).map_err(|e| e.to_string())?);
+    }
+    let mut dev = EngineDevice::open(opts.backend, depth).map_err(|e| e.to_string())?;
+    let mut pool = DmaBufferPool::new(depth as usize, req as usize, &files[0].alignment())
+        .map_err(|e| e.to_string())?;
+    for b in 0..pool.count() {
+        pool.slice_mut(b).fill(0xa5);
+    }
+    let mut next = vec![0u64; files.len()];
+    let mut inflight = vec![0u32; files.len()];
+    let mut done = Vec::new();
+    loop {
+        for (i, f) in files.iter_mut().enumerate() {
+            while inflight[i] < opts.depth_per_file && next[i] < opts.file_bytes {
+                let Some(buf) = pool.acquire() else { break };
+                f.before_write(next[i], req).map_err(|e| e.to_string())?;
+                let op = IoOp {
+                    user_data: ((i as u64) << 32) | buf as u64,
+                    direction: Direction::Write,
+                    fd: f.fd(),
+                    offset_bytes: next[i],
+                    len_bytes: req,
+                    buf: pool.ptr(buf),
+                    flags: IoFlags::default(),
+                };
+                debug_assert!(f
+                    .alignment()
+                    .accepts(op.offset_bytes, u64::from(req), op.buf));
+                dev.push(op).map_err(|e| e.to_string())?;
+                next[i] += u64::from(req);
+                inflight[i] += 1;
+            }
+        }
+        if inflight.iter().all(|&n| n == 0) {
+            break;
+        }
+        dev.submit_and_wait(1, None)
+            .map_err(|e| format!("submit: {e}"))?;
+        done.clear();
+        dev.reap(&mut done);
+        for c in &done {
+            complete(c, req, &files, &mut inflight, &mut pool)?;
+        }
+    }
+    for f in files.iter_mut() {
+        f.finish().map_err(|e| e.to_string())?;
+    }
+    Ok(files)
+}
+
+fn complete(
+    c: &IoCompletion,
+    req: u32,
+    files: &[PreparedFile],
+    inflight: &mut [u32],
+    pool: &mut DmaBufferPool,
+) -> Result<(), String> {
+    let file = (c.user_data >> 32) as usize;
+    let buf = (c.user_data & 0xffff_ffff) as usize;
+    let path = files
+        .get(file)
+        .map_or_else(String::new, |f| f.path().display().to_string());
+    if c.result < 0 {
+        let errno = -c.result;
+        return Err(match errno {
+            libc::ENOSPC => format!("{path}: no space left (ENOSPC): lower --file-size or --files"),
+            _ => format!(
+                "{path}: write failed: {}",
+                weir_engine::describe_errno(errno)
+            ),
+        });
+    }
+    if c.result as u32 != req {
+        return Err(format!(
+            "{path}: short write: {} of {req} bytes (disk full?)",
+            c.result
+        ));
+    }
+    pool.release(buf);
+    inflight[file] -= 1;
+    Ok(())
+}
+
+/// The address levels below the filesystem, with notes for levels that cannot be reached.
+pub fn build_levels(facts: &PathFacts, chunk_override: Option<u64>) -> (Vec<Level>, Vec<String>) {
+    let mut notes = Vec::new();
+    let Some(top) = &facts.stack else {
+        let device = facts
+            .filesystem
+            .source
+            .clone()
+            .unwrap_or_else(|| "filesystem device".into());
+        let level = Level {
+            device,
+            how: "FIEMAP of the written files".into(),
+            map: LevelMap::Offset(0),
+            chunk_bytes: chunk_override,
+        };
+        return (vec![level], notes);
+    };
+    let md_chunk = top.md().and_then(|n| match &n.kind {
+        DeviceKind::Md { chunk_bytes, .. } => chunk_bytes.map(|c| (n.name.clone(), c)),
+        _ => None,
+    });
+    let mut levels = vec![Level {
+        device: top.name.clone(),
+        how: "FIEMAP of the written files".into(),
+        map: LevelMap::Offset(0),
+        chunk_bytes: None,
+    }];
+    let mut node = top;
+    for _ in 0..8 {
+        let Some(below) = node.below.first() else {
+            break;
+        };
+        match &node.kind {
+            DeviceKind::Partition { start_sector, .. } => levels.push(Level {
+                device: below.name.clone(),
+                how: format!(
+                    "{} starts at byte {} of {}",
+                    node.name,
+                    start_sector * 512,
+                    below.name
+                ),
+                map: LevelMap::Offset(start_sector * 512),
+                chunk_bytes: None,
+            }),
+            DeviceKind::Loop {
+                backing_file: Some(file),
+                offset_bytes,
+                ..
+            } => match backing_extents(file) {
+                Ok(extents) => levels.push(Level {
+                    device: below.name.clone(),
+                    how: format!("{}'s backing file {} mapped by FIEMAP", node.name, file),
+                    map: LevelMap::File {
+                        offset_bytes: offset_bytes.unwrap_or(0),
+                        extents,
+                    },
+                    chunk_bytes: None,
+                }),
+                Err(why) => {
+                    notes.push(format!(
+                        "addresses stop at {}: {why}; run as root to map them down to {}",
+                        node.name, below.name
+                    ));
+                    break;
+                }
+            },
+            _ => break, // md and dm: the level above is where chunks are counted
+        }
+        node = below;
+    }
+    let chunk = chunk_override.or(md_chunk.as_ref().map(|(_, c)| *c));
+    let target = match (&md_chunk, chunk_override) {
+        (Some((md, _)), None) => levels.iter().position(|l| &l.device == md),
+        _ => Some(levels.len() - 1),
+    };
+    if let (Some(c), Some(i)) = (chunk, target) {
+        levels[i].chunk_bytes = Some(c);
+    }
+    (levels, notes)
+}
+
+fn backing_extents(file: &str) -> Result<Vec<crate::fiemap::Extent>, String> {
+    let file = file.trim_end_matches(" (deleted)");
+    let f = std::fs::File::open(file).map_err(|e| {
+        let errno = e.raw_os_error().unwrap_or(0);
+        format!(
+            "cannot open backing file {file}: {}",
+            weir_engine::describe_errno(errno)
+        )
+    })?;
+    fiemap(f.as_raw_fd()).map_err(|e| {
+        format!(
+            "FIEMAP on backing file {file}: {}",
+            weir_engine::describe_errno(e)
+        )
+    })
+}
