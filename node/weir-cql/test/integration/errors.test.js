@@ -1,0 +1,104 @@
+'use strict';
+// Errors are cassandra-driver's classes with the protocol codes and fields, never strings.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { cql, setupKeyspace, newClient } = require('./helpers');
+const { errors, types } = cql;
+const codes = types.responseErrorCodes;
+
+let env;
+test.before(async () => {
+  env = await setupKeyspace(__filename);
+  await env.client.execute('CREATE TABLE t (id int PRIMARY KEY, val int)');
+});
+test.after(async () => { if (env) await env.drop(); });
+
+async function rejectsWith(promise, check) {
+  let err = null;
+  try { await promise; } catch (e) { err = e; }
+  assert.ok(err, 'expected a rejection');
+  assert.ok(err instanceof Error, `not an Error: ${err}`);
+  check(err);
+  return err;
+}
+
+test('syntax error -> ResponseError syntaxError', async () => {
+  await rejectsWith(env.client.execute('SELEKT * FROM t'), (e) => {
+    assert.ok(e instanceof errors.ResponseError);
+    assert.equal(e.code, codes.syntaxError);
+  });
+});
+
+test('unknown table -> ResponseError invalid', async () => {
+  await rejectsWith(env.client.execute('SELECT * FROM no_such_table'), (e) => {
+    assert.ok(e instanceof errors.ResponseError);
+    assert.equal(e.code, codes.invalid);
+  });
+});
+
+test('existing table -> ResponseError alreadyExists naming keyspace and table', async () => {
+  await rejectsWith(env.client.execute('CREATE TABLE t (id int PRIMARY KEY)'), (e) => {
+    assert.equal(e.code, codes.alreadyExists);
+    assert.equal(e.keyspace, env.ks);
+    assert.equal(e.table, 't');
+  });
+});
+
+test('not enough replicas -> ResponseError unavailableException with counts', async () => {
+  const ks = `${env.ks}_rf3`;
+  await env.client.execute(`CREATE KEYSPACE ${ks} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`);
+  try {
+    await env.client.execute(`CREATE TABLE ${ks}.t (id int PRIMARY KEY)`);
+    await rejectsWith(env.client.execute(`INSERT INTO ${ks}.t (id) VALUES (1)`, [], { consistency: types.consistencies.all }), (e) => {
+      assert.equal(e.code, codes.unavailableException);
+      assert.equal(e.required, 3);
+      assert.equal(e.alive, 1);
+      assert.equal(e.consistencies, types.consistencies.all);
+    });
+  } finally {
+    await env.client.execute(`DROP KEYSPACE ${ks}`);
+  }
+});
+
+test('wrong parameter type -> ArgumentError naming parameter and type', async () => {
+  await rejectsWith(env.client.execute('INSERT INTO t (id, val) VALUES (?, ?)', [1, 'one'], { prepare: true }), (e) => {
+    assert.ok(e instanceof errors.ArgumentError);
+    assert.match(e.message, /'val'/);
+    assert.match(e.message, /expected int/);
+  });
+});
+
+test('missing parameter -> ArgumentError naming it', async () => {
+  await rejectsWith(env.client.execute('INSERT INTO t (id, val) VALUES (?, ?)', [1], { prepare: true }), (e) => {
+    assert.ok(e instanceof errors.ArgumentError);
+    assert.match(e.message, /Missing parameter 'val'/);
+  });
+  await rejectsWith(env.client.execute('INSERT INTO t (id, val) VALUES (:id, :val)', { id: 1 }, { prepare: true }), (e) => {
+    assert.ok(e instanceof errors.ArgumentError);
+    assert.match(e.message, /'val'/);
+  });
+});
+
+test('unreachable hosts -> NoHostAvailableError with innerErrors per host', async () => {
+  const c = new cql.Client({ contactPoints: ['127.0.0.1:1', '127.0.0.1:2'], localDataCenter: 'datacenter1', socketOptions: { connectTimeout: 2000 } });
+  await rejectsWith(c.connect(), (e) => {
+    assert.ok(e instanceof errors.NoHostAvailableError);
+    assert.deepEqual(Object.keys(e.innerErrors).sort(), ['127.0.0.1:1', '127.0.0.1:2']);
+    assert.match(String(e.innerErrors['127.0.0.1:1']), /refused/i);
+  });
+  await rejectsWith(c.execute('SELECT * FROM system.local'), (e) => assert.ok(e instanceof errors.NoHostAvailableError));
+});
+
+test('missing keyspace at connect -> ResponseError invalid', async () => {
+  const c = newClient({ keyspace: 'no_such_keyspace_weircql' });
+  await rejectsWith(c.connect(), (e) => {
+    assert.ok(e instanceof errors.ResponseError);
+    assert.equal(e.code, codes.invalid);
+  });
+});
+
+test('client-side timeout -> OperationTimedOutError', async () => {
+  await rejectsWith(env.client.execute('SELECT * FROM system_schema.columns', [], { readTimeout: 1, fetchSize: 5000 }), (e) => {
+    assert.ok(e instanceof errors.OperationTimedOutError, `${e.name}: ${e.message}`);
+  });
+});
