@@ -20,11 +20,12 @@ use rand::{Rng, SeedableRng};
 use weir_engine::buffers::DmaBufferPool;
 use weir_engine::PreparedFile;
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
+use weir_sched::{ClassId, Dispatched, Request, ShardQueue};
 
 use crate::arrival::Arrivals;
 use crate::job::Job;
 use crate::report::{CorruptionReport, JobHistograms, ShardJobStats};
-use crate::verify::{decode_block, BlockLedger, BlockState, Corruption, VERIFY_BLOCK_BYTES};
+use crate::verify::{BlockLedger, Corruption, VERIFY_BLOCK_BYTES};
 
 /// Corruptions kept per job and shard for the report (all are counted).
 const CORRUPTIONS_KEPT: usize = 16;
@@ -78,7 +79,7 @@ pub struct JobRun {
     /// The region requests fall in; None for an unbounded append.
     pub data_bytes: Option<u64>,
     pub prefilled: bool,
-    pool: DmaBufferPool,
+    pub(crate) pool: DmaBufferPool,
     next_seq_offset: u64,
     rng: SmallRng,
     /// Closed loop: times at which fibers became (or become) ready.
@@ -261,8 +262,37 @@ struct Slot {
     len_bytes: u32,
     direction: Direction,
     intended_ns: u64,
+    /// When the first piece went to the device (0: still in the scheduler's queue).
     dispatch_ns: u64,
     sequence: u64,
+    /// Scheduler runs: the first piece that failed or came back short (result, piece length).
+    piece_error: Option<(i32, u32)>,
+}
+
+/// The scheduler on one shard: its queue and the class of each job (by job index).
+pub struct Scheduling {
+    pub queue: ShardQueue,
+    pub class_by_job: Vec<Option<ClassId>>,
+    dispatched: Vec<Dispatched>,
+}
+
+impl Scheduling {
+    pub fn new(queue: ShardQueue, class_by_job: Vec<Option<ClassId>>) -> Scheduling {
+        Scheduling {
+            queue,
+            class_by_job,
+            dispatched: Vec::new(),
+        }
+    }
+
+    /// When the loop must wake for the scheduler even without a completion.
+    fn wakeup_ns(&self) -> Option<u64> {
+        if self.queue.queued() > 0 {
+            self.queue.next_wakeup_ns()
+        } else {
+            None
+        }
+    }
 }
 
 /// Options for one shard's loop.
@@ -286,6 +316,7 @@ pub fn run_loop<D: Device>(
     jobs: &mut [JobRun],
     options: &LoopOptions,
     stop: &dyn StopSignal,
+    mut sched: Option<&mut Scheduling>,
 ) -> LoopOutcome {
     let depth: usize = jobs.iter().map(|j| j.pool.count()).sum();
     let mut slots: Vec<Option<Slot>> = vec![None; depth];
@@ -322,8 +353,16 @@ pub fn run_loop<D: Device>(
             break;
         }
         if window_end_ns.is_none() {
-            let pushed = issue(device, jobs, &mut slots, &mut free_slots, now, options);
-            match pushed {
+            let issued = issue(
+                device,
+                jobs,
+                &mut slots,
+                &mut free_slots,
+                now,
+                options,
+                sched.as_deref_mut(),
+            );
+            match issued {
                 Ok(n) => in_flight += n,
                 Err(failure) => {
                     stop.fail(failure);
@@ -331,8 +370,15 @@ pub fn run_loop<D: Device>(
                 }
             }
         }
+        if let Some(s) = sched.as_deref_mut() {
+            if let Err(failure) = dispatch_scheduled(device, s, &mut slots, jobs, now, options) {
+                stop.fail(failure);
+                window_end_ns.get_or_insert(now.min(end_ns));
+            }
+        }
+        let sched_wakeup = sched.as_deref().and_then(Scheduling::wakeup_ns);
         let deadline = if window_end_ns.is_some() {
-            None
+            sched_wakeup
         } else {
             let mut deadline = end_ns;
             for job in jobs.iter() {
@@ -342,6 +388,9 @@ pub fn run_loop<D: Device>(
             }
             if let Some(t) = next_sample_ns {
                 deadline = deadline.min(t);
+            }
+            if let Some(t) = sched_wakeup {
+                deadline = deadline.min(t.max(now));
             }
             Some(deadline)
         };
@@ -363,10 +412,18 @@ pub fn run_loop<D: Device>(
         completions.clear();
         device.reap(&mut completions);
         for c in &completions {
-            let Some(slot) = slots.get_mut(c.user_data as usize).and_then(Option::take) else {
+            let (slot_id, c) = match sched.as_deref_mut() {
+                None => (c.user_data as usize, *c),
+                Some(s) => match settle_piece(s, &mut slots, c) {
+                    Some(done) => done,
+                    None => continue,
+                },
+            };
+            let Some(slot) = slots.get_mut(slot_id).and_then(Option::take) else {
                 continue;
             };
-            free_slots.push(c.user_data as u32);
+            let c = &c;
+            free_slots.push(slot_id as u32);
             in_flight -= 1;
             let job = &mut jobs[slot.job as usize];
             let counted_until = window_end_ns.unwrap_or(end_ns);
@@ -392,6 +449,118 @@ pub fn run_loop<D: Device>(
     }
 }
 
+/// Hands a request to the scheduler. Err(None): retry later; Err(Some): the run must stop.
+fn enqueue(
+    s: &mut Scheduling,
+    job: &JobRun,
+    slot_id: u32,
+    direction: Direction,
+    len: u32,
+    now: u64,
+) -> Result<(), Option<Failure>> {
+    let class = s
+        .class_by_job
+        .get(job.index)
+        .copied()
+        .flatten()
+        .ok_or(None)?;
+    let request = Request {
+        direction,
+        len_bytes: u64::from(len),
+        user_data: u64::from(slot_id),
+    };
+    s.queue.enqueue(class, request, now).map_err(|e| {
+        Some(Failure::Device {
+            detail: format!(
+                "the scheduler refused a request of job `{}`: {e}",
+                job.job.name
+            ),
+        })
+    })
+}
+
+/// Submits every piece the scheduler lets go now.
+fn dispatch_scheduled<D: Device>(
+    device: &mut D,
+    s: &mut Scheduling,
+    slots: &mut [Option<Slot>],
+    jobs: &[JobRun],
+    now: u64,
+    options: &LoopOptions,
+) -> Result<(), Failure> {
+    s.dispatched.clear();
+    s.queue.dispatch(now, &mut s.dispatched);
+    for d in &s.dispatched {
+        let Some(slot) = slots.get_mut(d.user_data as usize).and_then(Option::as_mut) else {
+            continue;
+        };
+        let job = &jobs[slot.job as usize];
+        if slot.dispatch_ns == 0 {
+            slot.dispatch_ns = now;
+        }
+        // Pieces are cut on 4 KiB boundaries, so each stays aligned for direct I/O.
+        let op = IoOp {
+            user_data: d.token,
+            direction: d.direction,
+            fd: job.fd,
+            offset_bytes: slot.offset_bytes + d.offset_in_request_bytes,
+            len_bytes: d.len_bytes as u32,
+            // SAFETY (in bounds): the piece lies within the request's buffer.
+            buf: job
+                .pool
+                .ptr(slot.buf as usize)
+                .wrapping_add(d.offset_in_request_bytes as usize),
+            flags: IoFlags {
+                nowait: options.nowait,
+                dsync: options
+                    .dsync_by_job
+                    .get(job.index)
+                    .copied()
+                    .unwrap_or(false),
+            },
+        };
+        device.push(op).map_err(|e| Failure::Device {
+            detail: format!(
+                "the I/O backend refused a piece the scheduler dispatched ({e}); the device \
+                 queue is smaller than the scheduler's window"
+            ),
+        })?;
+    }
+    Ok(())
+}
+
+/// Accounts one piece's completion with the scheduler. Returns the request's slot and its
+/// completion once its last piece is done.
+fn settle_piece(
+    s: &mut Scheduling,
+    slots: &mut [Option<Slot>],
+    c: &IoCompletion,
+) -> Option<(usize, IoCompletion)> {
+    let done = s.queue.complete(c.user_data, c.completed_at_ns)?;
+    let slot_id = done.user_data as usize;
+    let slot = slots.get_mut(slot_id).and_then(Option::as_mut)?;
+    if c.result < 0 || c.result as u64 != done.len_bytes {
+        slot.piece_error
+            .get_or_insert((c.result, done.len_bytes as u32));
+    }
+    if !done.request_done {
+        return None;
+    }
+    let result = match slot.piece_error {
+        Some((r, _)) if r < 0 => r,
+        Some((r, piece_len)) => (slot.len_bytes - piece_len) as i32 + r,
+        None => slot.len_bytes as i32,
+    };
+    Some((
+        slot_id,
+        IoCompletion {
+            user_data: slot_id as u64,
+            result,
+            completed_at_ns: c.completed_at_ns,
+        },
+    ))
+}
+
 /// Arrivals due before `until` that were never taken from the stream.
 fn count_due(arrivals: &Arrivals, until_ns: u64) -> u64 {
     let mut a = arrivals.clone();
@@ -411,6 +580,7 @@ fn issue<D: Device>(
     free_slots: &mut Vec<u32>,
     now: u64,
     options: &LoopOptions,
+    mut sched: Option<&mut Scheduling>,
 ) -> Result<u32, Failure> {
     let mut pushed = 0;
     for job in jobs.iter_mut() {
@@ -487,7 +657,14 @@ fn issue<D: Device>(
                 },
             };
             debug_assert_eq!(op.buf as usize % job.pool.align_bytes(), 0);
-            if device.push(op).is_err() {
+            let queued = match sched.as_deref_mut() {
+                None => device.push(op).map_err(|_| None),
+                Some(s) => enqueue(s, job, slot_id, direction, len, now),
+            };
+            if let Err(failure) = queued {
+                if let Some(failure) = failure {
+                    return Err(failure);
+                }
                 // The ring is full (cannot happen: depth covers every buffer); retry later.
                 job.pool.release(buf);
                 free_slots.push(slot_id);
@@ -506,8 +683,9 @@ fn issue<D: Device>(
                 len_bytes: len,
                 direction,
                 intended_ns: intended,
-                dispatch_ns: now,
+                dispatch_ns: if sched.is_some() { 0 } else { now },
                 sequence,
+                piece_error: None,
             });
             job.in_flight += 1;
             job.issued += 1;
@@ -536,7 +714,12 @@ fn complete(
         if slot.direction == Direction::Read && job.ledger.is_some() {
             let len = slot.len_bytes as usize;
             let data = &job.pool.slice(buf)[..len];
-            let found = check_blocks(job.ledger.as_ref(), job.prefilled, data, slot.offset_bytes);
+            let found = crate::check::check_blocks(
+                job.ledger.as_ref(),
+                job.prefilled,
+                data,
+                slot.offset_bytes,
+            );
             job.blocks_checked += (len / VERIFY_BLOCK_BYTES) as u64;
             if let Some(corruption) = found {
                 record_corruption(job, corruption);
@@ -626,59 +809,7 @@ fn check_result(job: &JobRun, slot: &Slot, c: &IoCompletion) -> Result<(), Failu
     Ok(())
 }
 
-/// Checks read data block by block; the first bad block, if any.
-pub fn check_blocks(
-    ledger: Option<&BlockLedger>,
-    prefilled: bool,
-    data: &[u8],
-    offset_bytes: u64,
-) -> Option<Corruption> {
-    let empty = BlockLedger::new();
-    let ledger = ledger.unwrap_or(&empty);
-    let mut prefill = PrefillPage::default();
-    for (i, block) in data.chunks_exact(VERIFY_BLOCK_BYTES).enumerate() {
-        let block_offset = offset_bytes + (i * VERIFY_BLOCK_BYTES) as u64;
-        let expected = ledger.expected_sequence(block_offset);
-        match decode_block(block, block_offset) {
-            Ok(BlockState::Written { sequence }) if sequence >= expected => {}
-            Ok(BlockState::Zero) if expected == 0 => {}
-            Err(_) if expected == 0 && prefilled && prefill.matches(block, block_offset) => {}
-            Ok(_) => {
-                if let Err(e) = ledger.check(block, block_offset) {
-                    return Some(e);
-                }
-            }
-            Err(e) => return Some(e),
-        }
-    }
-    None
-}
-
-/// The engine's prefill data for one 4 KiB page, computed once per page rather than per block.
-#[derive(Default)]
-struct PrefillPage {
-    base: Option<u64>,
-    bytes: Vec<u8>,
-}
-
-impl PrefillPage {
-    /// Whether a 512-byte block holds the engine's prefill data for its offset.
-    fn matches(&mut self, block: &[u8], offset_bytes: u64) -> bool {
-        let page = weir_engine::prepare::PREFILL_BLOCK_BYTES as u64;
-        let base = offset_bytes / page * page;
-        if self.base != Some(base) {
-            self.bytes.resize(page as usize, 0);
-            weir_engine::prefill_pattern(&mut self.bytes, base);
-            self.base = Some(base);
-        }
-        let start = (offset_bytes - base) as usize;
-        self.bytes
-            .get(start..start + block.len())
-            .is_some_and(|e| e == block)
-    }
-}
-
-fn record_corruption(job: &mut JobRun, c: Corruption) {
+pub(crate) fn record_corruption(job: &mut JobRun, c: Corruption) {
     job.corruption_count += 1;
     if job.corruptions.len() < CORRUPTIONS_KEPT {
         job.corruptions.push(CorruptionReport {
@@ -689,86 +820,6 @@ fn record_corruption(job: &mut JobRun, c: Corruption) {
             expected: c.expected,
             found: c.found,
         });
-    }
-}
-
-/// After the run: reads each verified file end to end and checks every block.
-pub fn final_verify_pass<D: Device>(device: &mut D, job: &mut JobRun) -> Result<(), Failure> {
-    if job.fd < 0 {
-        return Ok(());
-    }
-    let extent = match &job.file {
-        Some(file) => file.high_water_bytes().max(file.size_bytes()),
-        None => job.data_bytes.unwrap_or(0),
-    }
-    .max(job.ledger.as_ref().map_or(0, BlockLedger::extent_bytes));
-    let chunk = job.pool.buffer_bytes() as u64;
-    let Some(buf) = job.pool.acquire() else {
-        return Ok(());
-    };
-    let mut offset = 0;
-    let result = loop {
-        if offset >= extent {
-            break Ok(());
-        }
-        let len = chunk.min(extent - offset) as u32;
-        let op = IoOp {
-            user_data: 0,
-            direction: Direction::Read,
-            fd: job.fd,
-            offset_bytes: offset,
-            len_bytes: len,
-            buf: job.pool.ptr(buf),
-            flags: IoFlags::default(),
-        };
-        let c = match read_one(device, op) {
-            Ok(c) => c,
-            Err(detail) => break Err(Failure::Device { detail }),
-        };
-        if c.result < 0 {
-            break Err(Failure::Io {
-                job: job.job.name.clone(),
-                detail: format!(
-                    "verify read at offset {offset} in {}: {}",
-                    job.file_name,
-                    weir_engine::describe_errno(-c.result)
-                ),
-            });
-        }
-        let got = c.result as usize / VERIFY_BLOCK_BYTES * VERIFY_BLOCK_BYTES;
-        let data = &job.pool.slice(buf)[..got];
-        job.blocks_checked += (got / VERIFY_BLOCK_BYTES) as u64;
-        if let Some(corruption) = check_blocks(job.ledger.as_ref(), job.prefilled, data, offset) {
-            let next = corruption.offset_bytes + VERIFY_BLOCK_BYTES as u64;
-            record_corruption(job, corruption);
-            // Keep scanning after the bad block: report every corrupted block.
-            offset = next;
-            continue;
-        }
-        if got == 0 {
-            break Ok(());
-        }
-        offset += got as u64;
-    };
-    job.pool.release(buf);
-    result
-}
-
-fn read_one<D: Device>(device: &mut D, op: IoOp) -> Result<IoCompletion, String> {
-    device
-        .push(op)
-        .map_err(|e| format!("verify pass: the I/O backend refused a read: {e}"))?;
-    let mut out = Vec::with_capacity(1);
-    loop {
-        match device.submit_and_wait(1, None) {
-            Ok(_) => {}
-            Err(DeviceError::Os { errno, .. }) if errno == libc::EINTR => {}
-            Err(e) => return Err(format!("verify pass: the I/O backend failed: {e}")),
-        }
-        device.reap(&mut out);
-        if let Some(c) = out.pop() {
-            return Ok(c);
-        }
     }
 }
 

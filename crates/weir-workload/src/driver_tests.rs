@@ -233,3 +233,60 @@ fn sampling_sees_progress_and_can_stop_the_run() {
         Some("stopped by the caller")
     );
 }
+
+fn scheduled(read_iops: f64, unlimited: bool) -> crate::run::SchedulerOptions {
+    let model = weir_model::cost::CostModel::new(read_iops, 1e12, read_iops, 1e12, 1.0, false)
+        .expect("model");
+    crate::run::SchedulerOptions {
+        model,
+        config: weir_sched::SchedConfig {
+            unlimited,
+            ..weir_sched::SchedConfig::default()
+        },
+        mountpoint: "/fake".into(),
+    }
+}
+
+#[test]
+fn the_scheduler_caps_the_disk_at_its_model_and_splits_by_shares() {
+    let mut low = reads("low");
+    low.parallelism = 16;
+    low.shares = 100;
+    let mut high = reads("high");
+    high.parallelism = 16;
+    high.shares = 300;
+    let plan = Plan::new(vec![low, high]);
+    let mut opts = options(1000);
+    opts.scheduler = Some(scheduled(10_000.0, false));
+    let report = run_with(&plan, &opts, &Fake { stall: (0, 0) }, &mut |_| {
+        Control::Continue
+    })
+    .expect("run");
+    let (low, high) = (report.jobs[0].ops as f64, report.jobs[1].ops as f64);
+    // 32 requests in flight at 100 us could reach 320,000 IOPS; the model allows 10,000.
+    assert!((low + high - 10_000.0).abs() < 1_000.0, "{low} + {high}");
+    assert!(
+        (high / low - 3.0).abs() < 0.45,
+        "shares 300:100 gave {high}:{low}"
+    );
+    let sched = report.scheduler.as_ref().expect("scheduler section");
+    assert_eq!(sched.classes.len(), 2);
+    assert!(
+        sched.classes[0].queue_latency_us.p50 > 100.0,
+        "{:?}",
+        sched.classes[0]
+    );
+    assert!((sched.classes[0].disk_latency_us.p50 - 100.0).abs() < 2.0);
+    let consumption: f64 = sched.classes.iter().map(|c| c.consumption).sum();
+    assert!((consumption - 1.0).abs() < 0.15, "{consumption}");
+
+    // --no-scheduler: the same classes, measured, nothing held back.
+    opts.scheduler = Some(scheduled(10_000.0, true));
+    let free = run_with(&plan, &opts, &Fake { stall: (0, 0) }, &mut |_| {
+        Control::Continue
+    })
+    .expect("run");
+    let total: u64 = free.jobs.iter().map(|j| j.ops).sum();
+    assert!(total > 300_000, "{total}");
+    assert!(!free.scheduler.as_ref().expect("section").limiting);
+}

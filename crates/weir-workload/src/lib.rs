@@ -36,6 +36,8 @@
 //! ```
 
 pub mod arrival;
+mod check;
+mod class_report;
 pub mod driver;
 pub mod hist;
 pub mod job;
@@ -49,5 +51,5 @@ pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;
 pub use run::{
     run, run_with, Control, DeviceFactory, EngineFactory, JobProgress, Progress, RunError,
-    RunOptions,
+    RunOptions, SchedulerOptions,
 };

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+pub use crate::class_report::{ClassReport, SchedulerReport};
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Job;
 
@@ -32,6 +33,11 @@ pub struct Report {
     pub eagain_retries: u64,
     pub verify: Option<VerifyReport>,
     pub jobs: Vec<JobReport>,
+    /// Present when the run went through the scheduler (`--io-properties`).
+    pub scheduler: Option<SchedulerReport>,
+    /// The scheduler's per-shard counters, for Prometheus exposition (not serialized).
+    #[serde(skip)]
+    pub scheduler_metrics: Vec<weir_sched::ShardMetrics>,
 }
 
 /// Process CPU time.
@@ -248,7 +254,8 @@ impl Report {
             .iter()
             .filter(|j| j.queue_latency_us.max > 0.0)
             .collect();
-        if !queued.is_empty() {
+        // With the scheduler the class table below shows queue and disk time instead.
+        if !queued.is_empty() && self.scheduler.is_none() {
             let mut rows: Vec<Vec<String>> = vec![[
                 "job",
                 "class",
@@ -272,6 +279,10 @@ impl Report {
             }
             let _ = writeln!(out);
             write_table(&mut out, &rows);
+        }
+        if let Some(s) = &self.scheduler {
+            let _ = writeln!(out);
+            out.push_str(&s.to_text());
         }
         for job in &self.jobs {
             if job.unsent_at_end > 0 {
@@ -394,7 +405,7 @@ fn fmt_us(us: f64) -> String {
     }
 }
 
-fn write_table(out: &mut String, rows: &[Vec<String>]) {
+pub(crate) fn write_table(out: &mut String, rows: &[Vec<String>]) {
     let columns = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
@@ -463,6 +474,8 @@ mod tests {
             eagain_retries: 0,
             verify: None,
             jobs: vec![JobReport::merge(&job, &shards, 2.0)],
+            scheduler: None,
+            scheduler_metrics: Vec::new(),
         }
     }
 

@@ -8,13 +8,15 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use weir_engine::{Backend, DirectIo, EngineDevice, NowaitRetry};
+use weir_model::cost::CostModel;
 use weir_model::device::Device;
+use weir_sched::{ClassConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
 
-use crate::driver::{self, Failure, JobRun, LoopOptions, StopSignal};
+use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::{Plan, Prepare};
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
@@ -41,6 +43,21 @@ pub struct RunOptions {
     pub sample_interval: Option<Duration>,
     /// Seeds offsets and Poisson arrivals (each job and shard derives its own stream).
     pub seed: u64,
+    /// Send requests through weir's scheduler (class = the job's `class`, or its name;
+    /// shares = the job's `shares`). None: straight to the device.
+    pub scheduler: Option<SchedulerOptions>,
+}
+
+/// The scheduler's disk model and settings for a run.
+#[derive(Debug, Clone)]
+pub struct SchedulerOptions {
+    /// The disk's cost model (from io-properties.yaml).
+    pub model: CostModel,
+    /// Latency goal, feedback, `unlimited` (measure classes without limiting: `--no-scheduler`).
+    /// `shards` is set by the run.
+    pub config: SchedConfig,
+    /// The mount point label for Prometheus metrics.
+    pub mountpoint: String,
 }
 
 impl Default for RunOptions {
@@ -56,6 +73,7 @@ impl Default for RunOptions {
             nowait: true,
             sample_interval: None,
             seed: 0x5745_4952,
+            scheduler: None,
         }
     }
 }
@@ -189,6 +207,19 @@ pub fn run_with<F: DeviceFactory>(
         options.shards
     };
     let checked = setup::check(plan, options, shard_count)?;
+    let budget = match &options.scheduler {
+        Some(sched) => {
+            let config = SchedConfig {
+                shards: shard_count,
+                ..sched.config.clone()
+            };
+            let budget = SharedBudget::new(sched.model.clone(), config)
+                .map_err(|e| RunError::Usage(format!("scheduler: {e}")))?;
+            Some(Arc::new(budget))
+        }
+        None => None,
+    };
+    let budget = &budget;
     let shared = Shared::new(plan, shard_count, options);
     let (tick_tx, tick_rx) = mpsc::sync_channel::<u64>(0);
     let (reply_tx, reply_rx) = mpsc::sync_channel::<bool>(1);
@@ -210,7 +241,13 @@ pub fn run_with<F: DeviceFactory>(
                     },
                     reply: signal_parts.1,
                 };
-                shard_main(placement.shard, plan, options, checked, factory, &signal)
+                let context = ShardContext {
+                    plan,
+                    options,
+                    checked,
+                    budget: budget.as_ref(),
+                };
+                shard_main(placement.shard, &context, factory, &signal)
             });
             // Dropping every sender ends the sampler loop below.
             if let Ok(mut t) = tick_tx.lock() {
@@ -250,6 +287,15 @@ pub(crate) struct ShardResult {
     eagain_retries: u64,
     setup_error: Option<RunError>,
     jobs: Vec<FinishedJob>,
+    sched_metrics: Option<ShardMetrics>,
+}
+
+/// What every shard needs to start.
+struct ShardContext<'a> {
+    plan: &'a Plan,
+    options: &'a RunOptions,
+    checked: &'a setup::Checked,
+    budget: Option<&'a Arc<SharedBudget>>,
 }
 
 struct FinishedJob {
@@ -262,17 +308,22 @@ struct FinishedJob {
 
 fn shard_main<F: DeviceFactory>(
     shard: usize,
-    plan: &Plan,
-    options: &RunOptions,
-    checked: &setup::Checked,
+    context: &ShardContext,
     factory: &F,
     signal: &ShardSignal,
 ) -> ShardResult {
+    let ShardContext {
+        plan,
+        options,
+        checked,
+        budget,
+    } = *context;
     let mut result = ShardResult {
         window_ns: 0,
         eagain_retries: 0,
         setup_error: None,
         jobs: Vec::new(),
+        sched_metrics: None,
     };
     let prepared = setup::prepare_shard(shard, plan, options, checked, signal.shared.shard_count);
     let setups = match prepared {
@@ -283,9 +334,27 @@ fn shard_main<F: DeviceFactory>(
             return result;
         }
     };
+    let mut scheduling = match budget.map(|b| shard_scheduling(b, shard, plan)).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            signal.shared.setup_failed.store(true, Ordering::SeqCst);
+            result.setup_error = Some(e);
+            return result;
+        }
+    };
+    // With the scheduler a request may go out in pieces: room for every piece of every slot.
     let depth: u32 = setups
         .iter()
-        .map(|s| s.pool.count() as u32)
+        .map(|s| {
+            let pieces = budget.map_or(1, |b| {
+                let longest = b
+                    .max_request_bytes(weir_model::device::Direction::Read)
+                    .min(b.max_request_bytes(weir_model::device::Direction::Write))
+                    .max(4096);
+                u64::from(s.job.request_bytes).div_ceil(longest) as u32
+            });
+            s.pool.count() as u32 * pieces
+        })
         .sum::<u32>()
         .max(1);
     let mut device = match factory.open(shard, depth) {
@@ -310,7 +379,14 @@ fn shard_main<F: DeviceFactory>(
         nowait: options.nowait,
         dsync_by_job,
     };
-    let outcome = driver::run_loop(&mut device, &mut jobs, &loop_options, signal);
+    let outcome = driver::run_loop(
+        &mut device,
+        &mut jobs,
+        &loop_options,
+        signal,
+        scheduling.as_mut(),
+    );
+    result.sched_metrics = scheduling.as_ref().map(|s| s.queue.metrics());
     result.window_ns = outcome.window_ns;
     if outcome.device_broken {
         // Requests may still be in the kernel: leak their buffers rather than free memory the
@@ -322,7 +398,7 @@ fn shard_main<F: DeviceFactory>(
     }
     if options.verify && signal.shared.failure().is_none() {
         for job in jobs.iter_mut() {
-            if let Err(f) = driver::final_verify_pass(&mut device, job) {
+            if let Err(f) = crate::check::final_verify_pass(&mut device, job) {
                 signal.fail(f);
                 break;
             }
@@ -354,6 +430,31 @@ fn shard_main<F: DeviceFactory>(
     }
     drop(device);
     result
+}
+
+/// The shard's scheduler queue with one class per distinct job class on this shard.
+fn shard_scheduling(
+    budget: &Arc<SharedBudget>,
+    shard: usize,
+    plan: &Plan,
+) -> Result<Scheduling, RunError> {
+    let sched_err = |e: weir_sched::SchedError| RunError::Usage(format!("scheduler: {e}"));
+    let mut queue = ShardQueue::new(Arc::clone(budget), shard).map_err(sched_err)?;
+    let mut class_by_job = Vec::with_capacity(plan.jobs.len());
+    for job in &plan.jobs {
+        if !job.shards.contains(shard) {
+            class_by_job.push(None);
+            continue;
+        }
+        let id = match queue.class_by_name(job.class_name()) {
+            Some(id) => id,
+            None => queue
+                .add_class(ClassConfig::new(job.class_name(), job.shares))
+                .map_err(sched_err)?,
+        };
+        class_by_job.push(Some(id));
+    }
+    Ok(Scheduling::new(queue, class_by_job))
 }
 
 fn assemble<F: DeviceFactory>(
@@ -397,6 +498,14 @@ fn assemble<F: DeviceFactory>(
     } else {
         None
     };
+    let sched_metrics: Vec<ShardMetrics> = shard_results
+        .iter_mut()
+        .filter_map(|r| r.sched_metrics.take())
+        .collect();
+    let scheduler = options
+        .scheduler
+        .as_ref()
+        .map(|s| crate::report::SchedulerReport::build(s, &jobs, &sched_metrics, window_s));
     let report = Report {
         schema_version: SCHEMA_VERSION,
         duration_s: window_s,
@@ -409,6 +518,8 @@ fn assemble<F: DeviceFactory>(
         eagain_retries: shard_results.iter().map(|r| r.eagain_retries).sum(),
         verify,
         jobs,
+        scheduler,
+        scheduler_metrics: sched_metrics,
     };
     match failure {
         Some(f) => Err(RunError::Failed {

@@ -264,3 +264,68 @@ fn open_loop_poisson_and_closed_loop_with_think_time() {
     );
     assert_eq!(v["jobs"][0]["rps"], 200);
 }
+
+#[test]
+fn scheduler_classes_and_prometheus_metrics() {
+    let s = Scratch::new();
+    let props = s.job(
+        "io-properties.yaml",
+        &format!(
+            "disks:\n  - mountpoint: {}\n    read_iops: 20000\n    read_bandwidth: 500M\n    \
+             write_iops: 20000\n    write_bandwidth: 500M\n",
+            s.dir().display()
+        ),
+    );
+    let job = s.job(
+        "classes.yaml",
+        "\
+- name: query
+  type: randread
+  data_size: 4MB
+  shard_info:
+    parallelism: 8
+    shares: 300
+- name: batch
+  type: randread
+  data_size: 4MB
+  shard_info:
+    parallelism: 8
+    shares: 100
+    class: background
+",
+    );
+    let metrics = s.jobs.path().join("metrics.prom");
+    let o = run(
+        &job,
+        s.dir(),
+        &[
+            "--duration",
+            "500ms",
+            "--shards",
+            "1",
+            "--output",
+            "json",
+            "--io-properties",
+            props.to_str().expect("utf-8"),
+            "--metrics",
+            metrics.to_str().expect("utf-8"),
+        ],
+    );
+    assert_exit(&o, 0);
+    let v = json(&o);
+    let classes = v["scheduler"]["classes"].as_array().expect("classes");
+    let names: Vec<&str> = classes.iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(names, ["query", "background"], "{v}");
+    for c in classes {
+        assert!(c["queue_latency_us"]["p99"].is_number() && c["consumption"].is_number());
+    }
+    let text = std::fs::read_to_string(&metrics).expect("metrics file");
+    assert!(text.contains("weir_io_queue_total_ops") && text.contains("class=\"background\""));
+    // --metrics without --io-properties is a usage error.
+    let o = run(
+        &job,
+        s.dir(),
+        &["--metrics", metrics.to_str().expect("utf-8")],
+    );
+    assert_exit(&o, 2);
+}

@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use weir_engine::Backend;
+use weir_model::io_properties::IoProperties;
 use weir_model::units::parse_duration;
+use weir_sched::SchedConfig;
 use weir_workload::parse::parse_plan;
-use weir_workload::{Control, Progress, Report, RunError, RunOptions};
+use weir_workload::{Control, Progress, Report, RunError, RunOptions, SchedulerOptions};
 
 use crate::error::{CliError, CliResult};
 
@@ -50,6 +52,20 @@ pub struct RunArgs {
     /// Seed for random offsets and Poisson arrivals.
     #[arg(long, default_value_t = 0x5745_4952)]
     seed: u64,
+    /// Disk model (Seastar io-properties.yaml): requests then go through weir's scheduler,
+    /// one class per job `class` (default: the job's name) with the job's `shares`.
+    #[arg(long, value_name = "FILE")]
+    io_properties: Option<PathBuf>,
+    /// The scheduler's in-disk latency goal.
+    #[arg(long, default_value = "0.75ms")]
+    latency_goal: String,
+    /// With --io-properties: measure classes (queue vs disk time, consumption) without
+    /// holding anything back, for comparison with the scheduler on.
+    #[arg(long)]
+    no_scheduler: bool,
+    /// Write the scheduler's metrics in Prometheus text format to FILE (needs --io-properties).
+    #[arg(long, value_name = "FILE")]
+    metrics: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +113,7 @@ pub fn run(args: RunArgs) -> CliResult {
         nowait: !args.no_nowait,
         sample_interval: interactive.then_some(Duration::from_secs(1)),
         seed: args.seed,
+        scheduler: scheduler_options(&args)?,
     };
     // Without the handler Ctrl-C would kill the process and leave the test files behind.
     if let Err(errno) = weir_engine::interrupt::install() {
@@ -124,6 +141,7 @@ pub fn run(args: RunArgs) -> CliResult {
     match outcome {
         Ok(report) => {
             print_report(&report, args.output);
+            write_metrics(&report, &args, options.scheduler.as_ref())?;
             corruption_result(&report)
         }
         Err(RunError::Usage(m)) => Err(CliError::usage(m)),
@@ -140,6 +158,69 @@ pub fn run(args: RunArgs) -> CliResult {
         }
         Err(other) => Err(CliError::runtime(other.to_string())),
     }
+}
+
+/// The scheduler settings from --io-properties, --latency-goal and --no-scheduler.
+fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliError> {
+    let Some(path) = &args.io_properties else {
+        if args.metrics.is_some() {
+            return Err(CliError::usage(
+                "--metrics needs --io-properties: the metrics are the scheduler's",
+            ));
+        }
+        return Ok(None);
+    };
+    let properties = IoProperties::load(path).map_err(|e| CliError::usage(e.to_string()))?;
+    let disk = properties.disk_for_path(&args.dir).ok_or_else(|| {
+        CliError::usage(format!(
+            "{} describes no disk holding {}: add an entry whose mountpoint is on that disk, \
+             or pass the io-properties file measured for it (weir tune --dir {})",
+            path.display(),
+            args.dir.display(),
+            args.dir.display()
+        ))
+    })?;
+    let model = disk
+        .cost_model()
+        .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
+    let latency_goal = parse_duration(&args.latency_goal)
+        .map_err(|e| CliError::usage(format!("--latency-goal: {e}")))?;
+    if latency_goal.is_zero() {
+        return Err(CliError::usage(
+            "--latency-goal must be above zero, e.g. 0.75ms",
+        ));
+    }
+    let mountpoint = disk
+        .mountpoints
+        .first()
+        .cloned()
+        .unwrap_or_else(|| args.dir.display().to_string());
+    Ok(Some(SchedulerOptions {
+        model,
+        config: SchedConfig {
+            latency_goal,
+            unlimited: args.no_scheduler,
+            ..SchedConfig::default()
+        },
+        mountpoint,
+    }))
+}
+
+fn write_metrics(
+    report: &Report,
+    args: &RunArgs,
+    scheduler: Option<&SchedulerOptions>,
+) -> CliResult {
+    let (Some(path), Some(scheduler)) = (&args.metrics, scheduler) else {
+        return Ok(());
+    };
+    let text = weir_sched::render_prometheus(&scheduler.mountpoint, &report.scheduler_metrics);
+    std::fs::write(path, text).map_err(|e| {
+        CliError::runtime(format!(
+            "cannot write the metrics to {}: {e}; pass a writable --metrics path",
+            path.display()
+        ))
+    })
 }
 
 fn print_report(report: &Report, output: Output) {

@@ -1,0 +1,139 @@
+//! Checking data under `--verify`: block by block during the run, and a final pass over each
+//! file after it.
+
+use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
+
+use crate::driver::{record_corruption, Failure, JobRun};
+use crate::verify::{decode_block, BlockLedger, BlockState, Corruption, VERIFY_BLOCK_BYTES};
+
+/// Checks read data block by block; the first bad block, if any.
+pub fn check_blocks(
+    ledger: Option<&BlockLedger>,
+    prefilled: bool,
+    data: &[u8],
+    offset_bytes: u64,
+) -> Option<Corruption> {
+    let empty = BlockLedger::new();
+    let ledger = ledger.unwrap_or(&empty);
+    let mut prefill = PrefillPage::default();
+    for (i, block) in data.chunks_exact(VERIFY_BLOCK_BYTES).enumerate() {
+        let block_offset = offset_bytes + (i * VERIFY_BLOCK_BYTES) as u64;
+        let expected = ledger.expected_sequence(block_offset);
+        match decode_block(block, block_offset) {
+            Ok(BlockState::Written { sequence }) if sequence >= expected => {}
+            Ok(BlockState::Zero) if expected == 0 => {}
+            Err(_) if expected == 0 && prefilled && prefill.matches(block, block_offset) => {}
+            Ok(_) => {
+                if let Err(e) = ledger.check(block, block_offset) {
+                    return Some(e);
+                }
+            }
+            Err(e) => return Some(e),
+        }
+    }
+    None
+}
+
+/// The engine's prefill data for one 4 KiB page, computed once per page rather than per block.
+#[derive(Default)]
+struct PrefillPage {
+    base: Option<u64>,
+    bytes: Vec<u8>,
+}
+
+impl PrefillPage {
+    /// Whether a 512-byte block holds the engine's prefill data for its offset.
+    fn matches(&mut self, block: &[u8], offset_bytes: u64) -> bool {
+        let page = weir_engine::prepare::PREFILL_BLOCK_BYTES as u64;
+        let base = offset_bytes / page * page;
+        if self.base != Some(base) {
+            self.bytes.resize(page as usize, 0);
+            weir_engine::prefill_pattern(&mut self.bytes, base);
+            self.base = Some(base);
+        }
+        let start = (offset_bytes - base) as usize;
+        self.bytes
+            .get(start..start + block.len())
+            .is_some_and(|e| e == block)
+    }
+}
+
+/// After the run: reads each verified file end to end and checks every block.
+pub fn final_verify_pass<D: Device>(device: &mut D, job: &mut JobRun) -> Result<(), Failure> {
+    if job.fd < 0 {
+        return Ok(());
+    }
+    let extent = match &job.file {
+        Some(file) => file.high_water_bytes().max(file.size_bytes()),
+        None => job.data_bytes.unwrap_or(0),
+    }
+    .max(job.ledger.as_ref().map_or(0, BlockLedger::extent_bytes));
+    let chunk = job.pool.buffer_bytes() as u64;
+    let Some(buf) = job.pool.acquire() else {
+        return Ok(());
+    };
+    let mut offset = 0;
+    let result = loop {
+        if offset >= extent {
+            break Ok(());
+        }
+        let len = chunk.min(extent - offset) as u32;
+        let op = IoOp {
+            user_data: 0,
+            direction: Direction::Read,
+            fd: job.fd,
+            offset_bytes: offset,
+            len_bytes: len,
+            buf: job.pool.ptr(buf),
+            flags: IoFlags::default(),
+        };
+        let c = match read_one(device, op) {
+            Ok(c) => c,
+            Err(detail) => break Err(Failure::Device { detail }),
+        };
+        if c.result < 0 {
+            break Err(Failure::Io {
+                job: job.job.name.clone(),
+                detail: format!(
+                    "verify read at offset {offset} in {}: {}",
+                    job.file_name,
+                    weir_engine::describe_errno(-c.result)
+                ),
+            });
+        }
+        let got = c.result as usize / VERIFY_BLOCK_BYTES * VERIFY_BLOCK_BYTES;
+        let data = &job.pool.slice(buf)[..got];
+        job.blocks_checked += (got / VERIFY_BLOCK_BYTES) as u64;
+        if let Some(corruption) = check_blocks(job.ledger.as_ref(), job.prefilled, data, offset) {
+            let next = corruption.offset_bytes + VERIFY_BLOCK_BYTES as u64;
+            record_corruption(job, corruption);
+            // Keep scanning after the bad block: report every corrupted block.
+            offset = next;
+            continue;
+        }
+        if got == 0 {
+            break Ok(());
+        }
+        offset += got as u64;
+    };
+    job.pool.release(buf);
+    result
+}
+
+fn read_one<D: Device>(device: &mut D, op: IoOp) -> Result<IoCompletion, String> {
+    device
+        .push(op)
+        .map_err(|e| format!("verify pass: the I/O backend refused a read: {e}"))?;
+    let mut out = Vec::with_capacity(1);
+    loop {
+        match device.submit_and_wait(1, None) {
+            Ok(_) => {}
+            Err(DeviceError::Os { errno, .. }) if errno == libc::EINTR => {}
+            Err(e) => return Err(format!("verify pass: the I/O backend failed: {e}")),
+        }
+        device.reap(&mut out);
+        if let Some(c) = out.pop() {
+            return Ok(c);
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Per-class results when the run goes through the scheduler: exact latency percentiles split
+//! into time in queue and time in the disk (merged from the jobs of each class), and the
+//! scheduler's own counters (disk time consumed, flow ratio, starvation).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use weir_sched::{ClassMetrics, ShardMetrics};
+
+use crate::hist::{LatencyHistogram, LatencySummary};
+use crate::report::JobReport;
+use crate::run::SchedulerOptions;
+
+/// The scheduler section of a report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchedulerReport {
+    /// False with `--no-scheduler`: classes are measured but nothing is held back.
+    pub limiting: bool,
+    pub latency_goal_us: f64,
+    /// The slowest shard's measured disk speed relative to the model (1.0 = as modelled).
+    pub speed_factor: f64,
+    pub classes: Vec<ClassReport>,
+}
+
+/// One scheduling class, all its jobs and shards merged.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassReport {
+    pub name: String,
+    pub shares: u32,
+    pub jobs: Vec<String>,
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_us: LatencySummary,
+    pub queue_latency_us: LatencySummary,
+    pub disk_latency_us: LatencySummary,
+    /// Seconds of modelled disk time dispatched per second of run (1.0 = the whole disk).
+    pub consumption: f64,
+    /// Dispatched over completed disk time, smoothed (1.0 = the disk keeps up).
+    pub flow_ratio: f64,
+    /// Seconds this class had requests queued while none could be dispatched.
+    pub starvation_s: f64,
+}
+
+impl SchedulerReport {
+    /// Groups jobs by class and adds the scheduler's counters.
+    pub fn build(
+        options: &SchedulerOptions,
+        jobs: &[JobReport],
+        shards: &[ShardMetrics],
+        window_s: f64,
+    ) -> SchedulerReport {
+        let mut names: Vec<&str> = Vec::new();
+        for job in jobs {
+            if !names.contains(&job.class.as_str()) {
+                names.push(&job.class);
+            }
+        }
+        let rate = |v: f64| if window_s > 0.0 { v / window_s } else { 0.0 };
+        let classes = names
+            .into_iter()
+            .map(|name| {
+                let members: Vec<&JobReport> = jobs.iter().filter(|j| j.class == name).collect();
+                let mut latency = LatencyHistogram::new();
+                let mut queue = LatencyHistogram::new();
+                let mut disk = LatencyHistogram::new();
+                for j in &members {
+                    if let Some(h) = &j.histograms {
+                        latency.add(&h.latency);
+                        queue.add(&h.queue);
+                        disk.add(&h.disk);
+                    }
+                }
+                let mut counters = ClassMetrics::default();
+                for shard in shards {
+                    for c in shard.classes.iter().filter(|c| c.name == name) {
+                        counters.merge(c);
+                        counters.shares = c.shares;
+                    }
+                }
+                let ops: u64 = members.iter().map(|j| j.ops).sum();
+                let bytes: u64 = members.iter().map(|j| j.bytes).sum();
+                ClassReport {
+                    name: name.to_string(),
+                    shares: counters.shares,
+                    jobs: members.iter().map(|j| j.name.clone()).collect(),
+                    ops,
+                    bytes,
+                    iops: rate(ops as f64),
+                    bandwidth_bytes_per_s: rate(bytes as f64),
+                    latency_us: latency.summary_us(),
+                    queue_latency_us: queue.summary_us(),
+                    disk_latency_us: disk.summary_us(),
+                    consumption: rate(counters.consumption_sec),
+                    flow_ratio: counters.flow_ratio,
+                    starvation_s: counters.starvation_sec,
+                }
+            })
+            .collect();
+        SchedulerReport {
+            limiting: !options.config.unlimited,
+            latency_goal_us: options.config.latency_goal.as_secs_f64() * 1e6,
+            speed_factor: shards
+                .iter()
+                .map(|s| s.speed_factor)
+                .fold(f64::INFINITY, f64::min)
+                .min(1e9),
+            classes,
+        }
+    }
+
+    /// The per-class table printed under the jobs.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "scheduler: {}, latency goal {:.0} us, disk speed {:.2} x model",
+            if self.limiting {
+                "on"
+            } else {
+                "measuring only (--no-scheduler)"
+            },
+            self.latency_goal_us,
+            self.speed_factor
+        );
+        let mut rows = vec![[
+            "class",
+            "shares",
+            "IOPS",
+            "MiB/s",
+            "p99",
+            "queue p50",
+            "queue p99",
+            "disk p50",
+            "disk p99",
+            "consumption",
+            "flow",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()];
+        for c in &self.classes {
+            rows.push(vec![
+                c.name.clone(),
+                c.shares.to_string(),
+                format!("{:.0}", c.iops),
+                format!("{:.1}", c.bandwidth_bytes_per_s / (1024.0 * 1024.0)),
+                format!("{:.0}", c.latency_us.p99),
+                format!("{:.0}", c.queue_latency_us.p50),
+                format!("{:.0}", c.queue_latency_us.p99),
+                format!("{:.0}", c.disk_latency_us.p50),
+                format!("{:.0}", c.disk_latency_us.p99),
+                format!("{:.2}", c.consumption),
+                format!("{:.2}", c.flow_ratio),
+            ]);
+        }
+        crate::report::write_table(&mut out, &rows);
+        out
+    }
+}
