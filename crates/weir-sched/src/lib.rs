@@ -1,1 +1,63 @@
-//! weir-sched (placeholder; the owning change replaces this).
+//! weir-sched: the sans-I/O disk scheduler.
+//!
+//! It never performs I/O, starts a thread or reads a clock. The caller (the workload driver
+//! over a real ring, or a test over `weir-sim`) hands it requests and the time, and it says
+//! which pieces may go to the disk now. The same code therefore runs deterministically in
+//! simulation and unchanged in production. See `INTEGRATION.md` for the call order and
+//! `docs/scheduler.md` for the design.
+//!
+//! # Pieces
+//!
+//! - [`SharedBudget`] (one per disk, shared by every shard through an `Arc`): the disk's
+//!   [`CostModel`](weir_model::cost::CostModel) (`max(1/iops, len/bandwidth)` per request), a
+//!   token bucket refilled at the disk's rate times `rate_factor`, an in-disk *window* of one
+//!   latency goal of disk time, and the completion feedback that scales both when the disk
+//!   runs slower than its model. All atomics; no locks.
+//! - [`ShardQueue`] (one per shard): classes with shares, served in order of virtual time
+//!   (disk time consumed / shares). Each shard publishes the virtual time of its most-behind
+//!   backlogged class on the budget, and no shard runs more than about one goal ahead of the
+//!   others, so shares hold across shards too.
+//! - [`metrics`]: per-class counters and histograms, and Prometheus text exposition.
+//!
+//! Requests longer than [`ShardQueue::max_request_bytes`] are split by the queue into pieces;
+//! the caller submits each [`Dispatched`] piece at `offset_in_request_bytes` into its request
+//! and reports it with [`ShardQueue::complete`], which says when the request's last piece is done.
+
+mod budget;
+pub mod metrics;
+mod queue;
+
+pub use budget::{LaneStats, SchedConfig, SharedBudget, MAX_REQUEST_BYTES_CAP};
+pub use metrics::{render_prometheus, ClassMetrics, LatencyHistogram, ShardMetrics};
+pub use queue::{ClassConfig, ClassId, Completed, Dispatched, Request, ShardQueue};
+
+use std::fmt;
+
+/// What the scheduler refused, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SchedError {
+    /// A bad setting; the message names it and the fix.
+    Config(String),
+    /// `enqueue` or `set_shares` named a class this queue does not have.
+    UnknownClass(u32),
+    /// A request of zero bytes.
+    EmptyRequest,
+}
+
+impl fmt::Display for SchedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchedError::Config(message) => write!(f, "{message}"),
+            SchedError::UnknownClass(id) => {
+                write!(
+                    f,
+                    "class {id} is not registered on this shard; call add_class first"
+                )
+            }
+            SchedError::EmptyRequest => write!(f, "a request of 0 bytes cannot be scheduled"),
+        }
+    }
+}
+
+impl std::error::Error for SchedError {}

@@ -1,0 +1,384 @@
+//! The capacity budget every shard of one disk shares: a token bucket refilled at the disk's
+//! rate, an in-disk window sized by the latency goal, completion feedback that scales both, and
+//! the virtual-time board that makes shares hold across shards. Everything is atomics: shards
+//! never take a lock and never wait for each other.
+
+use crate::SchedError;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+use weir_model::cost::CostModel;
+use weir_model::device::Direction;
+
+/// `speed` is a fixed-point fraction with this many bits: 1.0 = the disk runs as modelled.
+const SPEED_SHIFT: u32 = 16;
+const SPEED_ONE: u64 = 1 << SPEED_SHIFT;
+/// The slowest the feedback will believe the disk to be (1/32 of the model).
+const SPEED_MIN: u64 = SPEED_ONE / 32;
+/// Seastar's largest request; weir splits anything longer.
+pub const MAX_REQUEST_BYTES_CAP: u64 = 16 << 20;
+/// Requests are split on this granularity (a power of two, so pieces stay DIO-aligned).
+const SPLIT_GRANULARITY_BYTES: u64 = 4096;
+
+/// Scheduler settings shared by all shards of one disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedConfig {
+    /// The in-disk latency the scheduler aims at: about this much disk time is in flight.
+    pub latency_goal: Duration,
+    /// How far (in disk time) a class waking from idle may run ahead of the busy classes.
+    /// Seastar hard-codes 5 ms (seastar#1214); weir defaults to the latency goal.
+    pub head_start: Option<Duration>,
+    /// Follow the disk down when completions show it is slower than the model.
+    pub feedback: bool,
+    /// Number of shards that will share the budget (one `ShardQueue` each).
+    pub shards: usize,
+    /// No capacity limit at all: classes are still ordered fairly and measured, but every
+    /// queued request is dispatched at once (`weir run --no-scheduler`).
+    pub unlimited: bool,
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig {
+            latency_goal: Duration::from_micros(750),
+            head_start: None,
+            feedback: true,
+            shards: 1,
+            unlimited: false,
+        }
+    }
+}
+
+/// One budget: both directions on a half-duplex disk, one direction on a duplex disk.
+#[derive(Debug)]
+#[repr(align(128))]
+struct Lane {
+    /// Total disk time ever added to the bucket (ps).
+    head_ps: AtomicU64,
+    /// Total disk time ever taken from it; may run ahead of `head_ps` by one request (debt),
+    /// so a large request is never starved by a stream of small ones.
+    tail_ps: AtomicU64,
+    last_refill_ns: AtomicU64,
+    /// Disk time of the requests now in the disk.
+    in_flight_ps: AtomicU64,
+    /// Measured speed of the disk relative to the model (fixed point, `SPEED_ONE` = 1.0).
+    speed_q16: AtomicU64,
+}
+
+impl Lane {
+    fn new(bucket_ps: u64) -> Self {
+        Lane {
+            head_ps: AtomicU64::new(bucket_ps),
+            tail_ps: AtomicU64::new(0),
+            last_refill_ns: AtomicU64::new(0),
+            in_flight_ps: AtomicU64::new(0),
+            speed_q16: AtomicU64::new(SPEED_ONE),
+        }
+    }
+}
+
+/// A shard's published virtual time: the smallest among its backlogged classes.
+#[derive(Debug)]
+#[repr(align(128))]
+struct ShardBoard {
+    head_vt: AtomicU64,
+}
+
+/// Why a request could not go to the disk now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Blocked {
+    /// The in-disk window is full: wait for a completion.
+    Window,
+    /// The bucket is in debt: it refills in this many nanoseconds.
+    Bucket { wait_ns: u64 },
+}
+
+/// A snapshot of one lane, for metrics, tests and the docs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaneStats {
+    /// Disk time in flight now, in seconds.
+    pub in_flight_sec: f64,
+    /// The current window (latency goal times measured speed), in seconds of disk time.
+    pub window_sec: f64,
+    /// Measured disk speed relative to the model: 1.0 = as modelled, 0.5 = twice as slow.
+    pub speed_factor: f64,
+    /// Disk time granted since start, in seconds.
+    pub granted_sec: f64,
+}
+
+/// The budget shared by all shards of one disk. Build it once, wrap it in an `Arc`, and give
+/// each shard a `ShardQueue` over it.
+#[derive(Debug)]
+pub struct SharedBudget {
+    model: CostModel,
+    config: SchedConfig,
+    lanes: [Lane; 2],
+    boards: Box<[ShardBoard]>,
+    /// The largest virtual time ever dispatched: where a class waking into an idle disk starts.
+    vt_floor: AtomicU64,
+    /// Smallest in-disk latency ever seen per direction: the disk's unloaded latency.
+    base_latency_ns: [AtomicU64; 2],
+    goal_ps: u64,
+    bucket_ps: u64,
+    head_start_ps: u64,
+    max_request_bytes: [u64; 2],
+}
+
+fn direction_index(direction: Direction) -> usize {
+    match direction {
+        Direction::Read => 0,
+        Direction::Write => 1,
+    }
+}
+
+impl SharedBudget {
+    /// Builds the budget for a disk. Errors name the setting and the fix.
+    pub fn new(model: CostModel, config: SchedConfig) -> Result<Self, SchedError> {
+        let goal_ps = u64::try_from(config.latency_goal.as_nanos())
+            .unwrap_or(u64::MAX / 1000)
+            .saturating_mul(1000);
+        if goal_ps == 0 {
+            return Err(SchedError::Config(
+                "the latency goal is 0; give a positive duration such as 0.75ms".into(),
+            ));
+        }
+        if config.shards == 0 || config.shards > 4096 {
+            return Err(SchedError::Config(format!(
+                "{} shards; give between 1 and 4096",
+                config.shards
+            )));
+        }
+        // The longest request is the largest power of two whose cost fits in one goal of disk
+        // time (never below 128 KiB, so a tiny goal on a slow disk cannot shred every write).
+        let max_request_bytes = [Direction::Read, Direction::Write].map(|dir| {
+            let fits = model.max_len_within(dir, goal_ps, SPLIT_GRANULARITY_BYTES);
+            let pow2 = 1u64 << (63 - fits.leading_zeros());
+            pow2.clamp(128 << 10, MAX_REQUEST_BYTES_CAP)
+        });
+        let largest_cost_ps = [Direction::Read, Direction::Write]
+            .map(|dir| model.cost_ps(dir, max_request_bytes[direction_index(dir)]))
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        let bucket_ps = goal_ps.max(largest_cost_ps);
+        let head_start_ps = config.head_start.map_or(goal_ps, |d| {
+            u64::try_from(d.as_nanos())
+                .unwrap_or(u64::MAX / 1000)
+                .saturating_mul(1000)
+        });
+        let boards = (0..config.shards)
+            .map(|_| ShardBoard {
+                head_vt: AtomicU64::new(u64::MAX),
+            })
+            .collect();
+        Ok(SharedBudget {
+            lanes: [Lane::new(bucket_ps), Lane::new(bucket_ps)],
+            boards,
+            vt_floor: AtomicU64::new(0),
+            base_latency_ns: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
+            goal_ps,
+            bucket_ps,
+            head_start_ps,
+            max_request_bytes,
+            model,
+            config,
+        })
+    }
+
+    /// The disk model the budget charges with.
+    pub fn model(&self) -> &CostModel {
+        &self.model
+    }
+
+    /// The settings it was built with.
+    pub fn config(&self) -> &SchedConfig {
+        &self.config
+    }
+
+    /// Longer requests are split into pieces of at most this many bytes (a power of two).
+    pub fn max_request_bytes(&self, direction: Direction) -> u64 {
+        self.max_request_bytes[direction_index(direction)]
+    }
+
+    /// The latency goal in picoseconds of disk time.
+    pub(crate) fn goal_ps(&self) -> u64 {
+        self.goal_ps
+    }
+
+    pub(crate) fn head_start_ps(&self) -> u64 {
+        self.head_start_ps
+    }
+
+    fn lane(&self, direction: Direction) -> &Lane {
+        if self.model.duplex() {
+            &self.lanes[direction_index(direction)]
+        } else {
+            &self.lanes[0]
+        }
+    }
+
+    fn window_ps(&self, lane: &Lane) -> u64 {
+        let speed = lane.speed_q16.load(Relaxed);
+        ((u128::from(self.goal_ps) * u128::from(speed)) >> SPEED_SHIFT) as u64
+    }
+
+    /// Adds the disk time that passed since the last refill, at the measured speed, capped
+    /// at one bucket (one latency goal, or one largest request) of idle credit.
+    pub(crate) fn refill(&self, now_ns: u64) {
+        for lane in self.lanes_in_use() {
+            let last = lane.last_refill_ns.load(Relaxed);
+            if now_ns <= last
+                || lane
+                    .last_refill_ns
+                    .compare_exchange(last, now_ns, Relaxed, Relaxed)
+                    .is_err()
+            {
+                continue;
+            }
+            let speed = lane.speed_q16.load(Relaxed);
+            let elapsed_ps = u128::from(now_ns - last) * 1000;
+            let add =
+                ((elapsed_ps * u128::from(speed)) >> SPEED_SHIFT).min(u128::from(u64::MAX / 4));
+            let head = lane.head_ps.fetch_add(add as u64, Relaxed) + add as u64;
+            let ceiling = lane.tail_ps.load(Relaxed).saturating_add(self.bucket_ps);
+            if head > ceiling {
+                lane.head_ps.fetch_min(ceiling, Relaxed);
+            }
+        }
+    }
+
+    fn lanes_in_use(&self) -> &[Lane] {
+        if self.model.duplex() {
+            &self.lanes
+        } else {
+            &self.lanes[..1]
+        }
+    }
+
+    /// Takes `cost_ps` of disk time for one request, or says why not. On success returns the
+    /// disk time that was already in flight ahead of it (for the feedback).
+    pub(crate) fn try_acquire(&self, direction: Direction, cost_ps: u64) -> Result<u64, Blocked> {
+        if self.config.unlimited {
+            return Ok(0);
+        }
+        let lane = self.lane(direction);
+        let head = lane.head_ps.load(Relaxed);
+        let tail = lane.tail_ps.load(Relaxed);
+        if tail >= head {
+            return Err(self.bucket_wait(lane, tail - head));
+        }
+        // The window: at most one request may overshoot it.
+        let window = self.window_ps(lane);
+        let mut in_flight = lane.in_flight_ps.load(Relaxed);
+        loop {
+            if in_flight >= window && in_flight > 0 {
+                return Err(Blocked::Window);
+            }
+            match lane.in_flight_ps.compare_exchange_weak(
+                in_flight,
+                in_flight + cost_ps,
+                Relaxed,
+                Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(actual) => in_flight = actual,
+            }
+        }
+        // The bucket: may go into debt by this one request.
+        let mut tail = lane.tail_ps.load(Relaxed);
+        loop {
+            let head = lane.head_ps.load(Relaxed);
+            if tail >= head {
+                lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
+                return Err(self.bucket_wait(lane, tail - head));
+            }
+            match lane
+                .tail_ps
+                .compare_exchange_weak(tail, tail + cost_ps, Relaxed, Relaxed)
+            {
+                Ok(_) => return Ok(in_flight),
+                Err(actual) => tail = actual,
+            }
+        }
+    }
+
+    fn bucket_wait(&self, lane: &Lane, debt_ps: u64) -> Blocked {
+        let speed = lane.speed_q16.load(Relaxed).max(SPEED_MIN);
+        let wait_ps = (u128::from(debt_ps + 1) << SPEED_SHIFT) / u128::from(speed);
+        Blocked::Bucket {
+            wait_ns: (wait_ps / 1000) as u64 + 1,
+        }
+    }
+
+    /// Returns a completed request's disk time to the window and feeds its latency to the
+    /// speed estimate.
+    ///
+    /// The estimate is delay-based, not rate-based, which is what keeps it from creeping down:
+    /// a request that found `ahead_ps` of disk time in flight should take the disk's unloaded
+    /// latency plus `ahead_ps` to finish if the disk runs as modelled. Only requests that found
+    /// the window at least half full are evidence (below that the disk is not queueing and its
+    /// latency says nothing about its speed), and the estimate never rises above the model, so
+    /// an idle or lightly loaded disk can never talk the budget down, while a disk that slowed
+    /// shows it within a few dozen completions and climbs back as soon as it recovers.
+    pub(crate) fn release(&self, direction: Direction, cost_ps: u64, ahead_ps: u64, disk_ns: u64) {
+        if self.config.unlimited {
+            return;
+        }
+        let lane = self.lane(direction);
+        lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
+        let base = &self.base_latency_ns[direction_index(direction)];
+        let base_ns = base.fetch_min(disk_ns, Relaxed).min(disk_ns);
+        if !self.config.feedback {
+            return;
+        }
+        let window = self.window_ps(lane);
+        if ahead_ps.saturating_mul(2) < window {
+            return;
+        }
+        let queued_ns = disk_ns.saturating_sub(base_ns).max(1);
+        let expected_ns = (ahead_ps + cost_ps) / 1000;
+        let sample = ((u128::from(expected_ns) << SPEED_SHIFT) / u128::from(queued_ns))
+            .min(u128::from(SPEED_ONE)) as u64;
+        let old = lane.speed_q16.load(Relaxed);
+        // An EMA with weight 1/8: a few dozen completions (well under one goal) to follow.
+        let new = (old * 7 + sample) / 8;
+        lane.speed_q16
+            .store(new.clamp(SPEED_MIN, SPEED_ONE), Relaxed);
+    }
+
+    /// Publishes a shard's smallest backlogged virtual time (`u64::MAX` when it has none).
+    pub(crate) fn publish(&self, shard: usize, head_vt: u64) {
+        if let Some(board) = self.boards.get(shard) {
+            board.head_vt.store(head_vt, Relaxed);
+        }
+    }
+
+    /// The smallest virtual time any shard has backlogged (`u64::MAX` when none has).
+    pub(crate) fn global_head_vt(&self) -> u64 {
+        self.boards
+            .iter()
+            .map(|b| b.head_vt.load(Relaxed))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    pub(crate) fn note_dispatched_vt(&self, vt: u64) {
+        if self.vt_floor.load(Relaxed) < vt {
+            self.vt_floor.fetch_max(vt, Relaxed);
+        }
+    }
+
+    pub(crate) fn vt_floor(&self) -> u64 {
+        self.vt_floor.load(Relaxed)
+    }
+
+    /// A snapshot of the budget of `direction` (both directions share one on half-duplex disks).
+    pub fn lane_stats(&self, direction: Direction) -> LaneStats {
+        let lane = self.lane(direction);
+        LaneStats {
+            in_flight_sec: lane.in_flight_ps.load(Relaxed) as f64 / 1e12,
+            window_sec: self.window_ps(lane) as f64 / 1e12,
+            speed_factor: lane.speed_q16.load(Relaxed) as f64 / SPEED_ONE as f64,
+            granted_sec: lane.tail_ps.load(Relaxed) as f64 / 1e12,
+        }
+    }
+}

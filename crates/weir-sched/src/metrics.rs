@@ -1,0 +1,378 @@
+//! Per-class counters and latency histograms, and their Prometheus text exposition.
+//!
+//! The histograms are log-linear (16 sub-buckets per power of two, so any percentile is within
+//! 6.25% of the true value) over 1 ns .. 2^40 ns, fixed-size and allocation-free to record into,
+//! so 1000 classes cost about 10 MB and recording costs a few nanoseconds. They merge exactly
+//! across shards.
+
+use std::fmt::Write as _;
+
+const SUB_BUCKET_BITS: u32 = 4;
+const SUB_BUCKETS: usize = 1 << SUB_BUCKET_BITS;
+const OCTAVES: usize = 41;
+const BUCKETS: usize = OCTAVES * SUB_BUCKETS;
+
+/// A latency histogram in nanoseconds. See the module documentation.
+#[derive(Clone)]
+pub struct LatencyHistogram {
+    counts: Box<[u64; BUCKETS]>,
+    total: u64,
+    sum_ns: u128,
+    max_ns: u64,
+}
+
+impl std::fmt::Debug for LatencyHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LatencyHistogram")
+            .field("count", &self.total)
+            .field("p50_ns", &self.percentile_ns(50.0))
+            .field("p99_ns", &self.percentile_ns(99.0))
+            .field("max_ns", &self.max_ns)
+            .finish()
+    }
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram {
+            counts: Box::new([0; BUCKETS]),
+            total: 0,
+            sum_ns: 0,
+            max_ns: 0,
+        }
+    }
+}
+
+fn bucket_of(ns: u64) -> usize {
+    if ns < SUB_BUCKETS as u64 {
+        return ns as usize;
+    }
+    let octave = 63 - ns.leading_zeros(); // >= SUB_BUCKET_BITS
+    let sub = (ns >> (octave - SUB_BUCKET_BITS)) as usize & (SUB_BUCKETS - 1);
+    let index = (octave - SUB_BUCKET_BITS + 1) as usize * SUB_BUCKETS + sub;
+    index.min(BUCKETS - 1)
+}
+
+/// The upper edge of a bucket, in nanoseconds.
+fn bucket_high_ns(index: usize) -> u64 {
+    if index < SUB_BUCKETS {
+        return index as u64;
+    }
+    let octave = (index / SUB_BUCKETS) as u32 - 1 + SUB_BUCKET_BITS;
+    let sub = (index % SUB_BUCKETS) as u64;
+    ((SUB_BUCKETS as u64 + sub + 1) << (octave - SUB_BUCKET_BITS)) - 1
+}
+
+impl LatencyHistogram {
+    /// Records one latency.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.counts[bucket_of(ns)] += 1;
+        self.total += 1;
+        self.sum_ns += u128::from(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// Adds another histogram's samples.
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *a += b;
+        }
+        self.total += other.total;
+        self.sum_ns += other.sum_ns;
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// Sum of all samples, in seconds.
+    pub fn sum_sec(&self) -> f64 {
+        self.sum_ns as f64 / 1e9
+    }
+
+    pub fn mean_ns(&self) -> u64 {
+        if self.total == 0 {
+            0
+        } else {
+            (self.sum_ns / u128::from(self.total)) as u64
+        }
+    }
+
+    pub fn max_ns(&self) -> u64 {
+        self.max_ns
+    }
+
+    /// The latency at `percent` (0..=100): the upper edge of its bucket, never above the max.
+    pub fn percentile_ns(&self, percent: f64) -> u64 {
+        if self.total == 0 {
+            return 0;
+        }
+        let rank = ((percent / 100.0) * self.total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (index, count) in self.counts.iter().enumerate() {
+            seen += count;
+            if seen >= rank {
+                return bucket_high_ns(index).min(self.max_ns);
+            }
+        }
+        self.max_ns
+    }
+}
+
+/// Counters for one class on one shard. Cumulative since the queue was built.
+#[derive(Debug, Clone, Default)]
+pub struct ClassMetrics {
+    pub name: String,
+    pub shares: u32,
+    pub read_ops: u64,
+    pub write_ops: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Time from `enqueue` to dispatch, per dispatched piece.
+    pub queue_latency: LatencyHistogram,
+    /// Time from dispatch to `complete`, per piece.
+    pub disk_latency: LatencyHistogram,
+    /// Disk time dispatched, in seconds (1.0 per second of wall time = the whole disk).
+    pub consumption_sec: f64,
+    /// Disk time completed, in seconds.
+    pub completed_sec: f64,
+    /// Time the class had requests queued while none of them could be dispatched.
+    pub starvation_sec: f64,
+    /// Requests (pieces) waiting in the queue now.
+    pub queue_length: u64,
+    /// Pieces in the disk now.
+    pub disk_queue_length: u64,
+    /// Dispatched over completed disk time, smoothed (1.0 = the disk keeps up).
+    pub flow_ratio: f64,
+}
+
+impl ClassMetrics {
+    /// Adds another shard's counters for the same class (for totals across shards).
+    pub fn merge(&mut self, other: &ClassMetrics) {
+        self.read_ops += other.read_ops;
+        self.write_ops += other.write_ops;
+        self.read_bytes += other.read_bytes;
+        self.write_bytes += other.write_bytes;
+        self.queue_latency.merge(&other.queue_latency);
+        self.disk_latency.merge(&other.disk_latency);
+        self.consumption_sec += other.consumption_sec;
+        self.completed_sec += other.completed_sec;
+        self.starvation_sec += other.starvation_sec;
+        self.queue_length += other.queue_length;
+        self.disk_queue_length += other.disk_queue_length;
+        self.flow_ratio = self.flow_ratio.max(other.flow_ratio);
+    }
+}
+
+/// One shard's view, as returned by `ShardQueue::metrics`.
+#[derive(Debug, Clone, Default)]
+pub struct ShardMetrics {
+    pub shard: usize,
+    pub classes: Vec<ClassMetrics>,
+    /// Measured disk speed relative to the model (see `LaneStats::speed_factor`).
+    pub speed_factor: f64,
+}
+
+fn escape(label: &str) -> String {
+    label
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    help: &'static str,
+}
+
+const FAMILIES: [Family; 11] = [
+    Family {
+        name: "total_bytes",
+        kind: "counter",
+        help: "Bytes dispatched to the disk",
+    },
+    Family {
+        name: "total_ops",
+        kind: "counter",
+        help: "Requests dispatched to the disk",
+    },
+    Family {
+        name: "total_delay_sec",
+        kind: "counter",
+        help: "Total time requests spent in the queue",
+    },
+    Family {
+        name: "total_exec_sec",
+        kind: "counter",
+        help: "Total time requests spent in the disk",
+    },
+    Family {
+        name: "starvation_time_sec",
+        kind: "counter",
+        help: "Time a class waited with requests queued and none dispatched",
+    },
+    Family {
+        name: "queue_length",
+        kind: "gauge",
+        help: "Requests waiting in the queue",
+    },
+    Family {
+        name: "disk_queue_length",
+        kind: "gauge",
+        help: "Requests in the disk",
+    },
+    Family {
+        name: "shares",
+        kind: "gauge",
+        help: "The class's shares",
+    },
+    Family {
+        name: "consumption",
+        kind: "counter",
+        help: "Disk time dispatched, in seconds (1 per second = saturated)",
+    },
+    Family {
+        name: "flow_ratio",
+        kind: "gauge",
+        help: "Dispatched over completed disk time, smoothed",
+    },
+    Family {
+        name: "delay_quantile_sec",
+        kind: "gauge",
+        help: "Queue and disk latency percentiles",
+    },
+];
+
+/// Renders Prometheus text exposition for every shard and class, with metric names modelled
+/// on Seastar's `seastar_io_queue_*` (prefix `weir_io_queue_`) and labels `mountpoint`,
+/// `shard`, `class` and, where it applies, `direction` or `stage` and `quantile`.
+pub fn render_prometheus(mountpoint: &str, shards: &[ShardMetrics]) -> String {
+    let mut out = String::new();
+    let mp = escape(mountpoint);
+    for family in &FAMILIES {
+        let name = format!("weir_io_queue_{}", family.name);
+        let _ = writeln!(out, "# HELP {name} {}", family.help);
+        let _ = writeln!(out, "# TYPE {name} {}", family.kind);
+        for shard in shards {
+            for c in &shard.classes {
+                let labels = format!(
+                    "class=\"{}\",mountpoint=\"{mp}\",shard=\"{}\"",
+                    escape(&c.name),
+                    shard.shard
+                );
+                let mut line = |extra: &str, value: f64| {
+                    let _ = writeln!(out, "{name}{{{labels}{extra}}} {value}");
+                };
+                match family.name {
+                    "total_bytes" => {
+                        line(",direction=\"read\"", c.read_bytes as f64);
+                        line(",direction=\"write\"", c.write_bytes as f64);
+                    }
+                    "total_ops" => {
+                        line(",direction=\"read\"", c.read_ops as f64);
+                        line(",direction=\"write\"", c.write_ops as f64);
+                    }
+                    "total_delay_sec" => line("", c.queue_latency.sum_sec()),
+                    "total_exec_sec" => line("", c.disk_latency.sum_sec()),
+                    "starvation_time_sec" => line("", c.starvation_sec),
+                    "queue_length" => line("", c.queue_length as f64),
+                    "disk_queue_length" => line("", c.disk_queue_length as f64),
+                    "shares" => line("", f64::from(c.shares)),
+                    "consumption" => line("", c.consumption_sec),
+                    "flow_ratio" => line("", c.flow_ratio),
+                    _ => {
+                        for (stage, h) in [("queue", &c.queue_latency), ("disk", &c.disk_latency)] {
+                            for q in [0.5, 0.95, 0.99, 0.999] {
+                                let extra = format!(",stage=\"{stage}\",quantile=\"{q}\"");
+                                line(&extra, h.percentile_ns(q * 100.0) as f64 / 1e9);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_within_one_bucket() {
+        let mut h = LatencyHistogram::default();
+        for ns in 1..=100_000u64 {
+            h.record(ns * 10);
+        }
+        for p in [50.0, 90.0, 99.0, 99.9] {
+            let exact = (p / 100.0 * 100_000.0) * 10.0;
+            let got = h.percentile_ns(p) as f64;
+            assert!(
+                got >= exact * 0.999 && got <= exact * 1.0626,
+                "p{p}: {got} vs {exact}"
+            );
+        }
+        assert_eq!(h.percentile_ns(100.0), 1_000_000);
+        assert_eq!(h.count(), 100_000);
+        let mut merged = LatencyHistogram::default();
+        merged.merge(&h);
+        merged.merge(&h);
+        assert_eq!(merged.count(), 200_000);
+        assert_eq!(merged.percentile_ns(50.0), h.percentile_ns(50.0));
+    }
+
+    #[test]
+    fn buckets_are_monotonic() {
+        let mut last = 0;
+        for ns in [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            31,
+            32,
+            1000,
+            1 << 30,
+            1 << 41,
+            u64::MAX,
+        ] {
+            let b = bucket_of(ns);
+            assert!(b >= last);
+            assert!(bucket_high_ns(b) >= ns.min(bucket_high_ns(BUCKETS - 1)));
+            last = b;
+        }
+    }
+
+    #[test]
+    fn prometheus_text_has_seastar_like_names_and_labels() {
+        let mut c = ClassMetrics {
+            name: "query \"a\"".into(),
+            shares: 1000,
+            read_ops: 3,
+            ..Default::default()
+        };
+        c.disk_latency.record(100_000);
+        let text = render_prometheus(
+            "/var/lib/weir",
+            &[ShardMetrics {
+                shard: 1,
+                classes: vec![c],
+                speed_factor: 1.0,
+            }],
+        );
+        assert!(text.contains("# TYPE weir_io_queue_total_ops counter"));
+        assert!(text.contains(
+            "weir_io_queue_total_ops{class=\"query \\\"a\\\"\",mountpoint=\"/var/lib/weir\",shard=\"1\",direction=\"read\"} 3"
+        ), "{text}");
+        assert!(text.contains("weir_io_queue_shares{"));
+        assert!(
+            text.contains("stage=\"disk\",quantile=\"0.99\"} 0.0001"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,612 @@
+//! One shard's fair queue: classes with shares, ordered by virtual time (disk time consumed
+//! divided by shares), dispatching into the shared budget.
+
+use crate::budget::{Blocked, SharedBudget};
+use crate::metrics::{ClassMetrics, ShardMetrics};
+use crate::SchedError;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
+use weir_model::device::Direction;
+
+/// A class on one shard, as returned by `ShardQueue::add_class`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClassId(pub u32);
+
+/// How a class is configured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassConfig {
+    pub name: String,
+    /// Relative weight, 1..=1_000_000 (Seastar's default is 1000).
+    pub shares: u32,
+    /// Optional cap on this class's bytes per second (on this shard).
+    pub bandwidth_cap_bytes_per_sec: Option<u64>,
+    /// Optional cap on this class's requests per second (on this shard).
+    pub iops_cap: Option<u64>,
+}
+
+impl ClassConfig {
+    /// A class with shares and no caps.
+    pub fn new(name: impl Into<String>, shares: u32) -> Self {
+        ClassConfig {
+            name: name.into(),
+            shares,
+            bandwidth_cap_bytes_per_sec: None,
+            iops_cap: None,
+        }
+    }
+}
+
+/// A request as the caller hands it in. `user_data` comes back in `Dispatched` and `Completed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub direction: Direction,
+    pub len_bytes: u64,
+    pub user_data: u64,
+}
+
+/// One piece the caller must now submit: `len_bytes` at `offset_in_request_bytes` into the
+/// request identified by `user_data`. Pass `token` to `complete` when it finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dispatched {
+    pub token: u64,
+    pub user_data: u64,
+    pub class: ClassId,
+    pub direction: Direction,
+    pub offset_in_request_bytes: u64,
+    pub len_bytes: u64,
+}
+
+/// What `complete` reports about a finished piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completed {
+    pub user_data: u64,
+    pub class: ClassId,
+    pub direction: Direction,
+    pub offset_in_request_bytes: u64,
+    pub len_bytes: u64,
+    /// True when this was the request's last outstanding piece.
+    pub request_done: bool,
+    /// Enqueue to dispatch of this piece.
+    pub queue_ns: u64,
+    /// Dispatch to completion of this piece.
+    pub disk_ns: u64,
+}
+
+const NONE: u32 = u32::MAX;
+/// Classes with a cap may run this far ahead of their rate before they are held back.
+const CAP_BURST_NS: u64 = 10_000_000;
+
+#[derive(Debug)]
+struct Pending {
+    user_data: u64,
+    direction: Direction,
+    len_bytes: u64,
+    next_offset_bytes: u64,
+    enqueued_ns: u64,
+    split: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClassState {
+    Idle,
+    InHeap,
+    Throttled,
+}
+
+#[derive(Debug)]
+struct Class {
+    config: ClassConfig,
+    vt: u64,
+    queue: VecDeque<Pending>,
+    state: ClassState,
+    waiting_since_ns: Option<u64>,
+    /// Theoretical arrival time of the next request under the caps (GCRA).
+    cap_tat_ns: u64,
+    period_dispatched_ps: u64,
+    period_completed_ps: u64,
+    metrics: ClassMetrics,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    generation: u32,
+    class: u32,
+    split: u32,
+    direction: Direction,
+    user_data: u64,
+    offset_bytes: u64,
+    len_bytes: u64,
+    cost_ps: u64,
+    ahead_ps: u64,
+    enqueued_ns: u64,
+    dispatched_ns: u64,
+}
+
+/// One shard's queue. Sans-I/O: it never blocks, sleeps or reads a clock; the caller passes
+/// `now_ns` from its device. See INTEGRATION.md for the call order.
+#[derive(Debug)]
+pub struct ShardQueue {
+    budget: Arc<SharedBudget>,
+    shard: usize,
+    classes: Vec<Class>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    throttled: Vec<(u64, u32)>,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    /// Outstanding pieces per split request.
+    splits: Vec<u32>,
+    free_splits: Vec<u32>,
+    max_request_bytes: [u64; 2],
+    lag_vt: u64,
+    wakeup_ns: Option<u64>,
+    next_tick_ns: u64,
+    tick_period_ns: u64,
+    queued: usize,
+    in_flight: usize,
+}
+
+impl ShardQueue {
+    /// A queue for shard `shard` (0-based, below `SchedConfig::shards`) over `budget`.
+    pub fn new(budget: Arc<SharedBudget>, shard: usize) -> Result<Self, SchedError> {
+        if shard >= budget.config().shards {
+            return Err(SchedError::Config(format!(
+                "shard {shard} does not exist: the budget was built for {} shards",
+                budget.config().shards
+            )));
+        }
+        let goal_ns = budget.goal_ps() / 1000;
+        Ok(ShardQueue {
+            max_request_bytes: [
+                budget.max_request_bytes(Direction::Read),
+                budget.max_request_bytes(Direction::Write),
+            ],
+            // A class with 1000 shares may lead the slowest shard by about one goal.
+            lag_vt: (budget.goal_ps() / 1000).max(1),
+            tick_period_ns: (goal_ns * 100).max(10_000_000),
+            budget,
+            shard,
+            classes: Vec::new(),
+            heap: BinaryHeap::new(),
+            throttled: Vec::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            splits: Vec::new(),
+            free_splits: Vec::new(),
+            wakeup_ns: None,
+            next_tick_ns: 0,
+            queued: 0,
+            in_flight: 0,
+        })
+    }
+
+    /// Registers a class. Errors: shares outside 1..=1_000_000, a zero cap, a duplicate name.
+    pub fn add_class(&mut self, config: ClassConfig) -> Result<ClassId, SchedError> {
+        check_shares(&config.name, config.shares)?;
+        if config.bandwidth_cap_bytes_per_sec == Some(0) || config.iops_cap == Some(0) {
+            return Err(SchedError::Config(format!(
+                "class `{}`: a cap of 0 would never dispatch; leave it out for no cap",
+                config.name
+            )));
+        }
+        if self.classes.iter().any(|c| c.config.name == config.name) {
+            return Err(SchedError::Config(format!(
+                "class `{}` is defined twice on shard {}",
+                config.name, self.shard
+            )));
+        }
+        let id = u32::try_from(self.classes.len())
+            .map_err(|_| SchedError::Config("too many classes".into()))?;
+        self.classes.push(Class {
+            metrics: ClassMetrics {
+                name: config.name.clone(),
+                shares: config.shares,
+                flow_ratio: 1.0,
+                ..Default::default()
+            },
+            config,
+            vt: self.budget.vt_floor(),
+            queue: VecDeque::new(),
+            state: ClassState::Idle,
+            waiting_since_ns: None,
+            cap_tat_ns: 0,
+            period_dispatched_ps: 0,
+            period_completed_ps: 0,
+        });
+        Ok(ClassId(id))
+    }
+
+    /// Changes a class's shares; takes effect from its next dispatch.
+    pub fn set_shares(&mut self, class: ClassId, shares: u32) -> Result<(), SchedError> {
+        let c = self.class_mut(class)?;
+        check_shares(&c.config.name, shares)?;
+        c.config.shares = shares;
+        c.metrics.shares = shares;
+        Ok(())
+    }
+
+    /// The class registered under `name`.
+    pub fn class_by_name(&self, name: &str) -> Option<ClassId> {
+        self.classes
+            .iter()
+            .position(|c| c.config.name == name)
+            .map(|i| ClassId(i as u32))
+    }
+
+    fn class_mut(&mut self, class: ClassId) -> Result<&mut Class, SchedError> {
+        self.classes
+            .get_mut(class.0 as usize)
+            .ok_or(SchedError::UnknownClass(class.0))
+    }
+
+    /// Longer requests are dispatched as pieces of at most this many bytes.
+    pub fn max_request_bytes(&self, direction: Direction) -> u64 {
+        self.max_request_bytes[dir_index(direction)]
+    }
+
+    /// Queues a request. It is dispatched by a later `dispatch` call.
+    pub fn enqueue(
+        &mut self,
+        class: ClassId,
+        request: Request,
+        now_ns: u64,
+    ) -> Result<(), SchedError> {
+        if request.len_bytes == 0 {
+            return Err(SchedError::EmptyRequest);
+        }
+        let head_start_ps = self.budget.head_start_ps();
+        let global_head = self.budget.global_head_vt();
+        let floor = self.budget.vt_floor();
+        let c = self.class_mut(class)?;
+        c.queue.push_back(Pending {
+            user_data: request.user_data,
+            direction: request.direction,
+            len_bytes: request.len_bytes,
+            next_offset_bytes: 0,
+            enqueued_ns: now_ns,
+            split: NONE,
+        });
+        c.metrics.queue_length += 1;
+        if c.state == ClassState::Idle {
+            // Waking from idle: the class may start at most `head_start` of disk time ahead
+            // of the classes that kept the disk busy meanwhile (Seastar's tau, configurable).
+            let reference = if global_head == u64::MAX {
+                floor
+            } else {
+                global_head
+            };
+            let earliest = reference.saturating_sub(head_start_ps / u64::from(c.config.shares));
+            c.vt = c.vt.max(earliest);
+            c.state = ClassState::InHeap;
+            c.waiting_since_ns = Some(now_ns);
+            let vt = c.vt;
+            self.heap.push(Reverse((vt, class.0)));
+        }
+        self.queued += 1;
+        Ok(())
+    }
+
+    /// Moves every piece that may go to the disk now into `out` (appending) and returns how
+    /// many it moved. Call it after enqueues, after completions and at `next_wakeup_ns`.
+    pub fn dispatch(&mut self, now_ns: u64, out: &mut Vec<Dispatched>) -> usize {
+        self.budget.refill(now_ns);
+        if now_ns >= self.next_tick_ns {
+            self.tick(now_ns);
+        }
+        self.release_throttled(now_ns);
+        self.wakeup_ns = None;
+        let cross_shard = self.budget.config().shards > 1 && !self.budget.config().unlimited;
+        let goal_ns = self.budget.goal_ps() / 1000;
+        let before = out.len();
+        while let Some(&Reverse((vt, index))) = self.heap.peek() {
+            if cross_shard {
+                self.budget.publish(self.shard, vt);
+                if vt > self.budget.global_head_vt().saturating_add(self.lag_vt) {
+                    // Another shard's class is behind in virtual time: let it catch up.
+                    self.wake_at(now_ns + (goal_ns / 8).max(1000));
+                    break;
+                }
+            }
+            let class = &mut self.classes[index as usize];
+            let Some(pending) = class.queue.front() else {
+                self.heap.pop();
+                class.state = ClassState::Idle;
+                continue;
+            };
+            let direction = pending.direction;
+            let remaining = pending.len_bytes - pending.next_offset_bytes;
+            let piece_bytes = remaining.min(self.max_request_bytes[dir_index(direction)]);
+            let cost_ps = self.budget.model().cost_ps(direction, piece_bytes);
+            if let Some(increment_ns) = cap_increment_ns(&class.config, piece_bytes) {
+                if class.cap_tat_ns > now_ns + CAP_BURST_NS {
+                    self.heap.pop();
+                    class.state = ClassState::Throttled;
+                    let until = class.cap_tat_ns - CAP_BURST_NS;
+                    self.throttled.push((until, index));
+                    self.wake_at(until);
+                    continue;
+                }
+                class.cap_tat_ns = class.cap_tat_ns.max(now_ns) + increment_ns;
+            }
+            let ahead_ps = match self.budget.try_acquire(direction, cost_ps) {
+                Ok(ahead) => ahead,
+                Err(Blocked::Bucket { wait_ns }) => {
+                    self.wake_at(now_ns + wait_ns);
+                    break;
+                }
+                Err(Blocked::Window) => {
+                    // A completion frees the window; the timer covers completions that
+                    // arrive on other shards.
+                    self.wake_at(now_ns + (goal_ns / 4).max(1000));
+                    break;
+                }
+            };
+            match self.start_piece(index, piece_bytes, cost_ps, ahead_ps, now_ns) {
+                Some(d) => out.push(d),
+                None => break,
+            }
+            let class = &mut self.classes[index as usize];
+            let Some(mut top) = self.heap.peek_mut() else {
+                break;
+            };
+            if class.queue.is_empty() {
+                std::collections::binary_heap::PeekMut::pop(top);
+                class.state = ClassState::Idle;
+            } else {
+                top.0 .0 = class.vt;
+            }
+        }
+        if cross_shard {
+            let head = self.heap.peek().map_or(u64::MAX, |r| r.0 .0);
+            self.budget.publish(self.shard, head);
+        }
+        out.len() - before
+    }
+
+    /// Takes one piece off class `index`'s front request and books it in flight.
+    fn start_piece(
+        &mut self,
+        index: u32,
+        piece_bytes: u64,
+        cost_ps: u64,
+        ahead_ps: u64,
+        now_ns: u64,
+    ) -> Option<Dispatched> {
+        let class = &mut self.classes[index as usize];
+        let shares = u64::from(class.config.shares);
+        let dispatched_vt = class.vt;
+        class.vt += (cost_ps / shares).max(1);
+        class.period_dispatched_ps += cost_ps;
+        let m = &mut class.metrics;
+        m.consumption_sec += cost_ps as f64 / 1e12;
+        m.disk_queue_length += 1;
+        if let Some(since) = class.waiting_since_ns {
+            m.starvation_sec += now_ns.saturating_sub(since) as f64 / 1e9;
+        }
+        // `dispatch` only calls this for a class whose queue is non-empty.
+        let pending = class.queue.front_mut()?;
+        let offset = pending.next_offset_bytes;
+        pending.next_offset_bytes += piece_bytes;
+        let last = pending.next_offset_bytes == pending.len_bytes;
+        let needs_split = !(last && offset == 0);
+        if needs_split && pending.split == NONE {
+            let pieces = pending.len_bytes.div_ceil(piece_bytes) as u32;
+            pending.split = match self.free_splits.pop() {
+                Some(i) => {
+                    self.splits[i as usize] = pieces;
+                    i
+                }
+                None => {
+                    self.splits.push(pieces);
+                    (self.splits.len() - 1) as u32
+                }
+            };
+        }
+        let slot = Slot {
+            generation: 0,
+            class: index,
+            split: pending.split,
+            direction: pending.direction,
+            user_data: pending.user_data,
+            offset_bytes: offset,
+            len_bytes: piece_bytes,
+            cost_ps,
+            ahead_ps,
+            enqueued_ns: pending.enqueued_ns,
+            dispatched_ns: now_ns,
+        };
+        let queue_ns = now_ns.saturating_sub(pending.enqueued_ns);
+        m.queue_latency.record(queue_ns);
+        match slot.direction {
+            Direction::Read => {
+                m.read_ops += 1;
+                m.read_bytes += piece_bytes;
+            }
+            Direction::Write => {
+                m.write_ops += 1;
+                m.write_bytes += piece_bytes;
+            }
+        }
+        if last {
+            class.queue.pop_front();
+            m.queue_length -= 1;
+            self.queued -= 1;
+        }
+        class.waiting_since_ns = if class.queue.is_empty() {
+            None
+        } else {
+            Some(now_ns)
+        };
+        self.budget.note_dispatched_vt(dispatched_vt);
+        self.in_flight += 1;
+        let index_in_slots = match self.free_slots.pop() {
+            Some(i) => {
+                let generation = self.slots[i as usize].generation.wrapping_add(1);
+                self.slots[i as usize] = Slot { generation, ..slot };
+                i
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let generation = self.slots[index_in_slots as usize].generation;
+        Some(Dispatched {
+            token: (u64::from(generation) << 32) | u64::from(index_in_slots),
+            user_data: slot.user_data,
+            class: ClassId(index),
+            direction: slot.direction,
+            offset_in_request_bytes: offset,
+            len_bytes: piece_bytes,
+        })
+    }
+
+    /// Reports that the piece with `token` left the disk at `now_ns`. Returns `None` for a
+    /// token that is not in flight (already completed, or never dispatched).
+    pub fn complete(&mut self, token: u64, now_ns: u64) -> Option<Completed> {
+        let index = (token & 0xffff_ffff) as usize;
+        let generation = (token >> 32) as u32;
+        let slot = *self.slots.get(index)?;
+        if slot.generation != generation || slot.class == NONE {
+            return None;
+        }
+        self.slots[index].class = NONE;
+        self.free_slots.push(index as u32);
+        self.in_flight -= 1;
+        let disk_ns = now_ns.saturating_sub(slot.dispatched_ns);
+        self.budget
+            .release(slot.direction, slot.cost_ps, slot.ahead_ps, disk_ns);
+        let class = &mut self.classes[slot.class as usize];
+        class.period_completed_ps += slot.cost_ps;
+        class.metrics.completed_sec += slot.cost_ps as f64 / 1e12;
+        class.metrics.disk_queue_length -= 1;
+        class.metrics.disk_latency.record(disk_ns);
+        let request_done = if slot.split == NONE {
+            true
+        } else {
+            let left = &mut self.splits[slot.split as usize];
+            *left -= 1;
+            if *left == 0 {
+                self.free_splits.push(slot.split);
+            }
+            *left == 0
+        };
+        Some(Completed {
+            user_data: slot.user_data,
+            class: ClassId(slot.class),
+            direction: slot.direction,
+            offset_in_request_bytes: slot.offset_bytes,
+            len_bytes: slot.len_bytes,
+            request_done,
+            queue_ns: slot.dispatched_ns.saturating_sub(slot.enqueued_ns),
+            disk_ns,
+        })
+    }
+
+    /// When `dispatch` should be called again even if nothing completes (the bucket refills,
+    /// a capped class may resume, another shard may have caught up). `None`: only after the
+    /// next enqueue or completion.
+    pub fn next_wakeup_ns(&self) -> Option<u64> {
+        if self.queued == 0 {
+            None
+        } else {
+            self.wakeup_ns
+        }
+    }
+
+    fn wake_at(&mut self, at_ns: u64) {
+        self.wakeup_ns = Some(self.wakeup_ns.map_or(at_ns, |w| w.min(at_ns)));
+    }
+
+    fn release_throttled(&mut self, now_ns: u64) {
+        let mut i = 0;
+        while i < self.throttled.len() {
+            let (until, index) = self.throttled[i];
+            if until <= now_ns {
+                self.throttled.swap_remove(i);
+                let class = &mut self.classes[index as usize];
+                class.state = ClassState::InHeap;
+                self.heap.push(Reverse((class.vt, index)));
+            } else {
+                self.wake_at(until);
+                i += 1;
+            }
+        }
+    }
+
+    /// Every period (100 goals, at least 10 ms): the flow ratio of each class, smoothed as
+    /// Seastar does (EMA 0.95).
+    fn tick(&mut self, now_ns: u64) {
+        self.next_tick_ns = now_ns + self.tick_period_ns;
+        for c in &mut self.classes {
+            if c.period_completed_ps > 0 {
+                let ratio = c.period_dispatched_ps as f64 / c.period_completed_ps as f64;
+                c.metrics.flow_ratio = 0.95 * c.metrics.flow_ratio + 0.05 * ratio;
+            }
+            c.period_dispatched_ps = 0;
+            c.period_completed_ps = 0;
+        }
+    }
+
+    /// Requests waiting (not yet fully dispatched).
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// Pieces in the disk.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// One class's counters, without copying.
+    pub fn class_metrics(&self, class: ClassId) -> Option<&ClassMetrics> {
+        self.classes.get(class.0 as usize).map(|c| &c.metrics)
+    }
+
+    /// A copy of every class's counters (allocates; not for the hot path).
+    pub fn metrics(&self) -> ShardMetrics {
+        ShardMetrics {
+            shard: self.shard,
+            classes: self.classes.iter().map(|c| c.metrics.clone()).collect(),
+            speed_factor: self.budget.lane_stats(Direction::Write).speed_factor,
+        }
+    }
+
+    /// The shared budget.
+    pub fn budget(&self) -> &Arc<SharedBudget> {
+        &self.budget
+    }
+}
+
+fn dir_index(direction: Direction) -> usize {
+    match direction {
+        Direction::Read => 0,
+        Direction::Write => 1,
+    }
+}
+
+fn check_shares(name: &str, shares: u32) -> Result<(), SchedError> {
+    if (1..=1_000_000).contains(&shares) {
+        Ok(())
+    } else {
+        Err(SchedError::Config(format!(
+            "class `{name}` has {shares} shares; give between 1 and 1000000 (default 1000)"
+        )))
+    }
+}
+
+/// Nanoseconds of cap budget one piece uses, when the class has caps.
+fn cap_increment_ns(config: &ClassConfig, piece_bytes: u64) -> Option<u64> {
+    let by_ops = config.iops_cap.map(|iops| 1_000_000_000 / iops);
+    let by_bytes = config
+        .bandwidth_cap_bytes_per_sec
+        .map(|bw| (u128::from(piece_bytes) * 1_000_000_000 / u128::from(bw)) as u64);
+    match (by_ops, by_bytes) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0).max(b.unwrap_or(0))),
+    }
+}
+
+#[cfg(test)]
+#[path = "queue_tests.rs"]
+mod tests;

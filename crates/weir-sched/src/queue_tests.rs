@@ -1,0 +1,168 @@
+use super::*;
+use crate::SchedConfig;
+use weir_model::cost::CostModel;
+
+fn vda() -> CostModel {
+    CostModel::new(85_000.0, 1.9e9, 60_000.0, 1.75e9, 1.0, false).expect("valid model")
+}
+
+fn queue(config: SchedConfig) -> ShardQueue {
+    let budget = Arc::new(SharedBudget::new(vda(), config).expect("budget"));
+    ShardQueue::new(budget, 0).expect("queue")
+}
+
+/// Drives the queue against an ideal disk that finishes every piece `latency_ns` after
+/// dispatch, keeping every class backlogged, and returns each class's consumption.
+fn run_backlogged(
+    q: &mut ShardQueue,
+    classes: &[(ClassId, Direction, u64)],
+    secs: u64,
+) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut in_disk: VecDeque<(u64, u64)> = VecDeque::new();
+    let mut now = 0u64;
+    let step = 10_000;
+    let mut user = 0;
+    while now < secs * 1_000_000_000 {
+        while let Some(&(at, token)) = in_disk.front() {
+            if at > now {
+                break;
+            }
+            in_disk.pop_front();
+            assert!(q.complete(token, now).is_some());
+        }
+        for &(class, direction, len) in classes {
+            while q.class_metrics(class).map_or(0, |m| m.queue_length) < 64 {
+                user += 1;
+                let request = Request {
+                    direction,
+                    len_bytes: len,
+                    user_data: user,
+                };
+                q.enqueue(class, request, now).expect("enqueue");
+            }
+        }
+        out.clear();
+        q.dispatch(now, &mut out);
+        for d in &out {
+            in_disk.push_back((now + 50_000, d.token));
+        }
+        now += step;
+    }
+    classes
+        .iter()
+        .map(|(c, _, _)| q.class_metrics(*c).map_or(0.0, |m| m.consumption_sec))
+        .collect()
+}
+
+#[test]
+fn shares_split_disk_time_and_the_bucket_holds_the_rate() {
+    let mut q = queue(SchedConfig::default());
+    let a = q.add_class(ClassConfig::new("a", 100)).expect("class");
+    let b = q.add_class(ClassConfig::new("b", 200)).expect("class");
+    let used = run_backlogged(
+        &mut q,
+        &[(a, Direction::Read, 4096), (b, Direction::Write, 128 << 10)],
+        2,
+    );
+    let ratio = used[1] / used[0];
+    assert!((ratio - 2.0).abs() < 0.1, "b/a = {ratio}");
+    let total = used[0] + used[1];
+    assert!(total <= 2.0 + 0.001, "{total} s of disk time in 2 s");
+    assert!(total >= 1.9, "only {total} s of disk time in 2 s");
+}
+
+#[test]
+fn long_requests_are_split_and_joined() {
+    let mut q = queue(SchedConfig::default());
+    let c = q.add_class(ClassConfig::new("c", 1000)).expect("class");
+    let max = q.max_request_bytes(Direction::Write);
+    assert!(max.is_power_of_two() && max >= 128 << 10, "{max}");
+    let request = Request {
+        direction: Direction::Write,
+        len_bytes: 3 * max + 4096,
+        user_data: 7,
+    };
+    q.enqueue(c, request, 0).expect("enqueue");
+    let mut out = Vec::new();
+    let mut now = 0;
+    let mut pieces = Vec::new();
+    let mut done = Vec::new();
+    while pieces.len() < 4 && now < 1_000_000_000 {
+        q.dispatch(now, &mut out);
+        now += 1_000_000;
+        for d in out.drain(..) {
+            done.push(q.complete(d.token, now).expect("in flight").request_done);
+            pieces.push(d);
+        }
+    }
+    let offsets: Vec<u64> = pieces.iter().map(|d| d.offset_in_request_bytes).collect();
+    assert_eq!(offsets, vec![0, max, 2 * max, 3 * max]);
+    assert_eq!(pieces[3].len_bytes, 4096);
+    assert_eq!(done, vec![false, false, false, true]);
+    assert!(
+        q.complete(pieces[0].token, now).is_none(),
+        "double completion is refused"
+    );
+}
+
+#[test]
+fn bad_classes_and_requests_are_refused() {
+    let mut q = queue(SchedConfig::default());
+    assert!(q.add_class(ClassConfig::new("z", 0)).is_err());
+    let a = q.add_class(ClassConfig::new("a", 1)).expect("class");
+    assert!(q.add_class(ClassConfig::new("a", 5)).is_err());
+    let mut capped = ClassConfig::new("capped", 10);
+    capped.iops_cap = Some(0);
+    assert!(q.add_class(capped).is_err());
+    let empty = Request {
+        direction: Direction::Read,
+        len_bytes: 0,
+        user_data: 0,
+    };
+    assert_eq!(q.enqueue(a, empty, 0), Err(SchedError::EmptyRequest));
+    let ok = Request {
+        len_bytes: 512,
+        ..empty
+    };
+    assert_eq!(
+        q.enqueue(ClassId(9), ok, 0),
+        Err(SchedError::UnknownClass(9))
+    );
+    assert!(q.set_shares(a, 2_000_000).is_err());
+    assert_eq!(q.class_by_name("a"), Some(a));
+    let budget = q.budget().clone();
+    assert!(ShardQueue::new(budget, 1).is_err());
+}
+
+#[test]
+fn iops_cap_holds() {
+    let mut q = queue(SchedConfig::default());
+    let mut capped = ClassConfig::new("capped", 1000);
+    capped.iops_cap = Some(1000);
+    let c = q.add_class(capped).expect("class");
+    let used = run_backlogged(&mut q, &[(c, Direction::Read, 4096)], 2);
+    let ops = q.class_metrics(c).map_or(0, |m| m.read_ops);
+    // 2 s at 1000/s plus one 10 ms burst.
+    assert!((1990..=2011).contains(&ops), "{ops} ops, {used:?}");
+}
+
+#[test]
+fn unlimited_dispatches_everything_at_once() {
+    let mut q = queue(SchedConfig {
+        unlimited: true,
+        ..Default::default()
+    });
+    let c = q.add_class(ClassConfig::new("c", 1000)).expect("class");
+    for i in 0..1000 {
+        let request = Request {
+            direction: Direction::Write,
+            len_bytes: 1 << 20,
+            user_data: i,
+        };
+        q.enqueue(c, request, 0).expect("enqueue");
+    }
+    let mut out = Vec::new();
+    assert_eq!(q.dispatch(0, &mut out), 1000);
+    assert_eq!(q.next_wakeup_ns(), None);
+}
