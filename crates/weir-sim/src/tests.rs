@@ -1,0 +1,172 @@
+use super::*;
+
+fn op(user_data: u64, direction: Direction, offset_bytes: u64, len_bytes: u32) -> IoOp {
+    IoOp {
+        user_data,
+        direction,
+        fd: -1,
+        offset_bytes,
+        len_bytes,
+        buf: std::ptr::null_mut(),
+        flags: Default::default(),
+    }
+}
+
+/// Keeps `depth` requests in flight for `duration_ns`; returns (ops per second, mean latency ns).
+fn closed_loop(
+    disk: &mut SimDisk,
+    depth: u32,
+    direction: Direction,
+    len: u32,
+    aligned_to: u64,
+    duration_ns: u64,
+) -> (f64, f64) {
+    let start = disk.now_ns();
+    let mut next = 0u64;
+    let mut issued_at = std::collections::HashMap::new();
+    let mut done = Vec::new();
+    let mut ops = 0u64;
+    let mut latency_sum = 0u64;
+    let mut state = 12345u64;
+    let mut push =
+        |disk: &mut SimDisk, next: &mut u64, map: &mut std::collections::HashMap<u64, u64>| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let offset = (state >> 20) % (1 << 20) * aligned_to;
+            *next += 1;
+            map.insert(*next, disk.now_ns());
+            disk.push(op(*next, direction, offset, len)).expect("room");
+        };
+    for _ in 0..depth {
+        push(disk, &mut next, &mut issued_at);
+    }
+    while disk.now_ns() - start < duration_ns {
+        disk.submit_and_wait(1, None).expect("wait");
+        done.clear();
+        disk.reap(&mut done);
+        for c in &done {
+            assert_eq!(c.result, len as i32);
+            latency_sum += c.completed_at_ns - issued_at.remove(&c.user_data).expect("issued");
+            ops += 1;
+            push(disk, &mut next, &mut issued_at);
+        }
+    }
+    let secs = (disk.now_ns() - start) as f64 / 1e9;
+    // Drain, so the next measurement on this disk starts empty.
+    disk.submit_and_wait(u32::MAX, None).expect("drain");
+    disk.reap(&mut done);
+    (ops as f64 / secs, latency_sum as f64 / ops.max(1) as f64)
+}
+
+#[test]
+fn nvme_preset_matches_the_machine() {
+    let mut disk = SimDisk::nvme_like(1);
+    let (iops_qd1, lat_qd1) = closed_loop(&mut disk, 1, Direction::Read, 4096, 4096, 100_000_000);
+    assert!(
+        (70_000.0..110_000.0).contains(&lat_qd1),
+        "QD1 latency {lat_qd1} ns ({iops_qd1})"
+    );
+    let (iops_qd4, _) = closed_loop(&mut disk, 4, Direction::Read, 4096, 4096, 100_000_000);
+    assert!(
+        (35_000.0..50_000.0).contains(&iops_qd4),
+        "QD4 {iops_qd4} IOPS"
+    );
+    let (iops_qd32, _) = closed_loop(&mut disk, 32, Direction::Read, 4096, 4096, 100_000_000);
+    assert!(
+        (80_000.0..88_000.0).contains(&iops_qd32),
+        "QD32 {iops_qd32} IOPS"
+    );
+    let (writes, _) = closed_loop(
+        &mut disk,
+        8,
+        Direction::Write,
+        128 << 10,
+        128 << 10,
+        100_000_000,
+    );
+    let bw = writes * 131072.0;
+    assert!((1.6e9..1.8e9).contains(&bw), "QD8 128 KiB writes {bw} B/s");
+}
+
+#[test]
+fn same_seed_same_completions() {
+    let run = |seed| {
+        let mut disk = SimDisk::nvme_like(seed);
+        for i in 0..100 {
+            disk.push(op(i, Direction::Read, i * 4096, 4096))
+                .expect("room");
+        }
+        disk.submit_and_wait(100, None).expect("wait");
+        let mut out = Vec::new();
+        disk.reap(&mut out);
+        out
+    };
+    assert_eq!(run(7), run(7));
+    assert_ne!(run(7), run(8));
+}
+
+#[test]
+fn misaligned_writes_pay_read_modify_write_and_the_disk_can_lie() {
+    let mut config = SimConfig::nvme_like(3);
+    config.reported_physical_sector_bytes = 512;
+    let mut disk = SimDisk::new(config);
+    assert_eq!(disk.reported_physical_sector_bytes(), 512);
+    let (small, _) = closed_loop(&mut disk, 32, Direction::Write, 512, 512, 50_000_000);
+    let (two_k, _) = closed_loop(&mut disk, 32, Direction::Write, 2048, 2048, 50_000_000);
+    let (full, _) = closed_loop(&mut disk, 32, Direction::Write, 4096, 4096, 50_000_000);
+    let (eight_k, _) = closed_loop(&mut disk, 32, Direction::Write, 8192, 8192, 50_000_000);
+    assert!(full > 1.3 * small, "4 KiB {full} vs 512 B {small} IOPS");
+    assert!(full > 1.3 * two_k, "4 KiB {full} vs 2 KiB {two_k} IOPS");
+    assert!(eight_k > 0.9 * full, "8 KiB {eight_k} vs 4 KiB {full} IOPS");
+}
+
+#[test]
+fn slowdown_multiplies_latency_inside_its_window() {
+    let config = SimConfig::nvme_like(4).with_slowdown(50_000_000, 50_000_000, 3.0);
+    let mut disk = SimDisk::new(config);
+    let (_, before) = closed_loop(&mut disk, 1, Direction::Read, 4096, 4096, 40_000_000);
+    disk.advance_to(60_000_000);
+    let (_, during) = closed_loop(&mut disk, 1, Direction::Read, 4096, 4096, 30_000_000);
+    disk.advance_to(100_000_000);
+    let (_, after) = closed_loop(&mut disk, 1, Direction::Read, 4096, 4096, 30_000_000);
+    assert!(during > 2.5 * before, "{during} vs {before}");
+    assert!(after < 1.2 * before, "{after} vs {before}");
+}
+
+#[test]
+fn raid0_members_add_up() {
+    let mut single = SimDisk::nvme_like(5);
+    let mut config = SimConfig::nvme_like(5);
+    config.raid0_members = 2;
+    config.raid0_chunk_bytes = 4096;
+    let mut pair = SimDisk::new(config);
+    let (one, _) = closed_loop(&mut single, 64, Direction::Read, 4096, 4096, 50_000_000);
+    let (two, _) = closed_loop(&mut pair, 64, Direction::Read, 4096, 4096, 50_000_000);
+    assert!(two > 1.7 * one, "{two} vs {one}");
+}
+
+#[test]
+fn misaligned_requests_fail_and_the_queue_has_a_depth() {
+    let mut disk = SimDisk::slow_sata(6);
+    disk.push(op(1, Direction::Read, 100, 4096)).expect("room");
+    disk.submit_and_wait(1, None).expect("wait");
+    let mut out = Vec::new();
+    disk.reap(&mut out);
+    assert_eq!(out[0].result, -EINVAL);
+    for i in 0..32 {
+        disk.push(op(i, Direction::Read, 0, 4096)).expect("room");
+    }
+    assert!(matches!(
+        disk.push(op(99, Direction::Read, 0, 4096)),
+        Err(DeviceError::QueueFull)
+    ));
+    // A deadline before the first completion stops the clock there.
+    let now = disk.now_ns();
+    disk.submit_and_wait(1, Some(now + 10)).expect("wait");
+    assert_eq!(disk.now_ns(), now + 10);
+    // Idle with a deadline sleeps until it.
+    let mut idle = SimDisk::slow_sata(6);
+    idle.submit_and_wait(1, Some(5_000)).expect("wait");
+    assert_eq!(idle.now_ns(), 5_000);
+}
