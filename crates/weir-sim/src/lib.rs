@@ -7,12 +7,13 @@
 //! # The disk model
 //!
 //! Each member disk (one, or several in RAID0) has `channels` internal channels fed from one
-//! FIFO. A request occupies a channel for its *service time* and completes `fixed_latency`
-//! after leaving it (controller and bus latency that overlaps with other requests):
+//! FIFO. A request occupies `k = clamp(len / channel_stripe_bytes, 1, channels)` channels for
+//! its *service time* and completes `fixed_latency` after leaving them (controller and bus
+//! latency that overlaps with other requests):
 //!
 //! ```text
 //! unit    = p-norm(1/iops, len/bandwidth) = ((1/iops)^p + (len/bw)^p)^(1/p)   (per direction)
-//! service = channels * unit * jitter * slowdown(t) * interference
+//! service = channels / k * unit * jitter * slowdown(t) * interference
 //! ```
 //!
 //! With all channels busy the disk therefore does `1/unit` requests per second — the rates in
@@ -64,6 +65,9 @@ pub struct SimConfig {
     pub seed: u64,
     /// Internal parallelism of each member disk.
     pub channels: u32,
+    /// A request spreads over one channel per this many bytes (up to all channels), so large
+    /// requests use the disk's parallelism by themselves, as on real flash.
+    pub channel_stripe_bytes: u64,
     /// Latency added after service, overlapping with other requests.
     pub fixed_latency_ns: u64,
     pub read: SimRates,
@@ -94,6 +98,7 @@ impl SimConfig {
         SimConfig {
             seed,
             channels: 4,
+            channel_stripe_bytes: 32 << 10,
             fixed_latency_ns: 40_000,
             read: SimRates {
                 iops: 85_000.0,
@@ -273,14 +278,12 @@ impl SimDisk {
         } else {
             1.0
         };
-        let lane = &self.members[member];
-        let (index, channel) = lane
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, c)| c.busy_until_ns)
-            .map(|(i, c)| (i, *c))
-            .unwrap_or((0, Channel::default()));
-        let start = channel.busy_until_ns.max(self.now_ns);
+        let stripes = len_bytes.div_ceil(self.config.channel_stripe_bytes.max(1));
+        let k = stripes.clamp(1, u64::from(self.config.channels.max(1))) as usize;
+        // The k channels that free up first (FIFO: the request starts when all k are free).
+        let lane = &mut self.members[member];
+        lane.sort_unstable_by_key(|c| c.busy_until_ns);
+        let start = lane[k - 1].busy_until_ns.max(self.now_ns);
         let writes_busy = lane
             .iter()
             .any(|c| c.serving_write && c.busy_until_ns > start);
@@ -289,12 +292,15 @@ impl SimDisk {
         } else {
             1.0
         };
-        let service = channels * unit * jitter * interference * self.slowdown_at(start);
+        let slowdown = self.slowdown_at(start);
+        let service = channels / k as f64 * unit * jitter * interference * slowdown;
         let finish = start + service.max(1.0) as u64;
-        self.members[member][index] = Channel {
-            busy_until_ns: finish,
-            serving_write: direction == Direction::Write,
-        };
+        for channel in &mut self.members[member][..k] {
+            *channel = Channel {
+                busy_until_ns: finish,
+                serving_write: direction == Direction::Write,
+            };
+        }
         finish + (self.config.fixed_latency_ns as f64 * self.slowdown_at(start)) as u64
     }
 
