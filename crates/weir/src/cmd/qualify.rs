@@ -151,7 +151,7 @@ fn render_text(
         ));
     }
     s.push_str(&format!(
-        "\n{:<40} {:<16} {:>10} {:>9}  {}\n",
+        "\n{:<46} {:<16} {:>10} {:>9}  {}\n",
         "TEST", "METRIC", "VALUE", "THRESHOLD", "VERDICT"
     ));
     for r in results {
@@ -163,7 +163,7 @@ fn render_text(
             format!("{:.3}", r.value)
         };
         s.push_str(&format!(
-            "{:<40} {:<16} {:>10} {:>9}  {}\n",
+            "{:<46} {:<16} {:>10} {:>9}  {}\n",
             r.id,
             metric_label(&r.metric),
             value,
