@@ -105,10 +105,12 @@ fn check_fs_type(facts: &PathFacts) -> Finding {
         facts.filesystem.mount_point.as_deref().unwrap_or("?"),
         facts.filesystem.source.as_deref().unwrap_or("?")
     );
-    let reformat = format!(
-        "put the data directory on XFS: mkfs.xfs -b size=4096 {} (destroys its data), then `weir qualify DIR`",
-        source_dev(facts)
-    );
+    let src = source_dev(facts);
+    let reformat = if src.starts_with("/dev/") {
+        format!("put the data directory on XFS: mkfs.xfs -b size=4096 {src} (destroys its data), then `weir qualify DIR`")
+    } else {
+        "move the data directory to a disk-backed XFS filesystem (mkfs.xfs -b size=4096 <device>), then `weir qualify DIR`".to_string()
+    };
     match t {
         "xfs" => finding(
             "fs.type",

@@ -173,3 +173,57 @@ fn tmpfs_is_refused_with_the_reason() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("direct I/O"), "{err}");
 }
+
+#[test]
+fn without_root_addresses_stop_at_the_loop_device_with_a_note() {
+    let name = "align_no_root";
+    let Some(root) = require_root_with(name, &["mkfs.xfs", "setpriv"]) else {
+        return;
+    };
+    let fs = TestFs::xfs(&root, name, 4096).expect("xfs");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).expect("chmod")
+    };
+    // The unprivileged user may reach the mount and write in one directory, but not read the
+    // root-owned loop image, as on a real machine.
+    let work_dir = fs.path().parent().expect("parent");
+    mode(work_dir, 0o711);
+    mode(fs.image().expect("image"), 0o600);
+    let shared = fs.subdir("shared").expect("subdir");
+    mode(&shared, 0o777);
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_weir"))
+        .args([
+            "align",
+            "--json",
+            "--modes",
+            "append",
+            "--files",
+            "1",
+            "--file-size",
+            "1m",
+        ])
+        .arg(&shared)
+        .output()
+        .expect("run setpriv");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("run as root") && notes.contains("EACCES"),
+        "{notes}"
+    );
+    assert_eq!(
+        doc["modes"][0]["levels"].as_array().map(Vec::len),
+        Some(1),
+        "{doc:#}"
+    );
+}

@@ -161,3 +161,33 @@ fn set_mode(p: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
+
+#[test]
+fn read_only_directory_gives_partial_results_with_a_note() {
+    let name = "doctor_read_only_dir";
+    if require_root_with(name, &["setpriv"]).is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    set_mode(tmp.path(), 0o755);
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_weir"))
+        .args(["doctor", "--json", tmp.path().to_str().expect("utf8")])
+        .output()
+        .expect("run setpriv");
+    let (out, err) = text(&o);
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    let dio = finding(&doc, "dio.alignment");
+    assert_eq!(dio["status"], "WARN", "{dio:#}");
+    assert!(
+        dio["evidence"].as_str().unwrap_or("").contains("EACCES"),
+        "{dio:#}"
+    );
+    // Everything else is still checked.
+    assert_eq!(
+        finding(&doc, "fs.block_vs_physical_sector")["status"],
+        "PASS"
+    );
+}
