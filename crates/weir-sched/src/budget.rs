@@ -147,12 +147,17 @@ impl SharedBudget {
                 config.shards
             )));
         }
-        // The longest request is the largest power of two whose cost fits in one goal of disk
-        // time (never below 128 KiB, so a tiny goal on a slow disk cannot shred every write).
+        // The longest request is the largest power of two whose cost fits in half a goal of
+        // disk time, so at least two are in flight and the disk never idles between them
+        // (never below 128 KiB, so a tiny goal on a slow disk cannot shred every write).
         let max_request_bytes = [Direction::Read, Direction::Write].map(|dir| {
-            let fits = model.max_len_within(dir, goal_ps, SPLIT_GRANULARITY_BYTES);
+            let fits = model.max_len_within(dir, goal_ps / 2, SPLIT_GRANULARITY_BYTES);
             let pow2 = 1u64 << (63 - fits.leading_zeros());
-            pow2.clamp(128 << 10, MAX_REQUEST_BYTES_CAP)
+            if config.unlimited {
+                MAX_REQUEST_BYTES_CAP
+            } else {
+                pow2.clamp(128 << 10, MAX_REQUEST_BYTES_CAP)
+            }
         });
         let largest_cost_ps = [Direction::Read, Direction::Write]
             .map(|dir| model.cost_ps(dir, max_request_bytes[direction_index(dir)]))
@@ -266,11 +271,12 @@ impl SharedBudget {
         if tail >= head {
             return Err(self.bucket_wait(lane, tail - head));
         }
-        // The window: at most one request may overshoot it.
+        // The window: a request goes in if at least half of it fits (rounding to the nearest
+        // request), or if the disk is empty; the overshoot is at most half a request.
         let window = self.window_ps(lane);
         let mut in_flight = lane.in_flight_ps.load(Relaxed);
         loop {
-            if in_flight >= window && in_flight > 0 {
+            if in_flight > 0 && in_flight + cost_ps / 2 > window {
                 return Err(Blocked::Window);
             }
             match lane.in_flight_ps.compare_exchange_weak(

@@ -1,0 +1,299 @@
+//! Runs shard queues over one simulated disk on its virtual clock, with closed-loop jobs.
+//! Every scenario takes its seed from `WEIR_SIM_SEED` when set (to replay a failure) and
+//! prints it, so a failing test's output always names the seed that reproduces it.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use weir_model::cost::CostModel;
+use weir_model::device::{Device, Direction, IoCompletion, IoOp};
+use weir_sched::{
+    ClassConfig, ClassId, Dispatched, Request, SchedConfig, ShardQueue, SharedBudget,
+};
+use weir_sim::{SimConfig, SimDisk};
+
+/// The seed to use: `WEIR_SIM_SEED` or the test's default. Printed for replay.
+pub fn seed(default: u64) -> u64 {
+    let seed = std::env::var("WEIR_SIM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default);
+    println!("seed = {seed} (replay with WEIR_SIM_SEED={seed})");
+    seed
+}
+
+/// The model a perfect iotune would measure for a sim config.
+pub fn model_of(config: &SimConfig) -> CostModel {
+    CostModel::new(
+        config.read.iops,
+        config.read.bytes_per_sec,
+        config.write.iops,
+        config.write.bytes_per_sec,
+        1.0,
+        false,
+    )
+    .expect("valid model")
+}
+
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub shard: usize,
+    pub class: String,
+    pub shares: u32,
+    pub direction: Direction,
+    pub len_bytes: u64,
+    /// Requests kept outstanding (queued or in the disk).
+    pub parallelism: u32,
+    /// Active from this time (ns); idle before.
+    pub start_ns: u64,
+}
+
+impl Job {
+    pub fn new(
+        class: &str,
+        shares: u32,
+        direction: Direction,
+        len_bytes: u64,
+        parallelism: u32,
+    ) -> Self {
+        Job {
+            shard: 0,
+            class: class.into(),
+            shares,
+            direction,
+            len_bytes,
+            parallelism,
+            start_ns: 0,
+        }
+    }
+
+    pub fn on_shard(mut self, shard: usize) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    pub fn starting_at(mut self, start_ns: u64) -> Self {
+        self.start_ns = start_ns;
+        self
+    }
+}
+
+/// One completed request as the harness saw it.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub job: usize,
+    pub completed_at_ns: u64,
+    pub queue_ns: u64,
+    pub disk_ns: u64,
+    pub bytes: u64,
+}
+
+/// An invariant checked after every dispatch round: (budget, now_ns).
+pub type Check = Box<dyn FnMut(&SharedBudget, u64)>;
+
+pub struct Harness {
+    pub disk: SimDisk,
+    pub queues: Vec<ShardQueue>,
+    pub budget: Arc<SharedBudget>,
+    pub jobs: Vec<Job>,
+    classes: Vec<ClassId>,
+    outstanding: Vec<u32>,
+    /// op id -> (shard, token, job)
+    ops: HashMap<u64, (usize, u64, usize)>,
+    next_op: u64,
+    pub samples: Vec<Sample>,
+    /// Called after every dispatch round with the budget (for invariant checks).
+    pub check: Option<Check>,
+    /// When false, requests bypass the scheduler (the unscheduled baseline).
+    pub scheduled: bool,
+}
+
+impl Harness {
+    pub fn new(sim: SimConfig, config: SchedConfig, jobs: Vec<Job>) -> Self {
+        let model = model_of(&sim);
+        let shards = config.shards;
+        let budget = Arc::new(SharedBudget::new(model, config).expect("budget"));
+        let mut queues: Vec<ShardQueue> = (0..shards)
+            .map(|s| ShardQueue::new(budget.clone(), s).expect("queue"))
+            .collect();
+        let classes = jobs
+            .iter()
+            .map(|j| {
+                let q = &mut queues[j.shard];
+                q.class_by_name(&j.class).unwrap_or_else(|| {
+                    q.add_class(ClassConfig::new(j.class.clone(), j.shares))
+                        .expect("class")
+                })
+            })
+            .collect();
+        Harness {
+            disk: SimDisk::new(sim),
+            outstanding: vec![0; jobs.len()],
+            queues,
+            budget,
+            jobs,
+            classes,
+            ops: HashMap::new(),
+            next_op: 0,
+            samples: Vec::new(),
+            check: None,
+            scheduled: true,
+        }
+    }
+
+    fn fill(&mut self, now: u64) {
+        for (j, job) in self.jobs.iter().enumerate() {
+            if now < job.start_ns {
+                continue;
+            }
+            while self.outstanding[j] < job.parallelism {
+                self.outstanding[j] += 1;
+                self.next_op += 1;
+                let request = Request {
+                    direction: job.direction,
+                    len_bytes: job.len_bytes,
+                    user_data: self.next_op,
+                };
+                if self.scheduled {
+                    self.queues[job.shard]
+                        .enqueue(self.classes[j], request, now)
+                        .expect("enqueue");
+                    self.ops.insert(self.next_op, (job.shard, 0, j));
+                } else {
+                    self.ops.insert(self.next_op, (job.shard, now, j));
+                    let op = sim_op(self.next_op, job.direction, self.next_op, job.len_bytes);
+                    self.disk.push(op).expect("room");
+                }
+            }
+        }
+    }
+
+    /// Runs until the virtual clock reaches `until_ns`.
+    pub fn run_until(&mut self, until_ns: u64) {
+        let mut dispatched: Vec<Dispatched> = Vec::new();
+        let mut completions: Vec<IoCompletion> = Vec::new();
+        while self.disk.now_ns() < until_ns {
+            let now = self.disk.now_ns();
+            self.fill(now);
+            let mut wake = until_ns;
+            if let Some(start) = self
+                .jobs
+                .iter()
+                .map(|j| j.start_ns)
+                .filter(|&s| s > now)
+                .min()
+            {
+                wake = wake.min(start);
+            }
+            if self.scheduled {
+                for (shard, q) in self.queues.iter_mut().enumerate() {
+                    dispatched.clear();
+                    q.dispatch(now, &mut dispatched);
+                    for d in &dispatched {
+                        // The disk's user_data is the piece token tagged with its shard.
+                        let op_id = (d.token << 8) | shard as u64;
+                        let op = sim_op(op_id, d.direction, d.user_data, d.len_bytes);
+                        self.disk.push(op).expect("room");
+                    }
+                    if let Some(w) = q.next_wakeup_ns() {
+                        wake = wake.min(w.max(now + 1));
+                    }
+                }
+                if let Some(check) = self.check.as_mut() {
+                    check(&self.budget, now);
+                }
+            }
+            self.disk.submit_and_wait(1, Some(wake)).expect("wait");
+            completions.clear();
+            self.disk.reap(&mut completions);
+            for c in &completions {
+                assert!(c.result > 0, "sim I/O failed: {c:?}");
+                self.finish(c);
+            }
+        }
+    }
+
+    fn finish(&mut self, c: &IoCompletion) {
+        if self.scheduled {
+            let shard = (c.user_data & 0xff) as usize;
+            let token = c.user_data >> 8;
+            let done = self.queues[shard]
+                .complete(token, c.completed_at_ns)
+                .expect("token in flight");
+            if !done.request_done {
+                return;
+            }
+            let (_, _, job) = self.ops.remove(&done.user_data).expect("known request");
+            self.outstanding[job] -= 1;
+            self.samples.push(Sample {
+                job,
+                completed_at_ns: c.completed_at_ns,
+                queue_ns: done.queue_ns,
+                disk_ns: done.disk_ns,
+                bytes: self.jobs[job].len_bytes,
+            });
+        } else {
+            let (_, issued, job) = self.ops.remove(&c.user_data).expect("known request");
+            self.outstanding[job] -= 1;
+            self.samples.push(Sample {
+                job,
+                completed_at_ns: c.completed_at_ns,
+                queue_ns: 0,
+                disk_ns: c.completed_at_ns - issued,
+                bytes: self.jobs[job].len_bytes,
+            });
+        }
+    }
+
+    /// Completed requests of `job` in [from, to).
+    pub fn ops_between(&self, job: usize, from_ns: u64, to_ns: u64) -> u64 {
+        self.samples
+            .iter()
+            .filter(|s| s.job == job && s.completed_at_ns >= from_ns && s.completed_at_ns < to_ns)
+            .count() as u64
+    }
+
+    /// Disk time (model) of `job`'s completed requests in [from, to), in seconds.
+    pub fn disk_time_between(&self, job: usize, from_ns: u64, to_ns: u64) -> f64 {
+        let j = &self.jobs[job];
+        let cost = self.budget.model().cost_ps(j.direction, j.len_bytes) as f64 / 1e12;
+        self.ops_between(job, from_ns, to_ns) as f64 * cost
+    }
+
+    /// The p-th percentile of end-to-end (queue + disk) latency of `job` in [from, to).
+    pub fn latency_percentile_ns(&self, job: usize, from_ns: u64, to_ns: u64, p: f64) -> u64 {
+        let mut v: Vec<u64> = self
+            .samples
+            .iter()
+            .filter(|s| s.job == job && s.completed_at_ns >= from_ns && s.completed_at_ns < to_ns)
+            .map(|s| s.queue_ns + s.disk_ns)
+            .collect();
+        percentile(&mut v, p)
+    }
+}
+
+pub fn percentile(v: &mut [u64], p: f64) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
+    v[rank.min(v.len()) - 1]
+}
+
+fn sim_op(user_data: u64, direction: Direction, key: u64, len_bytes: u64) -> IoOp {
+    // Spread requests over a 64 GiB span, aligned to their size.
+    let align = len_bytes.next_power_of_two().max(4096);
+    let offset_bytes =
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 28) % ((64 << 30) / align) * align;
+    IoOp {
+        user_data,
+        direction,
+        fd: -1,
+        offset_bytes,
+        len_bytes: len_bytes as u32,
+        buf: std::ptr::null_mut(),
+        flags: Default::default(),
+    }
+}
