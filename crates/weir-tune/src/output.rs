@@ -97,9 +97,17 @@ pub fn human_summary(r: &TuneReport) -> String {
         Some(b) => format!("kernel reports {b} B"),
         None => "kernel value unknown".to_string(),
     };
+    let curve = if r.sector.measured_bytes == r.physical_sector_bytes {
+        "measured".to_string()
+    } else {
+        format!(
+            "the IOPS curve alone points at {} B, within noise of the kernel's value",
+            r.sector.measured_bytes
+        )
+    };
     let _ = writeln!(
         out,
-        "  physical sector: {} B measured ({reported}); random-write IOPS: {}",
+        "  physical sector: {} B ({curve}; {reported}); random-write IOPS: {}",
         r.physical_sector_bytes,
         points.join(", ")
     );

@@ -201,6 +201,7 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
         meter,
         &rand_write,
         &cfg.sector_sizes,
+        cfg.reported_physical_sector_bytes,
         &mut Phase::new(&mut budget, s, w, l),
     )?;
     let (w, l) = share(6);
@@ -332,7 +333,16 @@ fn findings(r: &TuneReport, cfg: &TuneConfig) -> Vec<Finding> {
             fix: "raise --duration".to_string(),
         });
     }
-    let _ = cfg;
+    if r.sector.drift > cfg.search.sector_disagreement_min {
+        out.push(Finding {
+            what: format!(
+                "random-write IOPS at {} B moved {:.0}% between the start and the end of the sector sweep: the disk was not steady (a host cache flushing, garbage collection), so the sweep is inconclusive and the kernel's sector is kept",
+                r.write_iops.request_bytes,
+                100.0 * r.sector.drift
+            ),
+            fix: "tune again on an idle disk, or with --sustained".to_string(),
+        });
+    }
     out
 }
 

@@ -16,10 +16,16 @@ pub struct SearchConfig {
     pub steady: SteadyRule,
     /// Doubling the depth goes on while it raises throughput by at least this fraction.
     pub depth_gain_min: f64,
+    /// A deeper step this far below the best means overload: the depth sweep stops at once.
+    pub overload_drop: f64,
     /// A rate within this fraction of the best counts as reaching it (knee, saturation).
     pub accuracy: f64,
     /// Physical sector: the first size whose successor gains at most this fraction of IOPS.
     pub sector_gain_min: f64,
+    /// The measured sector overrides the kernel's only when IOPS at the two sizes differ by
+    /// more than this fraction (the seeds' lying firmware cost 25-42%; run-to-run noise on a
+    /// shared virtual disk is 5-10%).
+    pub sector_disagreement_min: f64,
 }
 
 impl Default for SearchConfig {
@@ -34,8 +40,10 @@ impl Default for SearchConfig {
                 drift_max: 0.05,
             },
             depth_gain_min: 0.04,
+            overload_drop: 0.10,
             accuracy: 0.04,
             sector_gain_min: 0.05,
+            sector_disagreement_min: 0.15,
         }
     }
 }
@@ -165,10 +173,11 @@ impl KneeResult {
     }
 }
 
-/// Doubles the depth from `depth_start` while throughput still rises by `depth_gain_min`, and
-/// stops at the first step that does not: past the knee more depth only adds latency (Little's
-/// law: depth = throughput x latency), and on some disks it costs throughput, so the sweep
-/// never goes more than one step beyond it.
+/// Doubles the depth from `depth_start` while throughput still rises by `depth_gain_min` over
+/// the best so far. Past the knee more depth only adds latency (Little's law: depth =
+/// throughput x latency), and on some disks it costs throughput, so the sweep stops after two
+/// steps in a row without a gain (one noisy sample must not end it early), or at once when a
+/// step falls more than `overload_drop` below the best: the disk is overloaded.
 pub fn find_knee(
     meter: &mut dyn Meter,
     load: Load,
@@ -179,14 +188,18 @@ pub fn find_knee(
     let mut depth = depth_start.clamp(1, depth_max);
     let mut steps: Vec<Measurement> = Vec::new();
     let mut best = 0usize;
+    let mut flat_steps = 0u32;
     while let Some(m) = phase.measure(meter, &load.with_depth(depth))? {
-        let gained =
-            steps.is_empty() || m.rate() >= steps[best].rate() * (1.0 + phase.cfg.depth_gain_min);
-        if steps.is_empty() || m.rate() > steps[best].rate() {
+        let best_rate = steps.get(best).map_or(0.0, Measurement::rate);
+        let gained = steps.is_empty() || m.rate() >= best_rate * (1.0 + phase.cfg.depth_gain_min);
+        let overloaded =
+            !steps.is_empty() && m.rate() < best_rate * (1.0 - phase.cfg.overload_drop);
+        if steps.is_empty() || m.rate() > best_rate {
             best = steps.len();
         }
         steps.push(m);
-        if !gained || depth >= depth_max {
+        flat_steps = if gained { 0 } else { flat_steps + 1 };
+        if flat_steps >= 2 || overloaded || depth >= depth_max {
             break;
         }
         depth = depth.saturating_mul(2).min(depth_max);
@@ -268,12 +281,21 @@ pub fn find_saturation(
     })
 }
 
-/// Random-write IOPS per request size and the size where it stops improving.
+/// Random-write IOPS per request size, the size where it stops improving, and the verdict
+/// against the kernel's value.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SectorResult {
-    /// (request bytes, IOPS), ascending sizes.
+    /// (request bytes, IOPS), ascending sizes; the reference size holds the mean of its two
+    /// measurements.
     pub points: Vec<(u32, f64)>,
+    /// What the IOPS curve alone says (see [`sector_from_points`]).
+    pub measured_bytes: u32,
+    /// The verdict: the measured size where it significantly disagrees with the kernel's,
+    /// else the kernel's (a flat curve proves nothing against it).
     pub physical_bytes: u32,
+    /// How much the reference size's IOPS moved between the start and the end of the sweep,
+    /// as a fraction; large drift makes the sweep inconclusive.
+    pub drift: f64,
     pub budget_limited: bool,
 }
 
@@ -286,34 +308,83 @@ impl SectorResult {
     }
 }
 
-/// Measures random-write IOPS at each of `sizes` (at the knee depth of the random-write sweep,
-/// reusing its measurement for the size it used) and returns the smallest size that no larger
-/// one beats by more than `sector_gain_min`: below the physical sector every write is a
+/// Measures random-write IOPS at each of `sizes` at the knee depth of the random-write sweep:
+/// the reference size (the sweep's own) first and again last, so drift of the disk during the
+/// sweep (a virtual disk flushing its host cache, an SSD starting garbage collection) is seen
+/// rather than mistaken for a sector effect. Below the physical sector every write is a
 /// read-modify-write, so IOPS is lower there than at the sector.
 pub fn detect_sector(
     meter: &mut dyn Meter,
     knee: &KneeResult,
     sizes: &[u32],
+    reported_bytes: Option<u32>,
     phase: &mut Phase<'_>,
 ) -> Result<SectorResult, TuneError> {
-    let reused = knee.knee();
+    let base = knee.knee().load;
+    let reference = base.request_bytes;
     let min = meter.request_bytes_min().max(1);
     let mut points = Vec::new();
-    for &size in sizes.iter().filter(|&&s| s >= min && s % min == 0) {
-        if size == reused.load.request_bytes {
-            points.push((size, reused.iops));
-            continue;
-        }
-        let Some(m) = phase.measure(meter, &reused.load.with_request_bytes(size))? else {
+    let mut reference_iops = Vec::new();
+    let others = sizes
+        .iter()
+        .copied()
+        .filter(|&s| s >= min && s % min == 0 && s != reference);
+    let order: Vec<u32> = std::iter::once(reference)
+        .chain(others)
+        .chain(std::iter::once(reference))
+        .collect();
+    for size in order {
+        let Some(m) = phase.measure(meter, &base.with_request_bytes(size))? else {
             break;
         };
-        points.push((size, m.iops));
+        if size == reference {
+            reference_iops.push(m.iops);
+        } else {
+            points.push((size, m.iops));
+        }
     }
-    Ok(SectorResult {
-        physical_bytes: sector_from_points(&points, phase.cfg.sector_gain_min),
+    if reference_iops.is_empty() {
+        reference_iops.push(knee.knee().iops);
+    }
+    let reference_mean = reference_iops.iter().sum::<f64>() / reference_iops.len() as f64;
+    let drift = match reference_iops.as_slice() {
+        [a, b] if a.max(*b) > 0.0 => (a - b).abs() / a.max(*b),
+        _ => 0.0,
+    };
+    points.push((reference, reference_mean));
+    points.sort_by_key(|p| p.0);
+    let measured_bytes = sector_from_points(&points, phase.cfg.sector_gain_min);
+    let mut result = SectorResult {
         points,
+        measured_bytes,
+        physical_bytes: measured_bytes,
+        drift,
         budget_limited: phase.budget_limited,
-    })
+    };
+    result.physical_bytes = verdict(&result, reported_bytes, phase.cfg.sector_disagreement_min);
+    Ok(result)
+}
+
+/// The measured sector wins over the kernel's only on significant evidence: IOPS at the
+/// measured size beats IOPS at the reported size by more than `disagreement_min`, and the
+/// reference did not drift by as much during the sweep.
+fn verdict(r: &SectorResult, reported: Option<u32>, disagreement_min: f64) -> u32 {
+    let Some(reported) = reported else {
+        return r.measured_bytes;
+    };
+    if r.drift > disagreement_min {
+        return reported;
+    }
+    match (r.iops_at(reported), r.iops_at(r.measured_bytes)) {
+        (Some(at_reported), Some(at_measured))
+            if at_measured > at_reported * (1.0 + disagreement_min) =>
+        {
+            r.measured_bytes
+        }
+        // The kernel's size was not measured (below the direct-I/O alignment, or no time):
+        // nothing contradicts it.
+        _ => reported,
+    }
 }
 
 /// The smallest size that no larger size beats by more than `gain_min`. Below the physical

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# tune-vs-fio.sh: the four numbers of `weir tune` against fio's best over a queue-depth sweep,
+# on the same directory, plus weir's run time and its run-to-run repeatability.
+#
+# Usage: bench/tune-vs-fio.sh [DIR]        (default DIR: /var/tmp/weir-tune-bench)
+# Environment: QDS ("1 2 4 8 16 32 64 128"), RUNTIME_S (2, per fio point, after 1 s ramp),
+# FIO_FILE_BYTES (8G), WEIR (a built weir binary; default: cargo build --release -p weir).
+# Wrap it in `flock /work/bench.lock` on shared machines; it does not lock by itself.
+#
+# fio (direct=1, ioengine=io_uring, one job, one file) measures, at every depth in QDS:
+#   - 1 MiB sequential writes into a fresh sparse file (fallocate=none), like weir's writes
+#     into pre-truncated files;
+#   - 1 MiB sequential reads, 4 KiB random writes and 4 KiB random reads on a file written
+#     once beforehand (fio's layout), like weir's reads of data it wrote;
+# and keeps the best depth of each. Then `weir tune` runs twice. Printed: a table of fio best
+# (and its depth), both weir runs, ratios weir/fio and run2/run1, and weir's wall time.
+set -euo pipefail
+
+DIR=${1:-/var/tmp/weir-tune-bench}
+QDS=${QDS:-"1 2 4 8 16 32 64 128"}
+RUNTIME_S=${RUNTIME_S:-2}
+FIO_FILE_BYTES=${FIO_FILE_BYTES:-8G}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+
+for tool in fio python3; do
+    command -v "$tool" >/dev/null || { echo "tune-vs-fio: $tool is required" >&2; exit 2; }
+done
+if [[ -z "${WEIR:-}" ]]; then
+    (cd "$REPO" && cargo build --release -p weir >&2)
+    WEIR="${CARGO_TARGET_DIR:-$REPO/target}/release/weir"
+fi
+[[ -x "$WEIR" ]] || { echo "tune-vs-fio: no weir binary at $WEIR" >&2; exit 2; }
+
+mkdir -p "$DIR"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-tune-bench.XXXXXX")
+cleanup() { rm -rf "$WORK"; rm -f "$DIR"/fio-tune-*; }
+trap cleanup EXIT
+
+# One fio point: prints "iops bytes_per_s".
+fio_point() { # rw bs qd file [extra fio args...]
+    local rw=$1 bs=$2 qd=$3 file=$4
+    shift 4
+    fio --name=p --filename="$file" --size="$FIO_FILE_BYTES" --direct=1 --ioengine=io_uring \
+        --rw="$rw" --bs="$bs" --iodepth="$qd" --ramp_time=1 --runtime="$RUNTIME_S" --time_based \
+        --output-format=json "$@" 2>/dev/null |
+        python3 -c 'import json,sys
+j = json.load(sys.stdin)["jobs"][0]
+s = j["read"] if j["read"]["io_bytes"] else j["write"]
+print(int(s["iops"]), int(s["bw_bytes"]))'
+}
+
+echo "fio sweep on $DIR: QD $QDS, ${RUNTIME_S}s per point" >&2
+: >"$WORK/fio.txt"
+for qd in $QDS; do
+    f="$DIR/fio-tune-w-$qd"
+    echo "seq_write $qd $(fio_point write 1M "$qd" "$f" --fallocate=none)" >>"$WORK/fio.txt"
+    rm -f "$f"
+done
+LAID="$DIR/fio-tune-data"
+fio --name=layout --filename="$LAID" --size="$FIO_FILE_BYTES" --direct=1 --ioengine=io_uring \
+    --rw=write --bs=1M --iodepth=8 --output-format=json >/dev/null 2>&1
+for qd in $QDS; do
+    echo "seq_read $qd $(fio_point read 1M "$qd" "$LAID")" >>"$WORK/fio.txt"
+done
+for qd in $QDS; do
+    echo "rand_write $qd $(fio_point randwrite 4k "$qd" "$LAID")" >>"$WORK/fio.txt"
+done
+for qd in $QDS; do
+    echo "rand_read $qd $(fio_point randread 4k "$qd" "$LAID")" >>"$WORK/fio.txt"
+done
+rm -f "$LAID"
+
+for run in 1 2; do
+    echo "weir tune run $run" >&2
+    start=$(date +%s.%N)
+    "$WEIR" tune --dir "$DIR" --properties-file "$WORK/io-$run.yaml" --format json >"$WORK/weir-$run.json"
+    end=$(date +%s.%N)
+    python3 -c "print($end - $start)" >"$WORK/wall-$run.txt"
+done
+
+python3 - "$WORK" <<'EOF'
+import json, sys
+work = sys.argv[1]
+fio = {}
+for line in open(f"{work}/fio.txt"):
+    name, qd, iops, bw = line.split()
+    key = "iops" if name.startswith("rand") else "bw"
+    value = float(iops if key == "iops" else bw)
+    if value > fio.get(name, (0, 0))[0]:
+        fio[name] = (value, int(qd))
+runs = []
+for run in (1, 2):
+    doc = json.load(open(f"{work}/weir-{run}.json"))
+    r = doc["dirs"][0]["report"]
+    wall = float(open(f"{work}/wall-{run}.txt").read())
+    runs.append(({
+        "rand_read": (r["read_iops"]["value"], r["read_iops"]["depth_best"]),
+        "rand_write": (r["write_iops"]["value"], r["write_iops"]["depth_best"]),
+        "seq_read": (r["read_bandwidth"]["value"], r["read_bandwidth"]["depth_best"]),
+        "seq_write": (r["write_bandwidth"]["value"], r["write_bandwidth"]["depth_best"]),
+    }, wall, r["physical_sector_bytes"]))
+def fmt(name, v):
+    return f"{v/1e3:.1f} K IOPS" if name.startswith("rand") else f"{v/1e6:.0f} MB/s"
+labels = {"rand_read": "read IOPS (4 KiB)", "rand_write": "write IOPS (4 KiB)",
+          "seq_read": "read bandwidth (1 MiB)", "seq_write": "write bandwidth (1 MiB)"}
+print("| figure | fio best (QD) | weir run 1 (depth) | weir run 2 (depth) | run1/fio | run2/fio | run2/run1 |")
+print("|---|---|---|---|---|---|---|")
+for name in ("rand_read", "rand_write", "seq_read", "seq_write"):
+    fv, fq = fio.get(name, (0.0, 0))
+    (a, ad), (b, bd) = runs[0][0][name], runs[1][0][name]
+    r1 = a / fv if fv else float("nan")
+    r2 = b / fv if fv else float("nan")
+    rr = b / a if a else float("nan")
+    print(f"| {labels[name]} | {fmt(name, fv)} ({fq}) | {fmt(name, a)} ({ad}) | {fmt(name, b)} ({bd}) | {r1:.3f} | {r2:.3f} | {rr:.3f} |")
+print(f"\nweir tune wall time: run 1 {runs[0][1]:.1f} s, run 2 {runs[1][1]:.1f} s (iotune default: ~144 s)")
+print(f"physical sector: run 1 {runs[0][2]} B, run 2 {runs[1][2]} B")
+EOF

@@ -1,0 +1,196 @@
+//! `weir tune` end to end: bad input gives clear usage errors (exit 2), Ctrl-C removes the test
+//! files (exit 1), and a short real run on a loop-mounted XFS writes an io-properties.yaml that
+//! Seastar's format accepts. Root-only tests print SKIP and return when not root.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use weir_model::io_properties::IoProperties;
+use weir_testfs::{require_root_with, FsKind, TestFs, TestFsOptions};
+
+fn weir(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(args)
+        .output()
+        .expect("run weir")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn test_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".weir-tune-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_missing_directory_is_a_usage_error() {
+    let o = weir(&["tune", "--dir", "/nonexistent/weir-tune-dir"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "stdout {out}\nstderr {err}");
+    assert!(
+        err.contains("/nonexistent/weir-tune-dir") && err.contains("no such directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_too_short_duration_is_a_usage_error() {
+    let o = weir(&["tune", "--dir", ".", "--duration", "1s"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--duration 1s"), "{err}");
+}
+
+#[test]
+fn tmpfs_is_refused_with_the_reason() {
+    let Some(root) = require_root_with("tmpfs_is_refused_with_the_reason", &[]) else {
+        return;
+    };
+    let fs = TestFs::tmpfs(&root, "tune-tmpfs").expect("tmpfs");
+    let o = weir(&["tune", "--dir", fs.path().to_str().expect("utf8")]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("tmpfs") && err.contains("not a disk"), "{err}");
+    assert!(test_files(fs.path()).is_empty());
+}
+
+#[test]
+fn a_read_only_filesystem_is_refused() {
+    let Some(root) = require_root_with("a_read_only_filesystem_is_refused", &["mkfs.xfs"]) else {
+        return;
+    };
+    let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 }).read_only(true);
+    let fs = TestFs::create(&root, "tune-ro", &opts).expect("read-only xfs");
+    let o = weir(&["tune", "--dir", fs.path().to_str().expect("utf8")]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("read-only"), "{err}");
+}
+
+#[test]
+fn too_little_space_says_how_much_is_needed() {
+    let Some(root) = require_root_with("too_little_space_says_how_much_is_needed", &["mkfs.xfs"])
+    else {
+        return;
+    };
+    let fs = TestFs::xfs(&root, "tune-small", 4096).expect("512 MiB xfs");
+    let o = weir(&[
+        "tune",
+        "--dir",
+        fs.path().to_str().expect("utf8"),
+        "--shards",
+        "2",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("needs at least 2.06 GiB") || err.contains("needs at least"),
+        "{err}"
+    );
+    assert!(err.contains("free"), "{err}");
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_removes_the_test_files() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-tune-sigint-")
+        .tempdir_in("/var/tmp")
+        .expect("tempdir in /var/tmp");
+    let yaml = dir.path().join("io.yaml");
+    let child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args([
+            "tune",
+            "--dir",
+            dir.path().to_str().expect("utf8"),
+            "--format",
+            "json",
+        ])
+        .arg("--properties-file")
+        .arg(&yaml)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn weir tune");
+    let start = Instant::now();
+    while test_files(dir.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !test_files(dir.path()).is_empty(),
+        "weir tune never created its test files"
+    );
+    // Let the load start, then interrupt it as Ctrl-C would.
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: plain kill(2) on our own child's pid.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(rc, 0);
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(
+        test_files(dir.path()).is_empty(),
+        "left behind: {:?}",
+        test_files(dir.path())
+    );
+    assert!(
+        !yaml.exists(),
+        "an interrupted run must not write io-properties.yaml"
+    );
+}
+
+#[test]
+fn a_short_run_on_loop_xfs_writes_yaml_seastar_accepts() {
+    let Some(root) = require_root_with(
+        "a_short_run_on_loop_xfs_writes_yaml_seastar_accepts",
+        &["mkfs.xfs"],
+    ) else {
+        return;
+    };
+    let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 }).size_bytes(6 << 30);
+    let fs = TestFs::create(&root, "tune-run", &opts).expect("6 GiB xfs");
+    let mnt = fs.path().to_str().expect("utf8").to_string();
+    let yaml = fs.path().join("io-properties.yaml");
+    let o = weir(&[
+        "tune",
+        "--dir",
+        &mnt,
+        "--duration",
+        "10s",
+        "--shards",
+        "2",
+        "--format",
+        "envfile",
+        "--properties-file",
+        yaml.to_str().expect("utf8"),
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "stdout {out}\nstderr {err}");
+    assert!(
+        out.starts_with("SEASTAR_IO=\"--io-properties-file=") && out.contains("io-properties.yaml"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&yaml).expect("yaml written");
+    let props = IoProperties::parse(&text, "io-properties.yaml").expect("Seastar's format parses");
+    let disk = &props.disks[0];
+    assert_eq!(disk.mountpoints, vec![mnt.clone()], "{text}");
+    assert!(disk.read_iops > 0 && disk.write_iops > 0, "{text}");
+    assert!(
+        disk.read_bytes_per_sec > 0 && disk.write_bytes_per_sec > 0,
+        "{text}"
+    );
+    assert!(disk.physical_block_size_bytes.is_some(), "{text}");
+    assert!(test_files(fs.path()).is_empty(), "test files left behind");
+}
