@@ -170,3 +170,39 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+#[test]
+fn loop_backing_file_is_followed_to_a_partitioned_disk_by_mount_prefix() {
+    let root = fixture("loop-on-partition");
+    let facts = probe_path_in(std::path::Path::new("/ignored"), &root).expect("probe");
+    let stack = facts.stack.as_ref().expect("stack");
+    assert_eq!(stack.chain(), "loop0 -> sda1 -> sda");
+    match &stack.kind {
+        DeviceKind::Loop {
+            backing_file,
+            direct_io,
+            backing_fs_type,
+            ..
+        } => {
+            assert_eq!(backing_file.as_deref(), Some("/srv/images/data.img"));
+            assert_eq!(*direct_io, Some(false));
+            assert_eq!(backing_fs_type.as_deref(), Some("ext4"));
+        }
+        other => panic!("loop0 classified as {other:?}"),
+    }
+    let findings = checks(&facts);
+    assert_eq!(
+        find(&findings, "fs.block_vs_physical_sector").status,
+        Status::Fail
+    );
+    assert_eq!(find(&findings, "loop.loop0.direct_io").status, Status::Warn);
+    assert_eq!(
+        find(&findings, "partition.sda1.alignment").status,
+        Status::Pass
+    );
+    assert_eq!(find(&findings, "device.sda.scheduler").status, Status::Warn);
+    // The probe file could not be created: partial result with the reason as evidence.
+    let dio = find(&findings, "dio.alignment");
+    assert_eq!(dio.status, Status::Warn);
+    assert!(dio.evidence.contains("EACCES"), "{dio:#?}");
+}

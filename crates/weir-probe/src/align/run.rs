@@ -340,11 +340,13 @@ pub fn build_levels(facts: &PathFacts, chunk_override: Option<u64>) -> (Vec<Leve
                     },
                     chunk_bytes: None,
                 }),
-                Err(why) => {
-                    notes.push(format!(
-                        "addresses stop at {}: {why}; run as root to map them down to {}",
-                        node.name, below.name
-                    ));
+                Err((errno, why)) => {
+                    let hint = if errno == libc::EACCES || errno == libc::EPERM {
+                        format!("; run as root to map them down to {}", below.name)
+                    } else {
+                        String::new()
+                    };
+                    notes.push(format!("addresses stop at {}: {why}{hint}", node.name));
                     break;
                 }
             },
@@ -363,19 +365,16 @@ pub fn build_levels(facts: &PathFacts, chunk_override: Option<u64>) -> (Vec<Leve
     (levels, notes)
 }
 
-fn backing_extents(file: &str) -> Result<Vec<crate::fiemap::Extent>, String> {
+/// The backing file's extents, or (errno, message).
+fn backing_extents(file: &str) -> Result<Vec<crate::fiemap::Extent>, (i32, String)> {
     let file = file.trim_end_matches(" (deleted)");
     let f = std::fs::File::open(file).map_err(|e| {
         let errno = e.raw_os_error().unwrap_or(0);
-        format!(
-            "cannot open backing file {file}: {}",
-            weir_engine::describe_errno(errno)
-        )
+        let why = weir_engine::describe_errno(errno);
+        (errno, format!("cannot open backing file {file}: {why}"))
     })?;
     fiemap(f.as_raw_fd()).map_err(|e| {
-        format!(
-            "FIEMAP on backing file {file}: {}",
-            weir_engine::describe_errno(e)
-        )
+        let why = weir_engine::describe_errno(e);
+        (e, format!("FIEMAP on backing file {file}: {why}"))
     })
 }
