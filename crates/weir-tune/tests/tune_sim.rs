@@ -1,0 +1,107 @@
+//! Seeded simulation tier over `weir-sim`'s disk (the scheduler's simulated NVMe): the whole
+//! tune finds its rates, and catches the disk when it lies about its physical sector. Each
+//! assertion prints its seed.
+
+use weir_sim::{SimConfig, SimDisk};
+use weir_tune::drive::ShardTarget;
+use weir_tune::meters::DeviceMeter;
+use weir_tune::{tune, TuneConfig, TuneReport};
+
+fn run(config: SimConfig) -> TuneReport {
+    let seed = config.seed;
+    let reported = config.reported_physical_sector_bytes;
+    let logical = config.logical_sector_bytes;
+    let disk = SimDisk::new(config);
+    let target = ShardTarget::new(3, 64 << 30, seed);
+    let mut meter = DeviceMeter::new(disk, target, logical);
+    let mut cfg = TuneConfig::new(30_000_000_000);
+    cfg.reported_physical_sector_bytes = Some(reported);
+    match tune(&mut meter, &cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("seed {seed}: tune failed: {e}"),
+    }
+}
+
+fn near(got: f64, want: f64, tolerance: f64) -> bool {
+    (got / want - 1.0).abs() <= tolerance
+}
+
+#[test]
+fn the_nvme_like_disk_is_measured_near_its_configured_rates() {
+    for seed in [1u64, 42] {
+        let r = run(SimConfig::nvme_like(seed));
+        assert!(
+            near(r.read_iops.value, 85_000.0, 0.10),
+            "seed {seed}: read IOPS {:?}",
+            r.read_iops
+        );
+        assert!(
+            near(r.write_iops.value, 60_000.0, 0.10),
+            "seed {seed}: write IOPS {:?}",
+            r.write_iops
+        );
+        assert!(
+            near(r.read_bandwidth.value, 1.9e9, 0.10),
+            "seed {seed}: read bw {:?}",
+            r.read_bandwidth
+        );
+        assert!(
+            near(r.write_bandwidth.value, 1.75e9, 0.10),
+            "seed {seed}: write bw {:?}",
+            r.write_bandwidth
+        );
+        assert_eq!(r.physical_sector_bytes, 4096, "seed {seed}: {:?}", r.sector);
+        assert!(
+            r.measuring_ns <= 30_000_000_000,
+            "seed {seed}: {} ns",
+            r.measuring_ns
+        );
+        // Little's law holds on a disk that is really kept busy.
+        let knee = r.sweeps.random_read.knee();
+        assert!(
+            knee.depth_observed > 0.8 * f64::from(knee.load.depth),
+            "seed {seed}: {knee:?}"
+        );
+    }
+}
+
+#[test]
+fn the_simulated_disk_lying_about_its_sector_is_caught() {
+    for seed in [3u64, 9] {
+        let mut config = SimConfig::nvme_like(seed);
+        config.reported_physical_sector_bytes = 512;
+        let r = run(config);
+        assert_eq!(r.physical_sector_bytes, 4096, "seed {seed}: {:?}", r.sector);
+        assert_eq!(r.reported_physical_sector_bytes, Some(512), "seed {seed}");
+        let finding = r
+            .findings
+            .iter()
+            .find(|f| f.what.contains("reports a 512 B physical sector"));
+        let Some(finding) = finding else {
+            panic!("seed {seed}: no sector finding in {:?}", r.findings)
+        };
+        assert!(
+            finding.what.contains("% fewer"),
+            "seed {seed}: no cost in IOPS: {}",
+            finding.what
+        );
+        let at_512 = r.sector.iops_at(512).unwrap_or(0.0);
+        let at_4k = r.sector.iops_at(4096).unwrap_or(0.0);
+        assert!(
+            at_512 < 0.8 * at_4k,
+            "seed {seed}: 512 B {at_512} vs 4 KiB {at_4k}"
+        );
+    }
+}
+
+#[test]
+fn an_honest_disk_is_not_accused() {
+    let r = run(SimConfig::nvme_like(5));
+    assert!(
+        !r.findings
+            .iter()
+            .any(|f| f.what.contains("physical sector")),
+        "seed 5: {:?}",
+        r.findings
+    );
+}
