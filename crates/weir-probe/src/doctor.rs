@@ -79,6 +79,15 @@ pub fn checks(facts: &PathFacts) -> Vec<Finding> {
     out
 }
 
+/// The findings that need attention (WARN and FAIL), for callers such as `weir tune`'s
+/// preflight that print problems only.
+pub fn problems(facts: &PathFacts) -> Vec<Finding> {
+    checks(facts)
+        .into_iter()
+        .filter(|f| f.status != Status::Pass)
+        .collect()
+}
+
 /// The worst status among findings (PASS when empty).
 pub fn worst(findings: &[Finding]) -> Status {
     findings

@@ -165,3 +165,25 @@ fn bad_flags_are_usage_errors() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no such directory"));
 }
+
+#[test]
+fn tmpfs_is_refused_because_memory_never_blocks() {
+    let name = "qualify_tmpfs";
+    let Some(root) = require_root_with(name, &[]) else {
+        return;
+    };
+    let fs = TestFs::tmpfs(&root, name).expect("tmpfs");
+    let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["qualify", "--ios", "10"])
+        .arg(fs.path())
+        .output()
+        .expect("run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        out.contains("filesystem: tmpfs"),
+        "facts still printed: {out}"
+    );
+    assert!(err.contains("memory, not a disk"), "{err}");
+}

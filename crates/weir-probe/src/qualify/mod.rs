@@ -262,3 +262,66 @@ pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_thresholds() {
+        assert_eq!(verdict(0.099, SWITCH_THRESHOLD, false), Verdict::Good);
+        assert_eq!(verdict(0.1, SWITCH_THRESHOLD, false), Verdict::Bad);
+        // fsqual's NOWAIT rule is "at most one EAGAIN".
+        assert_eq!(verdict(1.0, EAGAIN_THRESHOLD_PER_1000, true), Verdict::Good);
+        assert_eq!(verdict(2.0, EAGAIN_THRESHOLD_PER_1000, true), Verdict::Bad);
+    }
+
+    #[test]
+    fn percentile_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 50.0);
+        assert_eq!(percentile(&v, 99.0), 99.0);
+        assert_eq!(percentile(&v, 100.0), 100.0);
+        assert_eq!(percentile(&[], 99.0), 0.0);
+        assert_eq!(percentile(&[7.0], 1.0), 7.0);
+    }
+
+    #[test]
+    fn runs_in_a_temp_dir_with_every_result_measured() {
+        // Real files on whatever filesystem holds the temp dir; the verdicts depend on it, so
+        // only the shape is asserted: every test ran and counted what it says it counts.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opts = QualifyOptions {
+            ios: 12,
+            nowait_ios: 12,
+            ..QualifyOptions::default()
+        };
+        let results = qualify(dir.path(), &opts);
+        assert_eq!(results.len(), 15 + 3 + 8, "{results:#?}");
+        for r in &results {
+            if r.verdict == Verdict::Error {
+                let e = r.error.as_deref().unwrap_or("");
+                // A temp dir on tmpfs has no real direct I/O; anything else must run.
+                assert!(
+                    e.contains("O_DIRECT") || e.contains("io_uring"),
+                    "{}: {e}",
+                    r.id
+                );
+                continue;
+            }
+            assert!(r.measurements.ios >= 12, "{r:#?}");
+            assert!(r.value.is_finite(), "{r:#?}");
+        }
+        let mut ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), results.len(), "ids are unique");
+        assert!(
+            std::fs::read_dir(dir.path())
+                .expect("read_dir")
+                .next()
+                .is_none(),
+            "scratch files left behind"
+        );
+    }
+}

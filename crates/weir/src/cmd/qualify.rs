@@ -74,8 +74,25 @@ pub fn run(args: QualifyArgs) -> CliResult {
             eprintln!("weir: note: {}", c.summary);
         }
     }
-    let results = qualify(&args.dir, &opts);
     let kernel = kernel_release();
+    if let Some(refusal) = facts.as_ref().and_then(memory_fs_refusal) {
+        // tmpfs accepts O_DIRECT on recent kernels and never blocks, so every verdict would be
+        // a meaningless GOOD: refuse, after printing what was found.
+        if args.json {
+            let doc = serde_json::json!({
+                "path": args.dir.display().to_string(),
+                "kernel": kernel,
+                "filesystem": facts.as_ref().map(|f| &f.filesystem),
+                "results": [],
+                "error": refusal,
+            });
+            println!("{doc:#}");
+        } else {
+            print!("{}", render_text(&args.dir, &kernel, facts.as_ref(), &[]));
+        }
+        return Err(CliError::usage(refusal));
+    }
+    let results = qualify(&args.dir, &opts);
     if args.json {
         let doc = serde_json::json!({
             "path": args.dir.display().to_string(),
@@ -115,6 +132,18 @@ pub fn run(args: QualifyArgs) -> CliResult {
         )));
     }
     Ok(())
+}
+
+/// Why a memory filesystem cannot be qualified, or `None` for a disk-backed one.
+fn memory_fs_refusal(facts: &weir_probe::PathFacts) -> Option<String> {
+    let t = facts.filesystem.fs_type.as_str();
+    matches!(t, "tmpfs" | "ramfs").then(|| {
+        format!(
+            "{}: {t} is memory, not a disk: there is no asynchronous disk I/O to qualify; \
+             run weir qualify in a directory on the disk-backed filesystem that will hold the data",
+            facts.path
+        )
+    })
 }
 
 fn kernel_release() -> String {
