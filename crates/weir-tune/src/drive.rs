@@ -59,6 +59,8 @@ impl ShardTarget {
                 self.rng.gen_range(0..(region / req).max(1)) * req
             }
             (Pattern::Sequential, Direction::Write) => {
+                // A stream may follow one of another size: start on this size's boundary.
+                self.seq_write_cursor = self.seq_write_cursor.next_multiple_of(req);
                 if self.seq_write_cursor + req > self.file_bytes {
                     self.seq_write_cursor = 0;
                     self.wrapped = true;
@@ -69,6 +71,7 @@ impl ShardTarget {
                 offset
             }
             (Pattern::Sequential, Direction::Read) => {
+                self.seq_read_cursor = self.seq_read_cursor.next_multiple_of(req);
                 if self.seq_read_cursor + req > written {
                     self.seq_read_cursor = 0;
                 }

@@ -105,3 +105,47 @@ fn an_honest_disk_is_not_accused() {
         r.findings
     );
 }
+
+#[test]
+fn sustained_mode_reports_the_rate_after_the_burst() {
+    // Fast for the first 20 s (the searches on this seed end at 19.3 s of virtual time), then
+    // 25% slower for good: a disk whose peak is not its sustained rate.
+    let seed = 13;
+    let config = SimConfig::nvme_like(seed).with_slowdown(20_000_000_000, 3_600_000_000_000, 1.25);
+    let disk = SimDisk::new(config);
+    let mut meter = DeviceMeter::new(disk, ShardTarget::new(3, 64 << 30, seed), 512);
+    let mut cfg = TuneConfig::new(30_000_000_000);
+    cfg.sustained = Some(weir_tune::plan::SustainedConfig {
+        window_ns: 5_000_000_000,
+        drift_max: 0.02,
+        max_ns: 60_000_000_000,
+    });
+    let r = match tune(&mut meter, &cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("seed {seed}: {e}"),
+    };
+    let searches_ns = r.measuring_ns - r.sweeps.sustained.iter().map(|m| m.elapsed_ns).sum::<u64>();
+    assert!(
+        searches_ns < 20_000_000_000,
+        "seed {seed}: searches took {searches_ns} ns"
+    );
+    for (name, f) in [
+        ("read IOPS", &r.read_iops),
+        ("write IOPS", &r.write_iops),
+        ("read bandwidth", &r.read_bandwidth),
+        ("write bandwidth", &r.write_bandwidth),
+    ] {
+        let Some(sustained) = f.sustained else {
+            panic!("seed {seed}: {name} has no sustained figure")
+        };
+        assert!(
+            sustained < 0.9 * f.peak,
+            "seed {seed}: {name} sustained {sustained} vs peak {}",
+            f.peak
+        );
+        assert_eq!(
+            f.value, sustained,
+            "seed {seed}: {name}: the YAML must carry the sustained figure"
+        );
+    }
+}
