@@ -335,26 +335,22 @@ fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, 
     w.i32(rows.rows_num() as i32);
     let len_at = w.buf.len();
     w.u32(0);
-    match rows.rows::<scylla::deserialize::row::ColumnIterator>() {
-        Ok(iter) => {
-            for row in iter {
-                let Ok(row) = row else { break };
-                for col in row {
-                    match col {
-                        Ok(c) => match c.slice {
-                            Some(s) => {
-                                let bytes = s.as_slice();
-                                w.buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
-                                w.buf.extend_from_slice(bytes);
-                            }
-                            None => w.buf.extend_from_slice(&(-1i32).to_be_bytes()),
-                        },
-                        Err(_) => w.buf.extend_from_slice(&(-1i32).to_be_bytes()),
+    // ColumnIterator accepts any column types, so only a malformed frame can fail here;
+    // the row count written above then disagrees and the JS reader reports it.
+    if let Ok(iter) = rows.rows::<scylla::deserialize::row::ColumnIterator>() {
+        for row in iter {
+            let Ok(row) = row else { break };
+            for col in row {
+                match col.ok().and_then(|c| c.slice) {
+                    Some(s) => {
+                        let bytes = s.as_slice();
+                        w.buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                        w.buf.extend_from_slice(bytes);
                     }
+                    None => w.buf.extend_from_slice(&(-1i32).to_be_bytes()),
                 }
             }
         }
-        Err(_) => {}
     }
     let rows_bytes = (w.buf.len() - len_at - 4) as u32;
     w.buf[len_at..len_at + 4].copy_from_slice(&rows_bytes.to_le_bytes());

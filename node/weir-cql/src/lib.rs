@@ -34,6 +34,31 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use wire::{Reader, Writer};
 
+/// Sizes the tokio runtime that runs every session of this process. One worker by default:
+/// a request, its connection's router task and the reply then stay on one thread, which
+/// saves the cross-thread wake-ups that dominate CPU per request on a small machine;
+/// `WEIR_CQL_WORKER_THREADS` raises it for many-core clients.
+#[napi_derive::module_init]
+fn init_runtime() {
+    let workers = std::env::var("WEIR_CQL_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1);
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("weir-cql")
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => napi::bindgen_prelude::create_custom_tokio_runtime(rt),
+        // Without a custom runtime napi-rs builds its default one on first use.
+        Err(e) => eprintln!(
+            "weir-cql: cannot build a {workers}-thread tokio runtime ({e}); using the default"
+        ),
+    }
+}
+
 /// Connection settings, mapped by the JS `Client` from cassandra-driver's options.
 #[napi(object)]
 pub struct ConnectOptions {

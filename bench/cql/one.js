@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+'use strict';
+// Runs one benchmark with one JS driver in this process and prints one JSON line.
+// The same code drives weir-cql and cassandra-driver: their APIs are the same.
+//
+// usage: node one.js <weir-cql|cassandra-driver> <insert|select|concurrent_insert|concurrent_select> <ops> [host:port]
+
+const [driverName, bench, opsText, host = '127.0.0.1:9042'] = process.argv.slice(2);
+const ops = Number(opsText);
+if (!['weir-cql', 'cassandra-driver'].includes(driverName) || !(ops > 0)) {
+  console.error('usage: node one.js <weir-cql|cassandra-driver> <bench> <ops> [host:port]');
+  process.exit(2);
+}
+const driver = require(driverName);
+const { Uuid } = driver.types;
+const INSERT = 'INSERT INTO benchmarks.basic (id, val) VALUES (?, ?)';
+const SELECT = 'SELECT * FROM benchmarks.basic';
+const CONCURRENCY = 100;
+
+async function main() {
+  const client = new driver.Client({ contactPoints: [host], localDataCenter: 'datacenter1',
+    socketOptions: { readTimeout: 60000 } });
+  await client.connect();
+  // Warm the prepared-statement cache so both drivers start from the same state.
+  await client.execute(SELECT, [], { prepare: true, fetchSize: 10 });
+  await client.execute(INSERT, [Uuid.random(), -1], { prepare: true }).catch(() => {});
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  switch (bench) {
+    case 'insert':
+      for (let i = 0; i < ops; i++) await client.execute(INSERT, [Uuid.random(), i], { prepare: true });
+      break;
+    case 'select':
+      for (let i = 0; i < ops; i++) {
+        const rs = await client.execute(SELECT, [], { prepare: true, fetchSize: 10 });
+        if (rs.rows.length !== 10) throw new Error(`select returned ${rs.rows.length} rows, expected 10`);
+      }
+      break;
+    case 'concurrent_insert': {
+      const params = new Array(ops);
+      for (let i = 0; i < ops; i++) params[i] = [Uuid.random(), i];
+      const g = await driver.concurrent.executeConcurrent(client, INSERT, params, { concurrencyLevel: CONCURRENCY });
+      if (g.totalExecuted !== ops) throw new Error(`executed ${g.totalExecuted} of ${ops}`);
+      break;
+    }
+    case 'concurrent_select': {
+      const params = new Array(ops).fill([]);
+      const g = await driver.concurrent.executeConcurrent(client, SELECT, params,
+        { concurrencyLevel: CONCURRENCY, collectResults: true, prepare: true, fetchSize: 10 });
+      if (g.resultItems.length !== ops) throw new Error(`collected ${g.resultItems.length} of ${ops}`);
+      for (const rs of g.resultItems) if (rs.rowLength !== 10) throw new Error(`a select returned ${rs.rowLength} rows`);
+      break;
+    }
+    default:
+      throw new Error(`unknown benchmark '${bench}'`);
+  }
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  console.log(JSON.stringify({ driver: driverName, bench, ops, seconds: +seconds.toFixed(4),
+    cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(4) }));
+  await client.shutdown();
+}
+
+main().catch((e) => { console.error(`${driverName} ${bench}: ${e && e.stack || e}`); process.exit(1); });

@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+'use strict';
+// The seed's four CQL benchmarks for weir-cql, cassandra-driver (npm) and the raw `scylla`
+// crate, against one Apache Cassandra 5.0.9 node (RF=1), each run in a fresh process.
+// Prints seconds, ops/s and client CPU seconds per run, then the ratios the targets name.
+//
+//   node run.js [--ops 62500,250000] [--benches insert,select,concurrent_insert,concurrent_select]
+//               [--drivers weir-cql,cassandra-driver,rust-raw]
+//
+// Starts Cassandra with node/weir-cql/scripts/cassandra.sh and stops it by pid at the end,
+// unless WEIR_CQL_CONTACT_POINT names a running server. Writes results/<time>.json and .md.
+
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const here = __dirname;
+const repo = path.resolve(here, '../..');
+const pkg = path.join(repo, 'node/weir-cql');
+const rawDir = path.join(here, 'rust-raw');
+const rawBin = path.join(rawDir, 'target/release/cql-bench-rust-raw');
+
+function arg(name, dflt) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] ? process.argv[i + 1].split(',') : dflt;
+}
+const OPS = arg('ops', ['62500', '250000']).map(Number);
+const BENCHES = arg('benches', ['insert', 'select', 'concurrent_insert', 'concurrent_select']);
+const DRIVERS = arg('drivers', ['weir-cql', 'cassandra-driver', 'rust-raw']);
+
+function sh(cmd, args, opts) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (status ${r.status})`);
+}
+
+function build() {
+  if (!fs.existsSync(path.join(here, 'node_modules/cassandra-driver'))) sh('npm', ['install', '--no-audit', '--no-fund'], { cwd: here });
+  if (!fs.readdirSync(path.join(pkg, 'lib/native')).some((f) => f.endsWith('.node'))) sh('npm', ['run', 'build'], { cwd: pkg });
+  sh('cargo', ['build', '--release', '--quiet'], { cwd: rawDir, env: { ...process.env, CARGO_TARGET_DIR: path.join(rawDir, 'target') } });
+}
+
+async function admin(host, fn) {
+  const cql = require(pkg);
+  const c = new cql.Client({ contactPoints: [host], localDataCenter: 'datacenter1', socketOptions: { readTimeout: 120000 } });
+  try { return await fn(c, cql); } finally { await c.shutdown(); }
+}
+
+async function prepareTable(host, bench) {
+  await admin(host, async (c, cql) => {
+    await c.execute("CREATE KEYSPACE IF NOT EXISTS benchmarks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
+    await c.execute('CREATE TABLE IF NOT EXISTS benchmarks.basic (id uuid PRIMARY KEY, val int)');
+    await c.execute('TRUNCATE benchmarks.basic');
+    if (bench.includes('select')) {
+      for (let i = 0; i < 10; i++) await c.execute('INSERT INTO benchmarks.basic (id, val) VALUES (?, ?)', [cql.types.Uuid.random(), i], { prepare: true });
+    }
+  });
+}
+
+async function countRows(host) {
+  return admin(host, async (c) => {
+    const rs = await c.execute('SELECT COUNT(*) AS n FROM benchmarks.basic', [], { readTimeout: 120000 });
+    return rs.first().n.toNumber();
+  });
+}
+
+function runOne(driver, bench, ops, host) {
+  const [cmd, args] = driver === 'rust-raw' ? [rawBin, [bench, String(ops), host]]
+    : [process.execPath, [path.join(here, 'one.js'), driver, bench, String(ops), host]];
+  const r = spawnSync(cmd, args, { cwd: here, encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (r.status !== 0) throw new Error(`${driver} ${bench} ${ops}: exit ${r.status}: ${(r.stderr || '').slice(-2000)}`);
+  const line = r.stdout.trim().split('\n').pop();
+  return JSON.parse(line);
+}
+
+const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+
+function report(results) {
+  const lines = [];
+  lines.push('| benchmark | ops | driver | seconds | ops/s | client CPU s |');
+  lines.push('|---|---:|---|---:|---:|---:|');
+  for (const r of results) {
+    lines.push(`| ${r.bench} | ${r.ops} | ${r.driver} | ${fmt(r.seconds)} | ${Math.round(r.ops / r.seconds)} | ${fmt(r.cpu_seconds)} |`);
+  }
+  lines.push('');
+  lines.push('| benchmark | ops | speed-up vs cassandra-driver (target >= 1.5) | time vs rust-raw (target <= 1.3) | CPU vs cassandra-driver (target < 1) |');
+  lines.push('|---|---:|---:|---:|---:|');
+  for (const ops of OPS) {
+    for (const bench of BENCHES) {
+      const get = (d) => results.find((r) => r.driver === d && r.bench === bench && r.ops === ops);
+      const w = get('weir-cql'), c = get('cassandra-driver'), raw = get('rust-raw');
+      if (!w) continue;
+      lines.push(`| ${bench} | ${ops} | ${c ? fmt(c.seconds / w.seconds) + 'x' : 'n/a'} | ${raw ? fmt(w.seconds / raw.seconds) + 'x' : 'n/a'} | ${c ? fmt(w.cpu_seconds / c.cpu_seconds) : 'n/a'} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+async function main() {
+  build();
+  let host = process.env.WEIR_CQL_CONTACT_POINT;
+  const cassandra = path.join(pkg, 'scripts/cassandra.sh');
+  let started = false;
+  const stop = () => { if (started) { started = false; spawnSync('bash', [cassandra, 'stop'], { stdio: 'inherit' }); } };
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { stop(); process.exit(130); });
+  const results = [];
+  try {
+    if (!host) { started = true; sh('bash', [cassandra, 'start']); host = '127.0.0.1:9042'; }
+    for (const ops of OPS) {
+      for (const bench of BENCHES) {
+        for (const driver of DRIVERS) {
+          await prepareTable(host, bench);
+          const r = runOne(driver, bench, ops, host);
+          if (bench === 'concurrent_insert' || bench === 'insert') {
+            const n = await countRows(host);
+            if (n !== ops) throw new Error(`${driver} ${bench}: table holds ${n} rows after ${ops} inserts`);
+          }
+          results.push(r);
+          console.log(`${bench.padEnd(18)} ${String(ops).padStart(7)} ${driver.padEnd(17)} ${fmt(r.seconds).padStart(8)} s ${String(Math.round(ops / r.seconds)).padStart(7)} ops/s  cpu ${fmt(r.cpu_seconds)} s`);
+        }
+      }
+    }
+  } finally {
+    stop();
+  }
+  const md = report(results);
+  console.log('\n' + md);
+  fs.mkdirSync(path.join(here, 'results'), { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  fs.writeFileSync(path.join(here, `results/${stamp}.json`), JSON.stringify(results, null, 1));
+  fs.writeFileSync(path.join(here, `results/${stamp}.md`), md + '\n');
+}
+
+main().catch((e) => { console.error(`bench/cql: ${e.message}`); process.exitCode = 1; });

@@ -1,0 +1,126 @@
+//! The raw Rust driver baseline for bench/cql: the same four benchmarks as the JS drivers,
+//! on the same `scylla` version, printing one JSON line with seconds and CPU seconds.
+//!
+//! usage: cql-bench-rust-raw <insert|select|concurrent_insert|concurrent_select> <ops> [host:port]
+
+use futures::StreamExt;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::response::PagingState;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::Consistency;
+use std::time::Instant;
+use uuid::Uuid;
+
+const CONCURRENCY: usize = 100;
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+async fn select_once(session: &Session, select: &PreparedStatement) -> Result<usize, String> {
+    // One page of at most 10 rows, like the JS drivers' fetchSize: 10.
+    let (res, _) = session
+        .execute_single_page(select, &[], PagingState::start())
+        .await
+        .map_err(|e| e.to_string())?;
+    let rows = res.into_rows_result().map_err(|e| e.to_string())?;
+    let mut n = 0;
+    for row in rows.rows::<(Uuid, i32)>().map_err(|e| e.to_string())? {
+        row.map_err(|e| e.to_string())?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
+    let session = SessionBuilder::new()
+        .known_node(host)
+        .build()
+        .await
+        .map_err(|e| format!("connect {host}: {e}"))?;
+    let mut insert = session
+        .prepare("INSERT INTO benchmarks.basic (id, val) VALUES (?, ?)")
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut select = session
+        .prepare("SELECT * FROM benchmarks.basic")
+        .await
+        .map_err(|e| e.to_string())?;
+    select.set_page_size(10);
+    // cassandra-driver's default consistency, so all three drivers do the same work.
+    insert.set_consistency(Consistency::LocalOne);
+    select.set_consistency(Consistency::LocalOne);
+    let cpu0 = cpu_seconds();
+    let t0 = Instant::now();
+    match bench {
+        "insert" => {
+            for i in 0..ops {
+                session
+                    .execute_unpaged(&insert, (Uuid::new_v4(), i as i32))
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        "concurrent_insert" => {
+            let mut s = futures::stream::iter(0..ops)
+                .map(|i| {
+                    let (session, insert) = (&session, &insert);
+                    async move { session.execute_unpaged(insert, (Uuid::new_v4(), i as i32)).await }
+                })
+                .buffer_unordered(CONCURRENCY);
+            while let Some(r) = s.next().await {
+                r.map_err(|e| e.to_string())?;
+            }
+        }
+        "select" => {
+            for _ in 0..ops {
+                let n = select_once(&session, &select).await?;
+                if n != 10 {
+                    return Err(format!("select returned {n} rows, expected 10"));
+                }
+            }
+        }
+        "concurrent_select" => {
+            let mut s = futures::stream::iter(0..ops)
+                .map(|_| select_once(&session, &select))
+                .buffer_unordered(CONCURRENCY);
+            while let Some(r) = s.next().await {
+                r?;
+            }
+        }
+        other => return Err(format!("unknown benchmark '{other}'")),
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
+    println!("{{\"driver\":\"rust-raw\",\"bench\":\"{bench}\",\"ops\":{ops},\"seconds\":{seconds:.4},\"cpu_seconds\":{cpu:.4}}}");
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: cql-bench-rust-raw <insert|select|concurrent_insert|concurrent_select> <ops> [host:port]");
+        std::process::exit(2);
+    }
+    let ops: usize = match args[2].parse() {
+        Ok(n) => n,
+        Err(_) => {
+            eprintln!("ops must be a positive integer, got '{}'", args[2]);
+            std::process::exit(2);
+        }
+    };
+    let host = args.get(3).map(String::as_str).unwrap_or("127.0.0.1:9042");
+    if let Err(e) = run(&args[1], ops, host).await {
+        eprintln!("rust-raw {}: {e}", args[1]);
+        std::process::exit(1);
+    }
+}
