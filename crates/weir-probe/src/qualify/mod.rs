@@ -143,7 +143,7 @@ pub struct QualifyOptions {
 impl Default for QualifyOptions {
     fn default() -> Self {
         QualifyOptions {
-            ios: 4096,
+            ios: 1000,
             nowait_ios: 1000,
             request_bytes: 4096,
             aio: true,

@@ -22,7 +22,7 @@ pub struct QualifyArgs {
     #[arg(long)]
     pub json: bool,
     /// Requests per context-switch and io-wq test (fsqual uses 10000).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 1000)]
     pub ios: u64,
     /// Requests per RWF_NOWAIT test (EAGAINs are reported per 1000).
     #[arg(long, default_value_t = 1000)]
