@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# qos.sh: weir's scheduler against the kernel's on one disk (a benchmark, not a test).
+#
+# Workload (the seeds' and peers.md's): 4 KiB random reads, parallelism 4, class `query`
+# (shares 1000), against 128 KiB sequential writes, parallelism 64, class `compaction`
+# (shares 100), DURATION each (default 10s), one shard. Rows:
+#   reads alone, writes alone, reads alone through weir's scheduler, mixed without a scheduler,
+#   mixed with weir's scheduler (io-properties measured on this disk), and the same mix with fio
+#   under the kernel's mq-deadline, kyber and bfq; then a sweep of the latency goal
+#   (0.25, 0.5, 1, 2 ms) printing read p99 against write MB/s. One table with ratios at the end.
+#
+# Usage: bench/qos.sh [DIR]     (default /var/tmp/weir-qos; must be on DEV)
+# Environment: DURATION (10s), DEV (the disk under DIR, default vda), WEIR (a built weir;
+#   default: cargo build --release -p weir), GOAL (0.75ms), TUNE_DURATION (30s),
+#   SWEEP ("0.25ms 0.5ms 1ms 2ms"), BENCH_LOCK (/work/bench.lock if present).
+# Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
+# ALWAYS restores the original, also on Ctrl-C). Holds BENCH_LOCK for the whole run.
+set -euo pipefail
+
+DIR=${1:-/var/tmp/weir-qos}
+DURATION=${DURATION:-10s}
+DEV=${DEV:-vda}
+GOAL=${GOAL:-0.75ms}
+TUNE_DURATION=${TUNE_DURATION:-30s}
+SWEEP=${SWEEP:-"0.25ms 0.5ms 1ms 2ms"}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+SCHED_FILE=/sys/block/$DEV/queue/scheduler
+DURATION_S=$(python3 -c "import sys; s=sys.argv[1]; print(float(s[:-2])/1000 if s.endswith('ms') else float(s.rstrip('s')))" "$DURATION")
+
+for tool in fio python3; do
+    command -v "$tool" >/dev/null || { echo "qos: $tool is required" >&2; exit 2; }
+done
+if [[ -z "${WEIR:-}" ]]; then
+    (cd "$REPO" && cargo build --release -p weir >&2)
+    WEIR="${CARGO_TARGET_DIR:-$REPO/target}/release/weir"
+fi
+[[ -x "$WEIR" ]] || { echo "qos: no weir binary at $WEIR" >&2; exit 2; }
+
+LOCK=${BENCH_LOCK:-}
+[[ -z "$LOCK" && -e /work/bench.lock ]] && LOCK=/work/bench.lock
+if [[ -n "$LOCK" ]]; then
+    exec 9>"$LOCK"
+    echo "qos: waiting for $LOCK" >&2
+    flock 9
+fi
+
+mkdir -p "$DIR"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-qos.XXXXXX")
+ORIGINAL_SCHED=""
+if [[ -w $SCHED_FILE ]]; then
+    ORIGINAL_SCHED=$(sed -E 's/.*\[([^]]+)\].*/\1/' "$SCHED_FILE")
+fi
+restore() {
+    if [[ -n "$ORIGINAL_SCHED" ]]; then
+        echo "$ORIGINAL_SCHED" >"$SCHED_FILE" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+    rm -f "$DIR"/test-* "$DIR"/fio-qos-*
+}
+trap restore EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------- job files
+reads_job() {
+    cat <<EOF
+- name: reads
+  type: randread
+  shards: [0]
+  data_size: 1GB
+  shard_info:
+    parallelism: 4
+    reqsize: 4kB
+    class: query
+    shares: 1000
+EOF
+}
+writes_job() {
+    cat <<EOF
+- name: writes
+  type: seqwrite
+  shards: [0]
+  data_size: 4GB
+  prepare: pretruncate
+  shard_info:
+    parallelism: 64
+    reqsize: 128kB
+    class: compaction
+    shares: 100
+EOF
+}
+reads_job >"$WORK/reads.yaml"
+writes_job >"$WORK/writes.yaml"
+{ reads_job; writes_job; } >"$WORK/mixed.yaml"
+
+# ---------------------------------------------------------------- io-properties
+PROPS=$WORK/io-properties.yaml
+if "$WEIR" tune --dir "$DIR" --duration "$TUNE_DURATION" --properties-file "$PROPS" >&2 \
+    && [[ -s "$PROPS" ]]; then
+    echo "qos: io-properties from weir tune:" >&2
+else
+    echo "qos: weir tune failed; measuring the four numbers with fio" >&2
+    fio_rate() { # rw bs qd -> iops bytes_per_s
+        fio --name=p --filename="$DIR/fio-qos-props" --size=4G --direct=1 --ioengine=io_uring \
+            --rw="$1" --bs="$2" --iodepth="$3" --ramp_time=1 --runtime=4 --time_based \
+            --output-format=json 2>/dev/null | python3 -c 'import json,sys
+j = json.load(sys.stdin)["jobs"][0]
+s = j["read"] if j["read"]["io_bytes"] else j["write"]
+print(int(s["iops"]), int(s["bw_bytes"]))'
+    }
+    read -r WIOPS _ < <(fio_rate randwrite 4k 32)
+    read -r _ WBW < <(fio_rate write 1M 8)
+    read -r RIOPS _ < <(fio_rate randread 4k 32)
+    read -r _ RBW < <(fio_rate read 1M 8)
+    printf 'disks:\n  - mountpoint: %s\n    read_iops: %s\n    read_bandwidth: %s\n    write_iops: %s\n    write_bandwidth: %s\n' \
+        "$DIR" "$RIOPS" "$RBW" "$WIOPS" "$WBW" >"$PROPS"
+fi
+cat "$PROPS" >&2
+
+# ---------------------------------------------------------------- rows
+RESULTS=$WORK/results.jsonl
+weir_row() { # label jobfile [weir run flags...]
+    local label=$1 jobs=$2
+    shift 2
+    echo "qos: $label" >&2
+    "$WEIR" run "$jobs" --dir "$DIR" --duration "$DURATION" --shards 1 --output json "$@" \
+        >"$WORK/row.json"
+    python3 - "$label" "$WORK/row.json" >>"$RESULTS" <<'EOF'
+import json, sys
+label, path = sys.argv[1], sys.argv[2]
+r = json.load(open(path))
+row = {"label": label}
+for j in r["jobs"]:
+    if j["name"] == "reads":
+        row.update(read_iops=j["iops"], read_p50_us=j["latency_us"]["p50"],
+                   read_p99_us=j["latency_us"]["p99"])
+    if j["name"] == "writes":
+        row.update(write_mbps=j["bandwidth_bytes_per_s"] / 1e6)
+print(json.dumps(row))
+EOF
+}
+
+fio_row() { # kernel-scheduler
+    local sched=$1
+    if [[ -z "$ORIGINAL_SCHED" ]]; then
+        echo "qos: cannot switch $SCHED_FILE (not root?); skipping fio/$sched" >&2
+        return
+    fi
+    if ! grep -qw "$sched" "$SCHED_FILE"; then
+        echo "qos: kernel has no $sched; skipping" >&2
+        return
+    fi
+    echo "$sched" >"$SCHED_FILE"
+    echo "qos: fio mixed under $sched" >&2
+    fio --output-format=json --direct=1 --ioengine=io_uring --time_based --runtime="$DURATION_S" \
+        --name=reads --filename="$DIR/fio-qos-reads" --size=1G --rw=randread --bs=4k --iodepth=4 \
+        --name=writes --filename="$DIR/fio-qos-writes" --size=4G --rw=write --bs=128k --iodepth=64 \
+        >"$WORK/fio.json" 2>/dev/null
+    echo "$ORIGINAL_SCHED" >"$SCHED_FILE"
+    python3 - "fio mixed, $sched" "$WORK/fio.json" >>"$RESULTS" <<'EOF'
+import json, sys
+label, path = sys.argv[1], sys.argv[2]
+jobs = {j["jobname"]: j for j in json.load(open(path))["jobs"]}
+r, w = jobs["reads"]["read"], jobs["writes"]["write"]
+pct = r["clat_ns"]["percentile"]
+print(json.dumps({"label": label, "read_iops": r["iops"],
+                  "read_p50_us": pct["50.000000"] / 1e3, "read_p99_us": pct["99.000000"] / 1e3,
+                  "write_mbps": w["bw_bytes"] / 1e6}))
+EOF
+}
+
+# fio needs its files laid out before the timed rows.
+fio --name=lay --filename="$DIR/fio-qos-reads" --size=1G --rw=write --bs=1M --direct=1 \
+    --ioengine=io_uring --iodepth=8 >/dev/null 2>&1
+
+weir_row "reads alone" "$WORK/reads.yaml"
+weir_row "writes alone" "$WORK/writes.yaml"
+weir_row "reads alone, weir scheduler" "$WORK/reads.yaml" --io-properties "$PROPS" --latency-goal "$GOAL"
+weir_row "mixed, no scheduler" "$WORK/mixed.yaml" --io-properties "$PROPS" --no-scheduler
+weir_row "mixed, weir goal $GOAL" "$WORK/mixed.yaml" --io-properties "$PROPS" --latency-goal "$GOAL"
+for sched in mq-deadline kyber bfq; do
+    fio_row "$sched"
+done
+for goal in $SWEEP; do
+    weir_row "sweep: weir goal $goal" "$WORK/mixed.yaml" --io-properties "$PROPS" --latency-goal "$goal"
+done
+
+# ---------------------------------------------------------------- table
+python3 - "$RESULTS" "$GOAL" "$DURATION" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+goal, duration = sys.argv[2], sys.argv[3]
+goal_us = float(goal[:-2]) * 1000 if goal.endswith("ms") else float(goal[:-2])
+by = {r["label"]: r for r in rows}
+solo_r, solo_w = by.get("reads alone", {}), by.get("writes alone", {})
+def f(v, fmt):
+    return format(v, fmt) if isinstance(v, (int, float)) else "-"
+print(f"\nqos: 4 KiB randread x4 (query, 1000) vs 128 KiB seq write x64 (compaction, 100), {duration} per row")
+print(f"{'row':34} {'read IOPS':>10} {'p50 us':>8} {'p99 us':>9} {'write MB/s':>10} {'p99/solo':>9} {'write/solo':>10}")
+for r in rows:
+    p99_ratio = r.get("read_p99_us", 0) / solo_r["read_p99_us"] if solo_r.get("read_p99_us") and "read_p99_us" in r else None
+    w_ratio = r.get("write_mbps", 0) / solo_w["write_mbps"] if solo_w.get("write_mbps") and "write_mbps" in r else None
+    print(f"{r['label']:34} {f(r.get('read_iops'), '10.0f')} {f(r.get('read_p50_us'), '8.0f')} "
+          f"{f(r.get('read_p99_us'), '9.0f')} {f(r.get('write_mbps'), '10.0f')} "
+          f"{f(p99_ratio, '9.2f')} {f(w_ratio, '10.2f')}")
+weir = by.get(f"mixed, weir goal {goal}")
+print("\ntargets:")
+if weir and solo_r and solo_w:
+    limit = goal_us + solo_r["read_p99_us"]
+    print(f"  read p99 {weir['read_p99_us']:.0f} us <= goal + solo p99 = {limit:.0f} us: "
+          f"{'yes' if weir['read_p99_us'] <= limit else 'NO'}")
+    share = weir["write_mbps"] / solo_w["write_mbps"]
+    print(f"  writes {share:.2f} of writes alone (>= 0.85): {'yes' if share >= 0.85 else 'NO'}")
+    kernel = [r for r in rows if r["label"].startswith("fio mixed") and r["write_mbps"] <= weir["write_mbps"]]
+    if kernel:
+        best = min(kernel, key=lambda r: r["read_p99_us"])
+        x = best["read_p99_us"] / weir["read_p99_us"]
+        print(f"  vs best kernel scheduler at <= weir's write MB/s ({best['label']}): read p99 {x:.1f}x lower "
+              f"(>= 4x): {'yes' if x >= 4 else 'NO'}")
+    else:
+        print("  no kernel-scheduler row wrote at or below weir's write MB/s")
+sched_reads = by.get("reads alone, weir scheduler")
+if sched_reads and solo_r:
+    share = sched_reads["read_iops"] / solo_r["read_iops"]
+    print(f"  pure 4 KiB randread through the scheduler: {share:.3f} of unscheduled IOPS (>= 0.95): "
+          f"{'yes' if share >= 0.95 else 'NO'}")
+EOF
