@@ -62,6 +62,13 @@ class Client extends EventEmitter {
     this._spare = null;
     this._runSeq = 0;
     this._runsInFlight = new Set();
+    // Results of submit() arrive through one completion function, keyed by run token.
+    this._waiting = new Map();
+    this._native.setCompletion((buf) => this._complete(buf));
+    // A weak completion never holds the process; this timer does, only while requests
+    // are in flight, so a forgotten client never blocks exit.
+    this._keepAlive = setInterval(() => {}, 1 << 30);
+    this._keepAlive.unref();
   }
 
   connect(callback) {
@@ -181,30 +188,31 @@ class Client extends EventEmitter {
     if (!p || p.count === 0) { if (p) this._spare = p.w; return; }
     p.w.buf.writeUInt32LE(p.count, 0);
     const seq = ++this._runSeq;
-    this._runsInFlight.add(seq);
-    let promise;
     try {
-      promise = this._native.run(p.w.done(), p.count);
+      this._native.submit(p.w.done(), p.count, seq);
     } catch (e) {
-      this._runsInFlight.delete(seq);
       for (const s of p.slots) s.reject(e);
       return;
     }
     // The native side copied the request synchronously: reuse the buffer.
     this._spare = p.w;
-    promise.then((buf) => {
-      this._runsInFlight.delete(seq);
-      this._dispatch(buf, p.slots);
-      this._releaseRetired();
-    }, (e) => {
-      this._runsInFlight.delete(seq);
-      for (const s of p.slots) s.reject(e);
-      this._releaseRetired();
-    });
+    this._runsInFlight.add(seq);
+    this._waiting.set(seq, p.slots);
+    if (this._waiting.size === 1) this._keepAlive.ref();
   }
 
-  _dispatch(buf, slots) {
-    const r = new Reader(buf, 0);
+  _complete(buf) {
+    const seq = buf.readUInt32LE(0);
+    const slots = this._waiting.get(seq);
+    this._waiting.delete(seq);
+    this._runsInFlight.delete(seq);
+    if (this._waiting.size === 0) this._keepAlive.unref();
+    if (slots) this._dispatch(buf, slots, 4);
+    this._releaseRetired();
+  }
+
+  _dispatch(buf, slots, offset) {
+    const r = new Reader(buf, offset || 0);
     if (r.u8() !== 0) {
       const e = r.error();
       for (const s of slots) s.reject(e);
@@ -350,6 +358,7 @@ class Client extends EventEmitter {
       while (this._pending || this._runsInFlight.size) await new Promise((r) => setImmediate(r));
       this._prepared.clear();
       this._native.shutdown();
+      clearInterval(this._keepAlive);
       this.emit('shutdown');
     })();
     return withCallback(p, callback);

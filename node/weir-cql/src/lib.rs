@@ -22,8 +22,10 @@ mod wire;
 use errors::{ErrorInfo, ErrorKind};
 use exec::PreparedMap;
 use futures::StreamExt;
-use napi::bindgen_prelude::{Buffer, PromiseRaw};
+use napi::bindgen_prelude::{Buffer, Function, PromiseRaw};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
+use napi::Status;
 use napi_derive::napi;
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
@@ -72,7 +74,13 @@ pub struct ConnectOptions {
     pub request_timeout_ms: Option<u32>,
 }
 
+/// The JS function that receives every `submit` result: one long-lived threadsafe function
+/// instead of a promise (and a threadsafe function) per call. Weak: it never keeps the
+/// process alive by itself; the JS side holds a ref'd handle while requests are in flight.
+type Completion = ThreadsafeFunction<Buffer, (), Buffer, Status, false, true>;
+
 struct Inner {
+    completion: Mutex<Option<Arc<Completion>>>,
     session: RwLock<Option<Arc<Session>>>,
     prepared: Mutex<PreparedMap>,
     next_handle: AtomicU32,
@@ -133,6 +141,7 @@ impl NativeSession {
     pub fn new() -> Self {
         NativeSession {
             inner: Arc::new(Inner {
+                completion: Mutex::new(None),
                 session: RwLock::new(None),
                 prepared: Mutex::new(PreparedMap::new()),
                 next_handle: AtomicU32::new(1),
@@ -268,53 +277,48 @@ impl NativeSession {
         let inner = self.inner.clone();
         let requests = bytes::Bytes::from(requests.to_vec());
         env.spawn_future(async move {
-            let session = match inner.session() {
-                Ok(s) => s,
-                Err(e) => return Ok(error_buffer(&e)),
-            };
-            let mut r = Reader::new(&requests);
-            let jobs = {
-                let map = match inner.prepared.lock() {
-                    Ok(m) => m,
-                    Err(_) => {
-                        return Ok(error_buffer(&ErrorInfo::new(
-                            ErrorKind::Driver,
-                            "lock poisoned",
-                        )))
-                    }
-                };
-                let count = match r.u32() {
-                    Ok(c) => c,
-                    Err(e) => return Ok(error_buffer(&ErrorInfo::new(ErrorKind::Argument, e))),
-                };
-                let mut jobs = Vec::with_capacity(count as usize);
-                for _ in 0..count {
-                    match exec::read_job(&mut r, &requests, &map) {
-                        Ok(j) => jobs.push(j),
-                        Err(e) => return Ok(error_buffer(&ErrorInfo::new(ErrorKind::Argument, e))),
-                    }
-                }
-                jobs
-            };
-            let n = jobs.len();
-            let mut out = Writer::with_capacity(16 + n * 8);
-            out.u8(0);
-            if n == 1 {
-                let job = jobs.into_iter().next();
-                if let Some(job) = job {
-                    out.buf
-                        .extend_from_slice(&exec::run_job(session, job).await);
-                }
-                return Ok(out.buf.into());
-            }
-            let mut results = futures::stream::iter(jobs)
-                .map(|job| exec::run_job(session.clone(), job))
-                .buffered(concurrency.max(1) as usize);
-            while let Some(res) = results.next().await {
-                out.buf.extend_from_slice(&res);
-            }
-            Ok(out.buf.into())
+            Ok(run_requests(inner, requests, concurrency, Vec::new())
+                .await
+                .into())
         })
+    }
+
+    /// Registers the function that receives the results of `submit`.
+    #[napi]
+    pub fn set_completion(&self, callback: Function<Buffer, ()>) -> napi::Result<()> {
+        let tsfn = callback
+            .build_threadsafe_function::<Buffer>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build()?;
+        if let Ok(mut slot) = self.inner.completion.lock() {
+            *slot = Some(Arc::new(tsfn));
+        }
+        Ok(())
+    }
+
+    /// Like `run`, without a promise: the result, prefixed by `u32 token`, goes to the
+    /// completion function. This is the per-statement path, where a promise per call
+    /// costs more than the JS work of the statement.
+    #[napi]
+    pub fn submit(&self, requests: Buffer, concurrency: u32, token: u32) -> napi::Result<()> {
+        let completion = self
+            .inner
+            .completion
+            .lock()
+            .ok()
+            .and_then(|c| c.clone())
+            .ok_or_else(|| {
+                napi::Error::from_reason("setCompletion must be called before submit")
+            })?;
+        let inner = self.inner.clone();
+        let requests = bytes::Bytes::from(requests.to_vec());
+        napi::bindgen_prelude::spawn(async move {
+            let out =
+                run_requests(inner, requests, concurrency, token.to_le_bytes().to_vec()).await;
+            completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
+        });
+        Ok(())
     }
 
     /// Drops the session: every connection of this client closes.
@@ -326,7 +330,72 @@ impl NativeSession {
         if let Ok(mut map) = self.inner.prepared.lock() {
             map.clear();
         }
+        if let Ok(mut completion) = self.inner.completion.lock() {
+            completion.take();
+        }
     }
+}
+
+/// Decodes and executes a request buffer; the output starts with `prefix`.
+async fn run_requests(
+    inner: Arc<Inner>,
+    requests: bytes::Bytes,
+    concurrency: u32,
+    prefix: Vec<u8>,
+) -> Vec<u8> {
+    let mut out = Writer { buf: prefix };
+    let session = match inner.session() {
+        Ok(s) => s,
+        Err(e) => {
+            e.write(&mut out);
+            return out.buf;
+        }
+    };
+    let mut r = Reader::new(&requests);
+    let jobs = match read_jobs(&inner, &mut r, &requests) {
+        Ok(jobs) => jobs,
+        Err(e) => {
+            e.write(&mut out);
+            return out.buf;
+        }
+    };
+    out.buf.reserve(16 + jobs.len() * 8);
+    out.u8(0);
+    if jobs.len() == 1 {
+        if let Some(job) = jobs.into_iter().next() {
+            out.buf
+                .extend_from_slice(&exec::run_job(session, job).await);
+        }
+        return out.buf;
+    }
+    let mut results = futures::stream::iter(jobs)
+        .map(|job| exec::run_job(session.clone(), job))
+        .buffered(concurrency.max(1) as usize);
+    while let Some(res) = results.next().await {
+        out.buf.extend_from_slice(&res);
+    }
+    out.buf
+}
+
+fn read_jobs(
+    inner: &Inner,
+    r: &mut Reader<'_>,
+    whole: &bytes::Bytes,
+) -> Result<Vec<exec::Job>, ErrorInfo> {
+    let map = inner
+        .prepared
+        .lock()
+        .map_err(|_| ErrorInfo::new(ErrorKind::Driver, "prepared-statement lock poisoned"))?;
+    let count = r
+        .u32()
+        .map_err(|e| ErrorInfo::new(ErrorKind::Argument, e))?;
+    let mut jobs = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        jobs.push(
+            exec::read_job(r, whole, &map).map_err(|e| ErrorInfo::new(ErrorKind::Argument, e))?,
+        );
+    }
+    Ok(jobs)
 }
 
 impl Default for NativeSession {

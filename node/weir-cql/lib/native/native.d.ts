@@ -29,6 +29,14 @@ export declare class NativeSession {
    * buffer itself is malformed or the client is not connected.
    */
   run(requests: Buffer, concurrency: number): Promise<Buffer>
+  /** Registers the function that receives the results of `submit`. */
+  setCompletion(callback: (arg: Buffer) => void): void
+  /**
+   * Like `run`, without a promise: the result, prefixed by `u32 token`, goes to the
+   * completion function. This is the per-statement path, where a promise per call
+   * costs more than the JS work of the statement.
+   */
+  submit(requests: Buffer, concurrency: number, token: number): void
   /** Drops the session: every connection of this client closes. */
   shutdown(): void
 }
