@@ -293,8 +293,9 @@ function decode(buf, off, len, type, opts) {
     case 0x08: return len === 0 ? null : buf.readFloatBE(off);
     case 0x09: return len === 0 ? null : buf.readInt32BE(off);
     case 0x0b: return len === 0 ? null : new Date(Number(buf.readBigInt64BE(off)));
-    case 0x0c: return new Uuid(Buffer.from(buf.subarray(off, end)));
-    case 0x0f: return new TimeUuid(Buffer.from(buf.subarray(off, end)));
+    // Views into the page buffer: no copy per value (the page lives as long as its rows).
+    case 0x0c: return new Uuid(buf.subarray(off, end));
+    case 0x0f: return new TimeUuid(buf.subarray(off, end));
     case 0x0e: {
       const v = twosToBigint(buf.subarray(off, end));
       return opts && opts.useBigIntAsVarint ? v : new Integer(v);

@@ -90,10 +90,11 @@ class ResultSet {
     this.columns = fields.columns;
     this.rowLength = fields.rowLength;
     this.pageState = fields.rawPageState ? fields.rawPageState.toString('hex') : null;
-    Object.defineProperty(this, 'rawPageState', { value: fields.rawPageState, enumerable: false, writable: true });
-    Object.defineProperty(this, '_page', { value: fields.page, enumerable: false, writable: true });
-    Object.defineProperty(this, '_rows', { value: fields.rows || null, enumerable: false, writable: true });
-    Object.defineProperty(this, '_fetchPage', { value: fields.fetchPage, enumerable: false, writable: true });
+    // Plain fields (not defineProperty): a ResultSet is built per statement on the hot path.
+    this.rawPageState = fields.rawPageState;
+    this._page = fields.page;
+    this._rows = fields.rows || null;
+    this._fetchPage = fields.fetchPage;
     if (fields.rawPageState && fields.fetchPage) {
       // Manual paging: fetch the page after this one (promise, or callback when given).
       this.nextPage = (callback) => {
