@@ -368,11 +368,21 @@ async fn run_requests(
         }
         return out.buf;
     }
-    let mut results = futures::stream::iter(jobs)
-        .map(|job| exec::run_job(session.clone(), job))
-        .buffered(concurrency.max(1) as usize);
-    while let Some(res) = results.next().await {
-        out.buf.extend_from_slice(&res);
+    // Unordered completion keeps `concurrency` requests in flight even when one is slow;
+    // results are put back in request order before they are written.
+    let n = jobs.len();
+    let mut slots: Vec<Vec<u8>> = vec![Vec::new(); n];
+    let mut results = futures::stream::iter(jobs.into_iter().enumerate())
+        .map(|(i, job)| {
+            let session = session.clone();
+            async move { (i, exec::run_job(session, job).await) }
+        })
+        .buffer_unordered(concurrency.max(1) as usize);
+    while let Some((i, res)) = results.next().await {
+        slots[i] = res;
+    }
+    for res in &slots {
+        out.buf.extend_from_slice(res);
     }
     out.buf
 }
