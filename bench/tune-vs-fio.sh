@@ -3,11 +3,13 @@
 # on the same directory, plus weir's run time and its run-to-run repeatability.
 #
 # Usage: bench/tune-vs-fio.sh [DIR]        (default DIR: /var/tmp/weir-tune-bench)
-# Environment: QDS ("1 2 4 8 16 32 64 128"), RUNTIME_S (2, per fio point, after 1 s ramp),
-# FIO_FILE_BYTES (8G), WEIR (a built weir binary; default: cargo build --release -p weir).
+# Environment: QDS ("1 2 4 8 16 32 64 128", total in flight), JOBS (nproc: fio jobs, one file
+# each, like weir's shards), RUNTIME_S (2, per fio point, after 1 s ramp), FIO_FILE_BYTES (8G,
+# all jobs together), WEIR (a built weir binary; default: cargo build --release -p weir).
 # Wrap it in `flock /work/bench.lock` on shared machines; it does not lock by itself.
 #
-# fio (direct=1, ioengine=io_uring, one job, one file) measures, at every depth in QDS:
+# fio (direct=1, ioengine=io_uring, JOBS jobs with a file each, like weir's shards, at
+# iodepth QD/JOBS each; depths below JOBS are skipped) measures, at every total depth in QDS:
 #   - 1 MiB sequential writes into a fresh sparse file (fallocate=none), like weir's writes
 #     into pre-truncated files;
 #   - 1 MiB sequential reads, 4 KiB random writes and 4 KiB random reads on a file written
@@ -18,6 +20,7 @@ set -euo pipefail
 
 DIR=${1:-/var/tmp/weir-tune-bench}
 QDS=${QDS:-"1 2 4 8 16 32 64 128"}
+JOBS=${JOBS:-$(nproc)}
 RUNTIME_S=${RUNTIME_S:-2}
 FIO_FILE_BYTES=${FIO_FILE_BYTES:-8G}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,39 +39,45 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-tune-bench.XXXXXX")
 cleanup() { rm -rf "$WORK"; rm -f "$DIR"/fio-tune-*; }
 trap cleanup EXIT
 
-# One fio point: prints "iops bytes_per_s".
-fio_point() { # rw bs qd file [extra fio args...]
-    local rw=$1 bs=$2 qd=$3 file=$4
+# One fio point: prints "iops bytes_per_s" summed over the jobs.
+fio_point() { # rw bs total_qd name [extra fio args...]
+    local rw=$1 bs=$2 qd=$3 name=$4
     shift 4
-    fio --name=p --filename="$file" --size="$FIO_FILE_BYTES" --direct=1 --ioengine=io_uring \
-        --rw="$rw" --bs="$bs" --iodepth="$qd" --ramp_time=1 --runtime="$RUNTIME_S" --time_based \
-        --output-format=json "$@" 2>/dev/null |
+    fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting \
+        --size=$((FIO_BYTES / JOBS)) --direct=1 --ioengine=io_uring \
+        --rw="$rw" --bs="$bs" --iodepth=$((qd / JOBS)) --ramp_time=1 --runtime="$RUNTIME_S" \
+        --time_based --output-format=json "$@" 2>/dev/null |
         python3 -c 'import json,sys
 j = json.load(sys.stdin)["jobs"][0]
 s = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(int(s["iops"]), int(s["bw_bytes"]))'
 }
+FIO_BYTES=$(python3 -c "
+s='$FIO_FILE_BYTES'; m={'K':1<<10,'M':1<<20,'G':1<<30,'T':1<<40}
+print(int(s[:-1])*m[s[-1]] if s[-1] in m else int(s))")
+SWEEP=""
+for qd in $QDS; do
+    if ((qd >= JOBS)); then SWEEP="$SWEEP $qd"; fi
+done
 
-echo "fio sweep on $DIR: QD $QDS, ${RUNTIME_S}s per point" >&2
+echo "fio sweep on $DIR: $JOBS jobs, total QD$SWEEP, ${RUNTIME_S}s per point" >&2
 : >"$WORK/fio.txt"
-for qd in $QDS; do
-    f="$DIR/fio-tune-w-$qd"
-    echo "seq_write $qd $(fio_point write 1M "$qd" "$f" --fallocate=none)" >>"$WORK/fio.txt"
-    rm -f "$f"
+for qd in $SWEEP; do
+    echo "seq_write $qd $(fio_point write 1M "$qd" "fio-tune-w$qd" --fallocate=none)" >>"$WORK/fio.txt"
+    rm -f "$DIR"/fio-tune-w"$qd".*
 done
-LAID="$DIR/fio-tune-data"
-fio --name=layout --filename="$LAID" --size="$FIO_FILE_BYTES" --direct=1 --ioengine=io_uring \
-    --rw=write --bs=1M --iodepth=8 --output-format=json >/dev/null 2>&1
-for qd in $QDS; do
-    echo "seq_read $qd $(fio_point read 1M "$qd" "$LAID")" >>"$WORK/fio.txt"
+fio --name=fio-tune-data --directory="$DIR" --numjobs="$JOBS" --size=$((FIO_BYTES / JOBS)) \
+    --direct=1 --ioengine=io_uring --rw=write --bs=1M --iodepth=8 --output-format=json >/dev/null 2>&1
+for qd in $SWEEP; do
+    echo "seq_read $qd $(fio_point read 1M "$qd" fio-tune-data)" >>"$WORK/fio.txt"
 done
-for qd in $QDS; do
-    echo "rand_write $qd $(fio_point randwrite 4k "$qd" "$LAID")" >>"$WORK/fio.txt"
+for qd in $SWEEP; do
+    echo "rand_write $qd $(fio_point randwrite 4k "$qd" fio-tune-data)" >>"$WORK/fio.txt"
 done
-for qd in $QDS; do
-    echo "rand_read $qd $(fio_point randread 4k "$qd" "$LAID")" >>"$WORK/fio.txt"
+for qd in $SWEEP; do
+    echo "rand_read $qd $(fio_point randread 4k "$qd" fio-tune-data)" >>"$WORK/fio.txt"
 done
-rm -f "$LAID"
+rm -f "$DIR"/fio-tune-data.*
 
 for run in 1 2; do
     echo "weir tune run $run" >&2
@@ -78,7 +87,7 @@ for run in 1 2; do
     python3 -c "print($end - $start)" >"$WORK/wall-$run.txt"
 done
 
-python3 - "$WORK" <<'EOF'
+python3 - "$WORK" "$JOBS" <<'EOF'
 import json, sys
 work = sys.argv[1]
 fio = {}
@@ -112,6 +121,7 @@ for name in ("rand_read", "rand_write", "seq_read", "seq_write"):
     r2 = b / fv if fv else float("nan")
     rr = b / a if a else float("nan")
     print(f"| {labels[name]} | {fmt(name, fv)} ({fq}) | {fmt(name, a)} ({ad}) | {fmt(name, b)} ({bd}) | {r1:.3f} | {r2:.3f} | {rr:.3f} |")
-print(f"\nweir tune wall time: run 1 {runs[0][1]:.1f} s, run 2 {runs[1][1]:.1f} s (iotune default: ~144 s)")
+print(f"\nfio: {sys.argv[2]} jobs, one file each; weir: its default shards (one per CPU)")
+print(f"weir tune wall time: run 1 {runs[0][1]:.1f} s, run 2 {runs[1][1]:.1f} s (iotune default: ~144 s)")
 print(f"physical sector: run 1 {runs[0][2]} B, run 2 {runs[1][2]} B")
 EOF

@@ -177,7 +177,10 @@ impl KneeResult {
 /// the best so far. Past the knee more depth only adds latency (Little's law: depth =
 /// throughput x latency), and on some disks it costs throughput, so the sweep stops after two
 /// steps in a row without a gain (one noisy sample must not end it early), or at once when a
-/// step falls more than `overload_drop` below the best: the disk is overloaded.
+/// step falls more than `overload_drop` below the best: the disk is overloaded. The first such
+/// fall is checked by measuring the best depth again: when that has fallen too, the disk
+/// drifted in time (its cache filled), the best is replaced by the new measurement, and the
+/// sweep goes on against the disk as it is now.
 pub fn find_knee(
     meter: &mut dyn Meter,
     load: Load,
@@ -189,11 +192,25 @@ pub fn find_knee(
     let mut steps: Vec<Measurement> = Vec::new();
     let mut best = 0usize;
     let mut flat_steps = 0u32;
+    let mut rechecked = false;
     while let Some(m) = phase.measure(meter, &load.with_depth(depth))? {
-        let best_rate = steps.get(best).map_or(0.0, Measurement::rate);
+        let mut best_rate = steps.get(best).map_or(0.0, Measurement::rate);
+        let falls = |rate: f64, best: f64| rate < best * (1.0 - phase.cfg.overload_drop);
+        if !steps.is_empty() && falls(m.rate(), best_rate) && !rechecked {
+            // A drop may be the disk slowing down over time (a cache filling, a host
+            // flushing) rather than overload: measure the best depth again before deciding.
+            rechecked = true;
+            if let Some(again) = phase.measure(meter, &steps[best].load)? {
+                if falls(again.rate(), best_rate) || again.rate() < m.rate() {
+                    // The best depth is no better now: the disk drifted. Judge this step
+                    // against the disk as it is now.
+                    steps[best] = again;
+                    best_rate = steps[best].rate();
+                }
+            }
+        }
         let gained = steps.is_empty() || m.rate() >= best_rate * (1.0 + phase.cfg.depth_gain_min);
-        let overloaded =
-            !steps.is_empty() && m.rate() < best_rate * (1.0 - phase.cfg.overload_drop);
+        let overloaded = !steps.is_empty() && falls(m.rate(), best_rate);
         if steps.is_empty() || m.rate() > best_rate {
             best = steps.len();
         }
