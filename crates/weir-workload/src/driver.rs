@@ -300,6 +300,8 @@ pub struct LoopOptions {
     pub duration_ns: u64,
     pub nowait: bool,
     pub dsync_by_job: Vec<bool>,
+    /// Poll instead of sleeping (a job on this shard asked for `sleep_type: busyloop`).
+    pub busy_poll: bool,
 }
 
 /// The outcome of one shard's loop.
@@ -394,7 +396,15 @@ pub fn run_loop<D: Device>(
             }
             Some(deadline)
         };
-        if let Err(e) = device.submit_and_wait(1, deadline) {
+        // Busy polling (sleep_type: busyloop) submits and reaps without waiting while the
+        // next timer is ahead; draining at the end always waits.
+        let poll = options.busy_poll && window_end_ns.is_none();
+        let waited = if poll {
+            device.submit_and_wait(0, None)
+        } else {
+            device.submit_and_wait(1, deadline)
+        };
+        if let Err(e) = waited {
             match e {
                 DeviceError::Os { errno, .. } if errno == libc::EINTR || errno == libc::EAGAIN => {}
                 DeviceError::QueueFull => {}

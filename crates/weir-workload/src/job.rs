@@ -222,6 +222,10 @@ pub struct Job {
     pub prepare: Option<Prepare>,
     /// For `sloppy` preparation: extend the file at least this far ahead (default 1 MiB).
     pub sloppy_size_hint_bytes: Option<u64>,
+    /// io_tester's `sleep_type: busyloop`: the shard polls instead of sleeping until the next
+    /// arrival, so sends leave on time even where waking a sleeping core takes tens of
+    /// microseconds (virtual machines), at the cost of a busy core.
+    pub busy_poll: bool,
 }
 
 /// io_tester's default data size per shard.
@@ -253,6 +257,7 @@ impl Job {
             pause_distribution: PauseDistribution::Uniform,
             prepare: None,
             sloppy_size_hint_bytes: None,
+            busy_poll: false,
         }
     }
 

@@ -144,8 +144,8 @@ struct RawShardInfo {
 #[serde(deny_unknown_fields)]
 struct RawOptions {
     dsync: Option<bool>,
-    /// How io_tester's fibers sleep. weir always waits in the kernel until a deadline, so all
-    /// three values behave alike; the key is accepted for compatibility.
+    /// How io_tester's fibers sleep: `busyloop` makes weir's shard poll instead of sleeping
+    /// (exact send times, one busy core); `lowres` and `steady` wait in the kernel.
     sleep_type: Option<SleepType>,
     pause_distribution: Option<RawPause>,
     /// An XFS extent size hint in io_tester; accepted for compatibility, not applied.
@@ -181,11 +181,8 @@ impl RawJob {
         job.dsync = options.dsync.unwrap_or(false);
         job.pause_distribution = options.pause_distribution.map(|p| p.0).unwrap_or_default();
         job.sloppy_size_hint_bytes = options.sloppy_size_hint.map(|s| s.0);
-        let _ = (
-            options.sleep_type,
-            options.extent_allocation_size_hint,
-            self.files_count,
-        );
+        job.busy_poll = matches!(options.sleep_type, Some(SleepType(true)));
+        let _ = (options.extent_allocation_size_hint, self.files_count);
         job.prepare = self.prepare.map(|p| p.0);
         if job.prepare.is_none() {
             let sloppy = options.sloppy_size == Some(true) || job.sloppy_size_hint_bytes.is_some();
@@ -438,11 +435,16 @@ impl<'de> Deserialize<'de> for RawPause {
     }
 }
 
-struct SleepType;
+/// True for `busyloop`.
+struct SleepType(bool);
 
 impl<'de> Deserialize<'de> for SleepType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let lookup = |name: &str| matches!(name, "lowres" | "steady" | "busyloop").then_some(());
+        let lookup = |name: &str| match name {
+            "lowres" | "steady" => Some(false),
+            "busyloop" => Some(true),
+            _ => None,
+        };
         named(
             d,
             "sleep_type",
@@ -450,7 +452,7 @@ impl<'de> Deserialize<'de> for SleepType {
             &["lowres", "steady", "busyloop"],
             |_| None,
         )
-        .map(|()| SleepType)
+        .map(SleepType)
     }
 }
 

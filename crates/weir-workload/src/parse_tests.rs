@@ -100,6 +100,9 @@ fn every_documented_key_is_accepted() {
     assert_eq!(job.pause_distribution, PauseDistribution::Poisson);
     assert_eq!(job.prepare(), Prepare::Fallocate);
     assert_eq!(job.think_after, Duration::from_secs(1));
+    assert!(!job.busy_poll, "steady sleeps");
+    let busy = "- name: b\n  type: randread\n  options:\n    sleep_type: busyloop\n";
+    assert!(parse_plan(busy).expect("busyloop").jobs[0].busy_poll);
 }
 
 #[test]

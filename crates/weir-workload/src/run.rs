@@ -325,6 +325,10 @@ fn shard_main<F: DeviceFactory>(
         jobs: Vec::new(),
         sched_metrics: None,
     };
+    // The default timer slack (50 us) would let every timed wait, i.e. every open-loop
+    // arrival and think time, wake up to 50 us late; ask for exact wakeups on this thread.
+    // SAFETY: PR_SET_TIMERSLACK only changes the calling thread's timer slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
     let prepared = setup::prepare_shard(shard, plan, options, checked, signal.shared.shard_count);
     let setups = match prepared {
         Ok(s) => s,
@@ -378,6 +382,7 @@ fn shard_main<F: DeviceFactory>(
         duration_ns: options.duration.as_nanos() as u64,
         nowait: options.nowait,
         dsync_by_job,
+        busy_poll: jobs.iter().any(|j| j.job.busy_poll),
     };
     let outcome = driver::run_loop(
         &mut device,

@@ -58,9 +58,10 @@ fn run_all_modes(fs: &TestFs, label: &str) {
         let o = run(
             &job,
             fs.path(),
+            // Long enough that a loop device stalled by other tests still completes requests.
             &[
                 "--duration",
-                "300ms",
+                "1s",
                 "--shards",
                 "1",
                 "--backend",
