@@ -285,6 +285,14 @@ impl Report {
             out.push_str(&s.to_text());
         }
         for job in &self.jobs {
+            if job.wraps > 0 && job.job_type != "seqread" {
+                let _ = writeln!(
+                    out,
+                    "note: job {} wrapped to offset 0 {} time(s): after its first pass it \
+                     overwrote data it had written (raise data_size to measure {} writes only)",
+                    job.name, job.wraps, job.prepare
+                );
+            }
             if job.unsent_at_end > 0 {
                 let _ = writeln!(
                     out,
