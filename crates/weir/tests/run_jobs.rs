@@ -329,3 +329,25 @@ fn scheduler_classes_and_prometheus_metrics() {
     );
     assert_exit(&o, 2);
 }
+
+#[test]
+fn the_readme_example_runs() {
+    let s = Scratch::new();
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/mixed.yaml");
+    let o = run(
+        example.as_ref(),
+        s.dir(),
+        &["--duration", "500ms", "--shards", "1", "--output", "json"],
+    );
+    assert_exit(&o, 0);
+    let v = json(&o);
+    let names: Vec<&str> = v["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .filter_map(|j| j["name"].as_str())
+        .collect();
+    assert_eq!(names, ["reads", "flush"]);
+    assert!(v["jobs"][1]["ops"].as_u64().unwrap_or(0) > 0, "{v}");
+    assert!(files_in(s.dir()).is_empty());
+}
