@@ -232,6 +232,8 @@ pub struct Job {
 pub const DEFAULT_DATA_PER_SHARD_BYTES: u64 = 1 << 30;
 /// io_tester rounds each shard's part of `data_size` up to this.
 pub const DATA_SIZE_ALIGN_BYTES: u64 = 1 << 20;
+/// The largest request: a completion's byte count must fit in an i32.
+pub const MAX_REQUEST_BYTES: u32 = 1 << 30;
 /// io_tester's default shares.
 pub const DEFAULT_SHARES: u32 = 10;
 
@@ -326,6 +328,16 @@ impl Job {
         }
         if self.request_bytes == 0 {
             return err("shard_info.reqsize", "must be at least 512 bytes".into());
+        }
+        if self.request_bytes > MAX_REQUEST_BYTES {
+            return err(
+                "shard_info.reqsize",
+                format!(
+                    "{} bytes is above the largest request weir sends (1 GiB); split it into \
+                     smaller requests",
+                    self.request_bytes
+                ),
+            );
         }
         if self.parallelism == 0 {
             return err(

@@ -44,6 +44,7 @@ pub mod job;
 pub mod parse;
 pub mod report;
 pub mod run;
+mod scheduling;
 mod setup;
 pub mod verify;
 
