@@ -39,6 +39,7 @@ pub mod arrival;
 mod check;
 mod class_report;
 pub mod driver;
+pub mod eagain;
 pub mod hist;
 pub mod job;
 pub mod parse;

@@ -91,8 +91,8 @@ pub struct JobReport {
     pub queue_latency_us: LatencySummary,
     /// Dispatch to completion: time in the kernel and the device.
     pub disk_latency_us: LatencySummary,
-    /// EAGAIN retries attributed to this job: exact on shards where it is the only job,
-    /// and not attributed (see the run's total) on shards it shares.
+    /// RWF_NOWAIT requests of this job the kernel refused with EAGAIN (each was re-sent
+    /// without the flag).
     pub eagain_retries: u64,
     /// Requests that failed (the first failure stops the run).
     pub errors: u64,

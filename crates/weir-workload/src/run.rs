@@ -17,6 +17,7 @@ use weir_model::device::Device;
 use weir_sched::{ClassConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
 
 use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
+use crate::eagain::EagainSpy;
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::{Plan, Prepare};
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
@@ -148,6 +149,11 @@ pub trait DeviceFactory: Sync {
     fn eagain_retries(&self, _device: &Self::Device) -> u64 {
         0
     }
+
+    /// The same retries per file descriptor, when the device can tell (empty otherwise).
+    fn eagain_retries_by_fd(&self, _device: &Self::Device) -> Vec<(i32, u64)> {
+        Vec::new()
+    }
 }
 
 /// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.
@@ -157,7 +163,7 @@ pub struct EngineFactory {
 }
 
 impl DeviceFactory for EngineFactory {
-    type Device = NowaitRetry<EngineDevice>;
+    type Device = NowaitRetry<EagainSpy<EngineDevice>>;
 
     fn name(&self) -> String {
         self.backend.as_str().to_string()
@@ -165,11 +171,15 @@ impl DeviceFactory for EngineFactory {
 
     fn open(&self, _shard: usize, depth: u32) -> Result<Self::Device, String> {
         let device = EngineDevice::open(self.backend, depth).map_err(|e| e.to_string())?;
-        Ok(NowaitRetry::new(device, self.nowait))
+        Ok(NowaitRetry::new(EagainSpy::new(device), self.nowait))
     }
 
     fn eagain_retries(&self, device: &Self::Device) -> u64 {
         device.eagain_retries()
+    }
+
+    fn eagain_retries_by_fd(&self, device: &Self::Device) -> Vec<(i32, u64)> {
+        device.inner().counts().to_vec()
     }
 }
 
@@ -410,7 +420,8 @@ fn shard_main<F: DeviceFactory>(
         }
     }
     result.eagain_retries = factory.eagain_retries(&device);
-    let single_job = jobs.len() == 1;
+    let by_fd = factory.eagain_retries_by_fd(&device);
+    let single_job = jobs.len() == 1 && by_fd.is_empty();
     for mut job in jobs {
         if let Some(file) = &mut job.file {
             if let Err(e) = file.finish() {
@@ -423,6 +434,8 @@ fn shard_main<F: DeviceFactory>(
         }
         if single_job {
             job.stats.eagain_retries = result.eagain_retries;
+        } else if let Some((_, n)) = by_fd.iter().find(|(fd, _)| *fd == job.fd && job.fd >= 0) {
+            job.stats.eagain_retries = *n;
         }
         result.jobs.push(FinishedJob {
             index: job.index,

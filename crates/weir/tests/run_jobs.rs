@@ -348,6 +348,18 @@ fn the_readme_example_runs() {
         .filter_map(|j| j["name"].as_str())
         .collect();
     assert_eq!(names, ["reads", "flush"]);
+    // Every EAGAIN retry is charged to the job whose request it was.
+    let per_job: u64 = v["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| j["eagain_retries"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(
+        per_job,
+        v["eagain_retries"].as_u64().unwrap_or(u64::MAX),
+        "{v}"
+    );
     assert!(v["jobs"][1]["ops"].as_u64().unwrap_or(0) > 0, "{v}");
     assert!(files_in(s.dir()).is_empty());
 }
