@@ -113,3 +113,27 @@ fn xfs_on_4k_sectors_refuses_512_byte_requests() {
         "{err}"
     );
 }
+
+#[test]
+fn xfs_disk_full_with_direct_io_stops_reports_and_cleans_up() {
+    let Some(fs) = xfs("run-xfs-enospc", 4096, 512) else {
+        return;
+    };
+    let s = Scratch::new();
+    let job = s.job(
+        "fill.yaml",
+        "- name: fill\n  type: append\n  shard_info:\n    parallelism: 4\n    reqsize: 1MB\n",
+    );
+    let o = run(
+        &job,
+        fs.path(),
+        &["--duration", "60s", "--shards", "2", "--output", "json"],
+    );
+    assert_exit(&o, 1);
+    let err = stderr(&o);
+    assert!(err.contains("ENOSPC") && err.contains("removed"), "{err}");
+    let v = json(&o);
+    assert!(v["jobs"][0]["ops"].as_u64().unwrap_or(0) > 0, "{v}");
+    assert!(v["duration_s"].as_f64().unwrap_or(60.0) < 30.0, "{v}");
+    assert!(files_in(fs.path()).is_empty(), "{:?}", files_in(fs.path()));
+}
