@@ -7,7 +7,9 @@ const errors = require('./errors');
 const req = require('./request');
 const { Reader, readResult, ResultSet, ResultSetGroup } = require('./result');
 
-const CHUNK_ROWS = 32768;
+// An array of up to 262,144 rows crosses in one call; longer inputs and streams go in
+// chunks, the next encoded while the current one runs.
+const CHUNK_ROWS = 262144;
 
 async function* rowsOf(parameters) {
   if (Array.isArray(parameters)) { yield* parameters; return; }
@@ -31,20 +33,22 @@ async function executeConcurrent(client, query, parameters, options) {
   const group = new ResultSetGroup(collect);
 
   const source = items ? items : rowsOf(parameters);
+  let header = null;
   const encodeChunk = async (iter) => {
-    const w = new req.Writer(1 << 16);
+    const w = new req.Writer(items ? 1 << 16 : Math.min(CHUNK_ROWS, Array.isArray(parameters) ? parameters.length : 4096) * 64 + 64);
     w.u32le(0);
     let count = 0;
-    const handles = [];
     for (;;) {
-      const next = await iter.next();
+      // Arrays are read synchronously: an await per row would cost a microtask each.
+      const next = iter.sync ? iter.nextSync() : await iter.next();
       if (next.done) break;
       let q = query, params = next.value;
       if (items) { q = next.value.query; params = next.value.params; }
       const entry = client._getPrepared(q);
       const info = entry.info || await entry.promise;
-      handles.push(info);
-      req.writeHeader(w, req.KIND_PREPARED, o, !collect);
+      // Every row shares one header: encode it once, then copy it.
+      if (!header) { const h = new req.Writer(64); req.writeHeader(h, req.KIND_PREPARED, o, !collect); header = Buffer.from(h.done()); }
+      w.bytes(header);
       w.u32le(info.handle);
       req.writePreparedValues(w, params, info.variables, enc);
       if (++count >= CHUNK_ROWS) break;
@@ -52,7 +56,11 @@ async function executeConcurrent(client, query, parameters, options) {
     w.buf.writeUInt32LE(count, 0);
     return { buf: w.done(), count };
   };
-  const iter = items ? (async function* () { yield* items; })() : source[Symbol.asyncIterator]();
+  const list = items || (Array.isArray(parameters) ? parameters : null);
+  let at = 0;
+  const iter = list
+    ? { sync: true, nextSync: () => (at < list.length ? { done: false, value: list[at++] } : { done: true }) }
+    : source[Symbol.asyncIterator]();
 
   let chunk = await encodeChunk(iter);
   while (chunk.count > 0) {

@@ -68,10 +68,14 @@ function writePreparedValues(w, params, variables, encOpts) {
     throw new ArgumentError(`Too many parameters: the statement has ${variables.length} bind markers, ${values.length} values given`);
   }
   w.u16le(values.length);
+  // Error contexts are built once per statement, not per value.
+  let ctx = ctxCache.get(variables);
+  if (!ctx) { ctx = variables.map((v, index) => ({ name: v.name, index })); ctxCache.set(variables, ctx); }
   for (let i = 0; i < values.length; i++) {
-    writeParam(w, values[i], variables[i].type, { name: variables[i].name, index: i }, encOpts);
+    writeParam(w, values[i], variables[i].type, ctx[i], encOpts);
   }
 }
+const ctxCache = new WeakMap();
 
 /** Values of an unprepared statement: hinted, else guessed like cassandra-driver. */
 function writeGuessedValues(w, params, hints, encOpts) {
