@@ -5,7 +5,8 @@
 # Usage: bench/tune-vs-fio.sh [DIR]        (default DIR: /var/tmp/weir-tune-bench)
 # Environment: QDS ("1 2 4 8 16 32 64 128", total in flight), JOBS (nproc: fio jobs, one file
 # each, like weir's shards), RUNTIME_S (2, per fio point, after 1 s ramp), FIO_FILE_BYTES (8G,
-# all jobs together), WEIR (a built weir binary; default: cargo build --release -p weir).
+# all jobs together), SETTLE_S (5: idle seconds before each tool's turn, so writes buffered
+# below the guest by the previous one drain first), WEIR (a built weir binary; default: cargo build --release -p weir).
 # Wrap it in `flock /work/bench.lock` on shared machines; it does not lock by itself.
 #
 # fio (direct=1, ioengine=io_uring, JOBS jobs with a file each, like weir's shards, at
@@ -21,6 +22,7 @@ set -euo pipefail
 DIR=${1:-/var/tmp/weir-tune-bench}
 QDS=${QDS:-"1 2 4 8 16 32 64 128"}
 JOBS=${JOBS:-$(nproc)}
+SETTLE_S=${SETTLE_S:-5}
 RUNTIME_S=${RUNTIME_S:-2}
 FIO_FILE_BYTES=${FIO_FILE_BYTES:-8G}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,6 +62,7 @@ for qd in $QDS; do
     if ((qd >= JOBS)); then SWEEP="$SWEEP $qd"; fi
 done
 
+sleep "$SETTLE_S"
 echo "fio sweep on $DIR: $JOBS jobs, total QD$SWEEP, ${RUNTIME_S}s per point" >&2
 : >"$WORK/fio.txt"
 for qd in $SWEEP; do
@@ -80,6 +83,7 @@ done
 rm -f "$DIR"/fio-tune-data.*
 
 for run in 1 2; do
+    sleep "$SETTLE_S"
     echo "weir tune run $run" >&2
     start=$(date +%s.%N)
     "$WEIR" tune --dir "$DIR" --properties-file "$WORK/io-$run.yaml" --format json >"$WORK/weir-$run.json"
