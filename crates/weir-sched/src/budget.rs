@@ -29,6 +29,11 @@ pub struct SchedConfig {
     pub head_start: Option<Duration>,
     /// Follow the disk down when completions show it is slower than the model.
     pub feedback: bool,
+    /// How far above the model the feedback may raise the disk's speed when completions show
+    /// the disk drains its queue faster than modelled (1.0: never above the io-properties).
+    /// Disks that overlap reads and writes better than the half-duplex model (virtio over a
+    /// host cache, many NVMe) need this to reach their mixed throughput.
+    pub max_speed_factor: f64,
     /// Number of shards that will share the budget (one `ShardQueue` each).
     pub shards: usize,
     /// No capacity limit at all: classes are still ordered fairly and measured, but every
@@ -42,6 +47,7 @@ impl Default for SchedConfig {
             latency_goal: Duration::from_micros(750),
             head_start: None,
             feedback: true,
+            max_speed_factor: 2.0,
             shards: 1,
             unlimited: false,
         }
@@ -121,6 +127,7 @@ pub struct SharedBudget {
     bucket_ps: u64,
     head_start_ps: u64,
     max_request_bytes: [u64; 2],
+    speed_max_q16: u64,
 }
 
 fn direction_index(direction: Direction) -> usize {
@@ -170,6 +177,13 @@ impl SharedBudget {
                 .unwrap_or(u64::MAX / 1000)
                 .saturating_mul(1000)
         });
+        if !(1.0..=16.0).contains(&config.max_speed_factor) {
+            return Err(SchedError::Config(format!(
+                "max_speed_factor is {}; give between 1.0 and 16.0",
+                config.max_speed_factor
+            )));
+        }
+        let speed_max_q16 = (config.max_speed_factor * SPEED_ONE as f64) as u64;
         let boards = (0..config.shards)
             .map(|_| ShardBoard {
                 head_vt: AtomicU64::new(u64::MAX),
@@ -184,6 +198,7 @@ impl SharedBudget {
             bucket_ps,
             head_start_ps,
             max_request_bytes,
+            speed_max_q16,
             model,
             config,
         })
@@ -320,11 +335,14 @@ impl SharedBudget {
     ///
     /// The estimate is delay-based, not rate-based, which is what keeps it from creeping down:
     /// a request that found `ahead_ps` of disk time in flight should take the disk's unloaded
-    /// latency plus `ahead_ps` to finish if the disk runs as modelled. Only requests that found
+    /// latency plus `ahead_ps` to finish if the disk runs as modelled; the ratio of the two
+    /// waits is a sample of the disk's speed. Only requests that found
     /// the window at least half full are evidence (below that the disk is not queueing and its
-    /// latency says nothing about its speed), and the estimate never rises above the model, so
-    /// an idle or lightly loaded disk can never talk the budget down, while a disk that slowed
-    /// shows it within a few dozen completions and climbs back as soon as it recovers.
+    /// latency says nothing about its speed), so an idle or lightly loaded disk can never talk
+    /// the budget down, while a disk that slowed shows it within a few dozen completions and
+    /// climbs back as soon as it recovers. A disk that drains its queue faster than modelled
+    /// earns up to `max_speed_factor`: the window then holds more work, but its drain time
+    /// stays about one goal.
     pub(crate) fn release(&self, direction: Direction, cost_ps: u64, ahead_ps: u64, disk_ns: u64) {
         if self.config.unlimited {
             return;
@@ -340,15 +358,17 @@ impl SharedBudget {
         if ahead_ps.saturating_mul(2) < window {
             return;
         }
+        // The unloaded latency already holds the request's own service time, so what is left
+        // is the wait for the work ahead: `ahead_ps` of model time at the model's speed.
         let queued_ns = disk_ns.saturating_sub(base_ns).max(1);
-        let expected_ns = (ahead_ps + cost_ps) / 1000;
+        let expected_ns = ahead_ps / 1000;
         let sample = ((u128::from(expected_ns) << SPEED_SHIFT) / u128::from(queued_ns))
-            .min(u128::from(SPEED_ONE)) as u64;
+            .min(u128::from(self.speed_max_q16)) as u64;
         let old = lane.speed_q16.load(Relaxed);
         // An EMA with weight 1/8: a few dozen completions (well under one goal) to follow.
         let new = (old * 7 + sample) / 8;
         lane.speed_q16
-            .store(new.clamp(SPEED_MIN, SPEED_ONE), Relaxed);
+            .store(new.clamp(SPEED_MIN, self.speed_max_q16), Relaxed);
     }
 
     /// Publishes a shard's smallest backlogged virtual time (`u64::MAX` when it has none).

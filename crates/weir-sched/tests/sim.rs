@@ -296,7 +296,11 @@ fn mixed_reads_stay_within_goal_plus_solo_latency() {
          writes {:.3} of solo",
         write_bytes as f64 / solo_write_bytes as f64
     );
-    assert!(p99 <= goal_ns + solo_p99, "seed {seed}: read p99 {p99} ns");
+    // The simulated disk serves a read 1.5x slower while a write is in service
+    // (`read_write_interference`), so a mixed read's own service can never be its solo one.
+    let interference = SimConfig::nvme_like(seed).read_write_interference;
+    let limit = goal_ns + (solo_p99 as f64 * interference) as u64;
+    assert!(p99 <= limit, "seed {seed}: read p99 {p99} ns > {limit} ns");
     assert!(
         write_bytes as f64 >= 0.85 * solo_write_bytes as f64,
         "seed {seed}: writes starved"
