@@ -171,3 +171,48 @@ fn unlimited_dispatches_everything_at_once() {
     assert_eq!(q.dispatch(0, &mut out), 1000);
     assert_eq!(q.next_wakeup_ns(), None);
 }
+
+#[test]
+fn duplex_disks_give_each_direction_a_full_budget() {
+    let duplex = CostModel::new(85_000.0, 1.9e9, 60_000.0, 1.75e9, 1.0, true).expect("valid");
+    let config = SchedConfig {
+        max_speed_factor: 1.0,
+        ..Default::default()
+    };
+    let budget = Arc::new(SharedBudget::new(duplex, config).expect("budget"));
+    let mut q = ShardQueue::new(budget, 0).expect("queue");
+    let r = q.add_class(ClassConfig::new("r", 1000)).expect("class");
+    let w = q.add_class(ClassConfig::new("w", 1000)).expect("class");
+    let used = run_backlogged(
+        &mut q,
+        &[(r, Direction::Read, 4096), (w, Direction::Write, 128 << 10)],
+        1,
+    );
+    // Each direction gets (nearly) a whole second of its own disk time.
+    assert!(used[0] > 0.95 && used[0] <= 1.001, "reads used {}", used[0]);
+    assert!(
+        used[1] > 0.95 && used[1] <= 1.001,
+        "writes used {}",
+        used[1]
+    );
+}
+
+#[test]
+fn bad_budget_settings_are_refused() {
+    let zero_goal = SchedConfig {
+        latency_goal: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let e = SharedBudget::new(vda(), zero_goal).expect_err("zero goal");
+    assert!(e.to_string().contains("latency goal"), "{e}");
+    let no_shards = SchedConfig {
+        shards: 0,
+        ..Default::default()
+    };
+    assert!(SharedBudget::new(vda(), no_shards).is_err());
+    let fast = SchedConfig {
+        max_speed_factor: 0.5,
+        ..Default::default()
+    };
+    assert!(SharedBudget::new(vda(), fast).is_err());
+}
