@@ -40,4 +40,4 @@ pub mod steady;
 
 pub use error::TuneError;
 pub use meter::{Load, Measurement, Meter, Pattern};
-pub use plan::{tune, TuneConfig, TuneReport};
+pub use plan::{tune, tune_with_progress, TuneConfig, TuneReport};

@@ -143,6 +143,15 @@ fn share(i: usize) -> (f64, f64) {
 /// reads then read (a hole would be answered without the disk); random writes overwrite that
 /// data (like fio after its layout pass) and random reads come last.
 pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneError> {
+    tune_with_progress(meter, cfg, &mut |_| {})
+}
+
+/// [`tune`], calling `progress` with one line as each phase ends.
+pub fn tune_with_progress(
+    meter: &mut dyn Meter,
+    cfg: &TuneConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<TuneReport, TuneError> {
     let mut budget = Budget::new(cfg.budget_ns, cfg.step_overhead_ns);
     let s = &cfg.search;
     let depth_start = meter.shards().max(1);
@@ -168,6 +177,7 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
         depth_start,
         &mut Phase::new(&mut budget, s, w, l),
     )?;
+    progress(&knee_line("sequential write", &seq_write));
     let (w, l) = share(1);
     let write_sat = find_saturation(
         meter,
@@ -175,6 +185,7 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
         req_min.max(4096),
         &mut Phase::new(&mut budget, s, w, l),
     )?;
+    progress(&saturation_line("write", &write_sat));
     let (w, l) = share(2);
     let seq_read = find_knee(
         meter,
@@ -182,6 +193,7 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
         depth_start,
         &mut Phase::new(&mut budget, s, w, l),
     )?;
+    progress(&knee_line("sequential read", &seq_read));
     let (w, l) = share(3);
     let read_sat = find_saturation(
         meter,
@@ -189,6 +201,7 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
         req_min.max(4096),
         &mut Phase::new(&mut budget, s, w, l),
     )?;
+    progress(&saturation_line("read", &read_sat));
     let (w, l) = share(4);
     let rand_write = find_knee(
         meter,
@@ -196,6 +209,7 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
         depth_start,
         &mut Phase::new(&mut budget, s, w, l),
     )?;
+    progress(&knee_line("random write", &rand_write));
     let (w, l) = share(5);
     let sector = detect_sector(
         meter,
@@ -204,6 +218,15 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
         cfg.reported_physical_sector_bytes,
         &mut Phase::new(&mut budget, s, w, l),
     )?;
+    progress(&format!(
+        "physical sector: random-write IOPS {}",
+        sector
+            .points
+            .iter()
+            .map(|(b, iops)| format!("{b} B {:.0}", iops))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     let (w, l) = share(6);
     let rand_read = find_knee(
         meter,
@@ -211,6 +234,7 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
         depth_start,
         &mut Phase::new(&mut budget, s, w, l),
     )?;
+    progress(&knee_line("random read", &rand_read));
 
     let mut read_bandwidth = Figure::from_knee(&seq_read);
     let mut write_bandwidth = Figure::from_knee(&seq_write);
@@ -247,6 +271,48 @@ pub fn tune(meter: &mut dyn Meter, cfg: &TuneConfig) -> Result<TuneReport, TuneE
     report.findings = findings(&report, cfg);
     report.measuring_ns = budget.spent_ns;
     Ok(report)
+}
+
+fn rate_text(m: &Measurement) -> String {
+    match m.load.metric() {
+        crate::meter::Metric::Iops => format!("{:.0} IOPS", m.iops),
+        crate::meter::Metric::Bandwidth => format!("{:.0} MB/s", m.bandwidth_bytes_per_s / 1e6),
+    }
+}
+
+fn knee_line(name: &str, k: &KneeResult) -> String {
+    let steps: Vec<String> = k
+        .steps
+        .iter()
+        .map(|m| format!("{}: {}", m.load.depth, rate_text(m)))
+        .collect();
+    format!(
+        "{name}: best {} at depth {}, knee depth {} (depth sweep {})",
+        rate_text(k.best()),
+        k.best().load.depth,
+        k.knee().load.depth,
+        steps.join(", ")
+    )
+}
+
+fn saturation_line(name: &str, r: &SaturationResult) -> String {
+    let steps: Vec<String> = r
+        .steps
+        .iter()
+        .map(|m| {
+            format!(
+                "{} KiB x{}: {}",
+                m.load.request_bytes >> 10,
+                m.load.depth,
+                rate_text(m)
+            )
+        })
+        .collect();
+    format!(
+        "{name} saturation length {} KiB ({})",
+        r.saturation_bytes >> 10,
+        steps.join(", ")
+    )
 }
 
 /// Re-measures each figure at its best depth until the rate has been steady for a long window,

@@ -5,7 +5,7 @@
 use crate::drive::ShardTarget;
 use crate::error::TuneError;
 use crate::meters::ShardedMeter;
-use crate::plan::{tune, Finding, TuneConfig, TuneReport};
+use crate::plan::{tune_with_progress, Finding, TuneConfig, TuneReport};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use weir_engine::backend::{Backend, EngineDevice};
@@ -163,6 +163,7 @@ pub fn tune_dir(
     cfg: &TuneConfig,
     backend: Backend,
     deadline: Instant,
+    progress: &mut dyn FnMut(&str),
 ) -> Result<TuneReport, TuneError> {
     // Ctrl-C only raises a flag; the shards stop, and dropping the files removes them.
     if let Err(errno) = interrupt::install() {
@@ -203,7 +204,7 @@ pub fn tune_dir(
         .saturating_duration_since(Instant::now() + reserve)
         .as_nanos() as u64;
     cfg.reported_physical_sector_bytes = pre.reported_physical_sector_bytes;
-    let result = tune(&mut meter, &cfg);
+    let result = tune_with_progress(&mut meter, &cfg, progress);
     if interrupt::requested() {
         drop(files);
         return Err(TuneError::Interrupted);

@@ -98,7 +98,10 @@ pub fn run(args: TuneArgs) -> CliResult {
                 left.as_secs_f64() / f64::from(count - i as u32)
             ),
         );
-        let report = tune_dir(&pre, &cfg, backend, dir_deadline).map_err(tune_error)?;
+        let report = tune_dir(&pre, &cfg, backend, dir_deadline, &mut |line: &str| {
+            note(quiet, &format!("  {line}"))
+        })
+        .map_err(tune_error)?;
         results.push((pre, report));
     }
     let disks = results
