@@ -75,10 +75,13 @@ run_fio() { # workload round
     local out="$WORK/fio-$1-$2"
     prewrite
     # shellcheck disable=SC2086
-    /usr/bin/time -f '%U %S' -o "$out.time" fio --name=bench --filename="$FILE" \
+    if ! /usr/bin/time -f '%U %S' -o "$out.time" fio --name=bench --filename="$FILE" \
         --size=1g --direct=1 --ioengine=io_uring --time_based --runtime="$DURATION_S" \
         --lat_percentiles=1 --clat_percentiles=0 --norandommap --randrepeat=0 \
-        ${FIO_ARGS[$1]} --output-format=json --output="$out.json"
+        ${FIO_ARGS[$1]} --output-format=json --output="$out.json"; then
+        echo "fio failed ($1, round $2); this sample is skipped" >&2
+        return 0
+    fi
     python3 - "$out" fio <<'PY' >>"$WORK/results.tsv"
 import json, sys
 out, side = sys.argv[1], sys.argv[2]
@@ -96,9 +99,13 @@ PY
 run_weir() { # workload round backend
     local out="$WORK/weir_$3-$1-$2"
     prewrite
-    /usr/bin/time -f '%U %S' -o "$out.time" "$WEIR" run "$WORK/$1.yaml" --dir "$DIR" \
+    if ! /usr/bin/time -f '%U %S' -o "$out.time" "$WEIR" run "$WORK/$1.yaml" --dir "$DIR" \
         --duration "${DURATION_S}s" --shards 1 --backend "$3" --output json "${KEEP[@]}" \
-        >"$out.json"
+        >"$out.json" 2>"$out.err"; then
+        echo "weir run failed ($1, round $2, $3); this sample is skipped:" >&2
+        cat "$out.err" "$out.time" >&2
+        return 0
+    fi
     python3 - "$out" "weir_$3" <<'PY' >>"$WORK/results.tsv"
 import json, sys
 out, side = sys.argv[1], sys.argv[2]
@@ -129,7 +136,7 @@ if bw is None:
     bw = kbs * 1024 if kbs is not None else float("nan")
 p50 = find(doc, ["latency_us_p50", "p50_us", "p50", "p0.5"])
 p99 = find(doc, ["latency_us_p99", "p99_us", "p99", "p0.99"])
-ios = find(doc, ["total_requests", "requests", "ios", "total_ios"])
+ios = find(doc, ["ops", "total_requests", "requests", "ios", "total_ios"])
 user, sys_s = map(float, open(out + ".time").read().split()[-2:])
 nan = float("nan")
 print("\t".join(map(str, [out.split("/")[-1].split("-")[1], side, iops or nan, bw / 1e6,

@@ -1,6 +1,6 @@
 //! A minimal closed-loop driver straight on the engine, to see its own cost without the
 //! workload layer: `cargo bench -p weir-engine --bench engine_loop -- FILE [QD] [BYTES]
-//! [SECONDS] [randread|write] [uring|aio] [fixed]`.
+//! [SECONDS] [randread|write] [uring|aio] [fixed|plain] [deadline]`.
 //!
 //! Prints IOPS, MB/s and CPU microseconds per I/O (getrusage of the process). Compare with
 //! fio on the same file (bench/engine-vs-fio.sh does it for the full `weir run` path).
@@ -46,6 +46,8 @@ fn main() -> Result<(), String> {
     };
     let backend: Backend = args.get(5).map_or(Ok(Backend::Uring), |s| s.parse())?;
     let fixed = args.get(6).is_some_and(|s| s == "fixed");
+    // "deadline": wait with a deadline (the run's end) as the workload driver does.
+    let with_deadline = args.get(7).is_some_and(|s| s == "deadline");
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -95,7 +97,8 @@ fn main() -> Result<(), String> {
     let mut ios = 0u64;
     let mut now = t0;
     while now < end {
-        dev.submit_and_wait(1, None).map_err(|e| e.to_string())?;
+        dev.submit_and_wait(1, with_deadline.then_some(end))
+            .map_err(|e| e.to_string())?;
         done.clear();
         dev.reap(&mut done);
         for c in &done {
