@@ -28,7 +28,8 @@ async function executeConcurrent(client, query, parameters, options) {
   if (typeof query !== 'string' && !Array.isArray(query)) throw new errors.ArgumentError('query must be a string or an array of {query, params}');
   const wait = client._ensureConnected();
   if (wait) await wait;
-  const o = client._execOptions({ ...options, prepare: true });
+  // Results that are not collected need no paging: run those statements unpaged.
+  const o = client._execOptions({ ...options, prepare: true, paged: collect ? options.paged : false });
   const enc = client.options.encoding;
   const group = new ResultSetGroup(collect);
 

@@ -9,7 +9,7 @@ const errors = require('./errors');
 class Row {
   constructor(columns) {
     // Keeps `columns` off the enumerable properties, as cassandra-driver does.
-    Object.defineProperty(this, '__columns', { value: columns, enumerable: false, writable: false });
+    if (columns !== undefined) Object.defineProperty(this, '__columns', { value: columns, enumerable: false, writable: false });
   }
   get(columnName) {
     if (typeof columnName === 'number') return this[this.__columns[columnName].name];
@@ -138,14 +138,25 @@ class ResultSet {
   }
 }
 
+const rowClasses = new WeakMap();
+
 function decodeRows(page, columns, rowLength) {
   const rows = new Array(rowLength);
   if (!page) return rows;
   const { buf, opts } = page;
   let p = page.start;
   const n = columns.length;
+  // One Row subclass per column set carries `__columns` on its prototype, so building a
+  // row costs no defineProperty call.
+  let RowOfColumns = rowClasses.get(columns);
+  if (!RowOfColumns) {
+    RowOfColumns = class extends Row {};
+    Object.defineProperty(RowOfColumns.prototype, '__columns', { value: columns, enumerable: false });
+    Object.defineProperty(RowOfColumns, 'name', { value: 'Row' });
+    rowClasses.set(columns, RowOfColumns);
+  }
   for (let i = 0; i < rowLength; i++) {
-    const row = new Row(columns);
+    const row = new RowOfColumns();
     for (let c = 0; c < n; c++) {
       const len = buf.readInt32BE(p); p += 4;
       if (len < 0) { row[columns[c].name] = null; continue; }
