@@ -99,9 +99,14 @@ pub fn human_summary(r: &TuneReport) -> String {
     };
     let curve = if r.sector.measured_bytes == r.physical_sector_bytes {
         "measured".to_string()
+    } else if r.sector.measured_bytes < r.physical_sector_bytes {
+        format!(
+            "writes down to {} B showed no read-modify-write penalty, which does not contradict the kernel",
+            r.sector.measured_bytes
+        )
     } else {
         format!(
-            "the IOPS curve alone points at {} B, within noise of the kernel's value",
+            "the IOPS curve alone points at {} B, but not by more than the noise",
             r.sector.measured_bytes
         )
     };

@@ -382,25 +382,36 @@ pub fn detect_sector(
     Ok(result)
 }
 
-/// The measured sector wins over the kernel's only on significant evidence: IOPS at the
-/// measured size beats IOPS at the reported size by more than `disagreement_min`, and the
-/// reference did not drift by as much during the sweep.
+/// The measured sector wins over the kernel's only on significant evidence of a read-modify-
+/// write the kernel does not admit: the measured size is larger than the reported one, every
+/// measured size from the reported one up to it is slower by more than `disagreement_min`, and
+/// the reference did not drift by as much during the sweep. A curve pointing at a *smaller*
+/// size proves nothing against the kernel: sizes at or above a true sector are never
+/// penalized, so fast small writes only say the penalty is absent, not where the sector is.
 fn verdict(r: &SectorResult, reported: Option<u32>, disagreement_min: f64) -> u32 {
     let Some(reported) = reported else {
         return r.measured_bytes;
     };
-    if r.drift > disagreement_min {
+    if r.drift > disagreement_min || r.measured_bytes <= reported {
         return reported;
     }
-    match (r.iops_at(reported), r.iops_at(r.measured_bytes)) {
-        (Some(at_reported), Some(at_measured))
-            if at_measured > at_reported * (1.0 + disagreement_min) =>
-        {
-            r.measured_bytes
-        }
-        // The kernel's size was not measured (below the direct-I/O alignment, or no time):
-        // nothing contradicts it.
-        _ => reported,
+    let Some(at_measured) = r.iops_at(r.measured_bytes) else {
+        return reported;
+    };
+    let below: Vec<f64> = r
+        .points
+        .iter()
+        .filter(|p| p.0 >= reported && p.0 < r.measured_bytes)
+        .map(|p| p.1)
+        .collect();
+    let all_penalized = !below.is_empty()
+        && below
+            .iter()
+            .all(|&iops| iops * (1.0 + disagreement_min) < at_measured);
+    if all_penalized {
+        r.measured_bytes
+    } else {
+        reported
     }
 }
 
@@ -448,6 +459,60 @@ mod tests {
         ];
         assert_eq!(sector_from_points(&honest, 0.05), 512);
         assert_eq!(sector_from_points(&[(4096, 1.0)], 0.05), 4096);
+    }
+
+    fn result(points: &[(u32, f64)], drift: f64) -> SectorResult {
+        let measured_bytes = sector_from_points(points, 0.05);
+        SectorResult {
+            points: points.to_vec(),
+            measured_bytes,
+            physical_bytes: measured_bytes,
+            drift,
+            budget_limited: false,
+        }
+    }
+
+    #[test]
+    fn only_a_costly_under_report_overrides_the_kernel() {
+        // The seeds' lie: 512 B reported, every size under 4 KiB pays read-modify-write.
+        let lie = result(
+            &[
+                (512, 35e3),
+                (1024, 36e3),
+                (2048, 37e3),
+                (4096, 60e3),
+                (8192, 50e3),
+            ],
+            0.01,
+        );
+        assert_eq!(verdict(&lie, Some(512), 0.15), 4096);
+        // A noisy flat curve whose peak is at 1 KiB: no evidence against a reported 4 KiB.
+        let flat = result(
+            &[
+                (512, 74e3),
+                (1024, 83e3),
+                (2048, 73e3),
+                (4096, 72e3),
+                (8192, 70e3),
+            ],
+            0.02,
+        );
+        assert_eq!(flat.measured_bytes, 1024);
+        assert_eq!(verdict(&flat, Some(4096), 0.15), 4096);
+        // The same lie measured while the disk drifted: inconclusive, the kernel's value stays.
+        let drifting = result(
+            &[
+                (512, 35e3),
+                (1024, 36e3),
+                (2048, 37e3),
+                (4096, 60e3),
+                (8192, 50e3),
+            ],
+            0.3,
+        );
+        assert_eq!(verdict(&drifting, Some(512), 0.15), 512);
+        // Without a kernel value the curve decides.
+        assert_eq!(verdict(&flat, None, 0.15), 1024);
     }
 
     #[test]
