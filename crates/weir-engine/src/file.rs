@@ -283,7 +283,10 @@ fn open_flags(path: &Path, truncate: bool, flags: i32) -> Result<File, FileError
 /// Proves that direct I/O works in `dir` with one aligned write to a scratch file (some
 /// filesystems accept O_DIRECT at open and refuse the first I/O with EINVAL).
 pub fn trial_direct_write(dir: &Path, align: &DioAlignment) -> Result<(), FileError> {
-    let path = dir.join(format!(".weir-dio-trial-{}", std::process::id()));
+    // Unique per call: shards prepare their files concurrently in the same directory.
+    static TRIALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = TRIALS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!(".weir-dio-trial-{}-{n}", std::process::id()));
     let spec = OpenSpec {
         direct: DirectIo::Required,
         truncate: true,
