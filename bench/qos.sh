@@ -12,7 +12,9 @@
 # Usage: bench/qos.sh [DIR]     (default /var/tmp/weir-qos; must be on DEV)
 # Environment: DURATION (10s), DEV (the disk under DIR, default vda), WEIR (a built weir;
 #   default: cargo build --release -p weir), GOAL (0.75ms), TUNE_DURATION (30s),
-#   SWEEP ("0.25ms 0.5ms 1ms 2ms"), BENCH_LOCK (/work/bench.lock if present).
+#   SWEEP ("0.25ms 0.5ms 1ms 2ms"), BENCH_LOCK (/work/bench.lock if present),
+#   PROPS (use this io-properties file), PROPS_FROM (tune | fio: how to measure the disk when
+#   PROPS is not given; fio measures 4 KiB random IOPS at QD32 and 1 MiB bandwidth at QD8).
 # Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
 # ALWAYS restores the original, also on Ctrl-C). Holds BENCH_LOCK for the whole run.
 set -euo pipefail
@@ -23,6 +25,7 @@ DEV=${DEV:-vda}
 GOAL=${GOAL:-0.75ms}
 TUNE_DURATION=${TUNE_DURATION:-30s}
 SWEEP=${SWEEP:-"0.25ms 0.5ms 1ms 2ms"}
+PROPS_FROM=${PROPS_FROM:-tune}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCHED_FILE=/sys/block/$DEV/queue/scheduler
 DURATION_S=$(python3 -c "import sys; s=sys.argv[1]; print(float(s[:-2])/1000 if s.endswith('ms') else float(s.rstrip('s')))" "$DURATION")
@@ -93,12 +96,17 @@ writes_job >"$WORK/writes.yaml"
 { reads_job; writes_job; } >"$WORK/mixed.yaml"
 
 # ---------------------------------------------------------------- io-properties
+PROPS_FILE=${PROPS:-}
 PROPS=$WORK/io-properties.yaml
-if "$WEIR" tune --dir "$DIR" --duration "$TUNE_DURATION" --properties-file "$PROPS" >&2 \
+if [[ -n "$PROPS_FILE" ]]; then
+    cp "$PROPS_FILE" "$PROPS"
+    echo "qos: io-properties from $PROPS_FILE:" >&2
+elif [[ "$PROPS_FROM" == tune ]] \
+    && "$WEIR" tune --dir "$DIR" --duration "$TUNE_DURATION" --properties-file "$PROPS" >&2 \
     && [[ -s "$PROPS" ]]; then
     echo "qos: io-properties from weir tune:" >&2
 else
-    echo "qos: weir tune failed; measuring the four numbers with fio" >&2
+    echo "qos: measuring the four numbers with fio (4 KiB random at QD32, 1 MiB sequential at QD8)" >&2
     fio_rate() { # rw bs qd -> iops bytes_per_s
         fio --name=p --filename="$DIR/fio-qos-props" --size=4G --direct=1 --ioengine=io_uring \
             --rw="$1" --bs="$2" --iodepth="$3" --ramp_time=1 --runtime=4 --time_based \
