@@ -36,6 +36,9 @@ pub struct Preflight {
     pub mountpoint: String,
     pub facts: PathFacts,
     pub warnings: Vec<Warning>,
+    /// `weir doctor`'s other WARN/FAIL findings for this directory (layout pitfalls that do not
+    /// distort the measurement but will cost the workload), shown once in the preflight.
+    pub doctor: Vec<weir_probe::Finding>,
     pub shards: u32,
     pub file_bytes: u64,
     pub depth_max: u32,
@@ -109,6 +112,10 @@ pub fn preflight(dir: &Path, shards: u32) -> Result<Preflight, TuneError> {
     };
     let reported_physical_sector_bytes = facts.leaf_physical_block_bytes().map(|b| b as u32);
     let warnings = pitfalls(&facts);
+    let doctor = weir_probe::doctor::problems(&facts)
+        .into_iter()
+        .filter(|f| !f.id.ends_with(".scheduler"))
+        .collect();
     Ok(Preflight {
         dir: dir.to_path_buf(),
         mountpoint: fs
@@ -116,6 +123,7 @@ pub fn preflight(dir: &Path, shards: u32) -> Result<Preflight, TuneError> {
             .clone()
             .unwrap_or_else(|| dir.display().to_string()),
         warnings,
+        doctor,
         shards,
         file_bytes,
         depth_max,

@@ -135,6 +135,17 @@ fn preflights(dirs: &[PathBuf], shards: u32, quiet: bool) -> Result<Vec<Prefligh
             continue;
         }
         note(quiet, &format!("preflight: {}", pre.describe()));
+        for f in &pre.doctor {
+            let fix = f
+                .fix
+                .as_deref()
+                .map(|x| format!("\n  fix: {x}"))
+                .unwrap_or_default();
+            note(
+                quiet,
+                &format!("doctor: {} {}: {}{fix}", f.status.as_str(), f.id, f.summary),
+            );
+        }
         for w in &pre.warnings {
             note(
                 quiet,
