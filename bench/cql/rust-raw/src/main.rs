@@ -73,7 +73,11 @@ async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
             let mut s = futures::stream::iter(0..ops)
                 .map(|i| {
                     let (session, insert) = (&session, &insert);
-                    async move { session.execute_unpaged(insert, (Uuid::new_v4(), i as i32)).await }
+                    async move {
+                        session
+                            .execute_unpaged(insert, (Uuid::new_v4(), i as i32))
+                            .await
+                    }
                 })
                 .buffer_unordered(CONCURRENCY);
             while let Some(r) = s.next().await {
