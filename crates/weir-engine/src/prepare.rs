@@ -33,11 +33,17 @@ use crate::file::{open_data_file, trial_direct_write, DirectIo, FileError, OpenS
 /// How a data file is prepared before a job runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Prepare {
+    /// Written in full before the run (every block allocated and holding data).
     #[default]
     Overwrite,
+    /// Empty; every write extends the file.
     Append,
+    /// `ftruncate` to the data size: a sparse file whose blocks are allocated by the writes.
     Pretruncate,
+    /// `fallocate` of the data size: blocks reserved as unwritten extents.
     Fallocate,
+    /// Empty, but extended ahead of the writes with `ftruncate` (Seastar's sloppy size), and
+    /// truncated back to the data written at the end.
     Sloppy,
 }
 
@@ -58,6 +64,15 @@ impl Prepare {
             Prepare::Fallocate => "fallocate",
             Prepare::Sloppy => "sloppy",
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<Prepare> {
+        Prepare::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// Whether writes extend the file (the file starts empty).
+    pub fn extends_file(self) -> bool {
+        matches!(self, Prepare::Append | Prepare::Sloppy)
     }
 }
 

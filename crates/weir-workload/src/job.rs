@@ -95,56 +95,8 @@ impl fmt::Display for JobType {
     }
 }
 
-/// How a job's file looks before its first request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Prepare {
-    /// Written in full before the run (every block allocated and holding data).
-    Overwrite,
-    /// Empty; every write extends the file.
-    Append,
-    /// `ftruncate` to the data size: a sparse file whose blocks are allocated by the writes.
-    Pretruncate,
-    /// `fallocate` of the data size: blocks reserved as unwritten extents.
-    Fallocate,
-    /// Empty, but extended ahead of the writes with `ftruncate` (Seastar's sloppy size), and
-    /// truncated back to the data written at the end.
-    Sloppy,
-}
-
-impl Prepare {
-    pub const ALL: [Prepare; 5] = [
-        Prepare::Overwrite,
-        Prepare::Append,
-        Prepare::Pretruncate,
-        Prepare::Fallocate,
-        Prepare::Sloppy,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Prepare::Overwrite => "overwrite",
-            Prepare::Append => "append",
-            Prepare::Pretruncate => "pretruncate",
-            Prepare::Fallocate => "fallocate",
-            Prepare::Sloppy => "sloppy",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Prepare> {
-        Prepare::ALL.into_iter().find(|p| p.as_str() == name)
-    }
-
-    /// Whether writes extend the file (the file starts empty).
-    pub fn extends_file(self) -> bool {
-        matches!(self, Prepare::Append | Prepare::Sloppy)
-    }
-}
-
-impl fmt::Display for Prepare {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// How a job's file looks before its first request: the engine's preparation modes.
+pub use weir_engine::Prepare;
 
 /// How open-loop arrivals are spaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -19,7 +19,7 @@ use weir_sched::{ClassConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudge
 use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
 use crate::eagain::EagainSpy;
 use crate::hist::{LatencyHistogram, LatencySummary};
-use crate::job::{Plan, Prepare};
+use crate::job::Plan;
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
 use crate::setup;
 
@@ -716,17 +716,6 @@ impl StopSignal for ShardSignal<'_> {
 
     fn sample_interval_ns(&self) -> Option<u64> {
         self.shared.sample_interval_ns
-    }
-}
-
-/// The engine's preparation mode for a job's.
-pub(crate) fn engine_prepare(p: Prepare) -> weir_engine::Prepare {
-    match p {
-        Prepare::Overwrite => weir_engine::Prepare::Overwrite,
-        Prepare::Append => weir_engine::Prepare::Append,
-        Prepare::Pretruncate => weir_engine::Prepare::Pretruncate,
-        Prepare::Fallocate => weir_engine::Prepare::Fallocate,
-        Prepare::Sloppy => weir_engine::Prepare::Sloppy,
     }
 }
 

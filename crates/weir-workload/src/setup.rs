@@ -12,7 +12,7 @@ use weir_engine::{
 
 use crate::driver::JobSetup;
 use crate::job::{Plan, ShardSet};
-use crate::run::{direct_policy, engine_prepare, RunError, RunOptions};
+use crate::run::{direct_policy, RunError, RunOptions};
 use crate::verify::VERIFY_BLOCK_BYTES;
 
 /// Facts established by [`check`].
@@ -165,8 +165,7 @@ pub fn prepare_shard(
         let file_name = weir_engine::data_file_name(&job.name, shard as u32);
         let (file, alignment, prefilled) = match &options.dir {
             Some(dir) => {
-                let mut opts =
-                    PrepareOptions::new(engine_prepare(job.prepare()), data_bytes.unwrap_or(0));
+                let mut opts = PrepareOptions::new(job.prepare(), data_bytes.unwrap_or(0));
                 opts.direct = direct_policy(options);
                 opts.keep = options.keep_files;
                 opts.reuse_existing = true;
