@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // The package's test command (`npm test`):
-//   1. builds the native addon (napi build --release);
+//   1. builds the native addon (scripts/build.js: cargo build --release, then copy);
 //   2. runs the unit tests (no server);
 //   3. starts Apache Cassandra 5.0.9 from Maven Central jars (scripts/cassandra.sh; the jars
 //      are downloaded once into .cassandra/), runs the integration tests against it, and
