@@ -1,6 +1,6 @@
 //! A minimal closed-loop driver straight on the engine, to see its own cost without the
 //! workload layer: `cargo bench -p weir-engine --bench engine_loop -- FILE [QD] [BYTES]
-//! [SECONDS] [randread|write] [uring|aio] [fixed|plain] [deadline]`.
+//! [SECONDS] [randread|write] [uring|aio] [fixed|plain] [deadline|none] [eager|batch]`.
 //!
 //! Prints IOPS, MB/s and CPU microseconds per I/O (getrusage of the process). Compare with
 //! fio on the same file (bench/engine-vs-fio.sh does it for the full `weir run` path).
@@ -26,7 +26,8 @@ fn main() -> Result<(), String> {
         .filter(|a| a != "--bench")
         .collect();
     let path = args.first().ok_or(
-        "usage: engine_loop FILE [QD] [BYTES] [SECONDS] [randread|write] [uring|aio] [fixed]",
+        "usage: engine_loop FILE [QD] [BYTES] [SECONDS] [randread|write] [uring|aio] [fixed] \
+         [deadline] [eager|batch]",
     )?;
     let qd: u32 = args
         .get(1)
@@ -48,6 +49,8 @@ fn main() -> Result<(), String> {
     let fixed = args.get(6).is_some_and(|s| s == "fixed");
     // "deadline": wait with a deadline (the run's end) as the workload driver does.
     let with_deadline = args.get(7).is_some_and(|s| s == "deadline");
+    // "batch": submit the requests freed by one wake-up together, not each as it is pushed.
+    let eager = !args.get(8).is_some_and(|s| s == "batch");
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -96,7 +99,9 @@ fn main() -> Result<(), String> {
     let mut done: Vec<IoCompletion> = Vec::with_capacity(qd as usize);
     let mut ios = 0u64;
     let mut now = t0;
+    let mut waits = 0u64;
     while now < end {
+        waits += 1;
         dev.submit_and_wait(1, with_deadline.then_some(end))
             .map_err(|e| e.to_string())?;
         done.clear();
@@ -110,15 +115,21 @@ fn main() -> Result<(), String> {
             dev.push(op(c.user_data, next(seq)))
                 .map_err(|e| e.to_string())?;
             seq += 1;
+            if eager {
+                // Submit at once while others are in flight, as the workload driver does.
+                dev.submit_and_wait(0, None).map_err(|e| e.to_string())?;
+            }
         }
     }
     let elapsed = (dev.now_ns() - t0) as f64 / 1e9;
     let cpu = cpu_seconds() - cpu0;
     println!(
-        "{backend} qd={qd} bytes={bytes} fixed={fixed}: {:.0} IOPS, {:.1} MB/s, {:.2} us CPU/IO",
+        "{backend} qd={qd} bytes={bytes} fixed={fixed} eager={eager}: {:.0} IOPS, {:.1} MB/s, \
+         {:.2} us CPU/IO, {:.1} completions per wait",
         ios as f64 / elapsed,
         ios as f64 * f64::from(bytes) / elapsed / 1e6,
-        cpu / ios as f64 * 1e6
+        cpu / ios as f64 * 1e6,
+        ios as f64 / waits.max(1) as f64
     );
     Ok(())
 }

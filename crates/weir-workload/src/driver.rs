@@ -418,6 +418,28 @@ pub fn run_loop<D: Device>(
                     window_end_ns = Some(c.completed_at_ns.min(end_ns));
                 }
             }
+            // Reuse the freed slot at once rather than after accounting every completion of
+            // this wake-up: a wake-up often brings the whole queue depth at once, and the
+            // disk would otherwise sit idle while the rest are accounted (~15% of 4 KiB QD32
+            // IOPS on the development VM). The scheduler path keeps its own dispatch order.
+            if sched.is_none() && window_end_ns.is_none() && c.completed_at_ns < end_ns {
+                let now = c.completed_at_ns;
+                match issue(
+                    device,
+                    jobs,
+                    &mut slots,
+                    &mut free_slots,
+                    now,
+                    options,
+                    None,
+                ) {
+                    Ok(n) => in_flight += n,
+                    Err(failure) => {
+                        stop.fail(failure);
+                        window_end_ns = Some(now.min(end_ns));
+                    }
+                }
+            }
         }
     }
     let window_end = window_end_ns.unwrap_or(end_ns);
@@ -456,6 +478,13 @@ fn issue<D: Device>(
     mut sched: Option<&mut Scheduling>,
 ) -> Result<u32, Failure> {
     let mut pushed = 0;
+    // Requests already at the device before this call. While the device is busy, each new
+    // request is submitted the moment it is pushed (as fio does with its default
+    // iodepth_batch_submit=1): on a virtio disk one batched submission of the requests freed
+    // by a wake-up cost ~20% of 4 KiB QD32 IOPS against per-request submission, because the
+    // device starts on none of them until the whole batch is in. An idle device (QD1, or
+    // the first burst) still gets one syscall that both submits and waits.
+    let busy = jobs.iter().any(|j| j.in_flight > 0);
     for job in jobs.iter_mut() {
         if let Some(arrivals) = &mut job.arrivals {
             while arrivals.peek_ns() <= now && !job.exhausted {
@@ -563,6 +592,11 @@ fn issue<D: Device>(
             job.in_flight += 1;
             job.issued += 1;
             pushed += 1;
+            if busy && sched.is_none() {
+                // A failure here leaves the request queued; the loop's own submit_and_wait
+                // submits it again and reports the error if it persists.
+                let _ = device.submit_and_wait(0, None);
+            }
         }
     }
     Ok(pushed)
