@@ -3,7 +3,8 @@
 #
 # Workload (the seeds' and peers.md's): 4 KiB random reads, parallelism 4, class `query`
 # (shares 1000), against 128 KiB sequential writes, parallelism 64, class `compaction`
-# (shares 100), DURATION each (default 10s), one shard. Rows:
+# (shares 100), DURATION each (default 10s), one shard. Writes go to a fresh sparse 32 GB file
+# on both sides (weir's `pretruncate`, fio's truncate + fallocate=none), not wrapped in rows of up to ~9 s. Rows:
 #   reads alone, writes alone, reads alone through weir's scheduler, mixed without a scheduler,
 #   mixed with weir's scheduler (io-properties measured on this disk), and the same mix with fio
 #   under the kernel's mq-deadline, kyber and bfq; then a sweep of the latency goal
@@ -82,7 +83,7 @@ writes_job() {
 - name: writes
   type: seqwrite
   shards: [0]
-  data_size: 4GB
+  data_size: 32GB
   prepare: pretruncate
   shard_info:
     parallelism: 64
@@ -159,9 +160,15 @@ fio_row() { # kernel-scheduler
     fi
     echo "$sched" >"$SCHED_FILE"
     echo "qos: fio mixed under $sched" >&2
+    # Like weir's writes job: a fresh sparse 32 GB file that a row does not wrap (9 s at 3.5 GB/s), so both sides
+    # pay for allocating writes (on XFS these take about twice as long in the disk as
+    # overwrites of written blocks, which a reused file would give fio).
+    rm -f "$DIR/fio-qos-writes"
+    truncate -s 32G "$DIR/fio-qos-writes"
     fio --output-format=json --direct=1 --ioengine=io_uring --time_based --runtime="$DURATION_S" \
         --name=reads --filename="$DIR/fio-qos-reads" --size=1G --rw=randread --bs=4k --iodepth=4 \
-        --name=writes --filename="$DIR/fio-qos-writes" --size=4G --rw=write --bs=128k --iodepth=64 \
+        --name=writes --filename="$DIR/fio-qos-writes" --size=32G --fallocate=none --rw=write \
+        --bs=128k --iodepth=64 \
         >"$WORK/fio.json" 2>/dev/null
     echo "$ORIGINAL_SCHED" >"$SCHED_FILE"
     python3 - "fio mixed, $sched" "$WORK/fio.json" >>"$RESULTS" <<'EOF'
