@@ -106,8 +106,10 @@ fn every_prepare_mode_on_both_backends_leaves_the_right_file() {
                 &job,
                 s.dir(),
                 &[
+                    // 1 s, not less: on a busy disk an allocating write can stall for hundreds
+                    // of milliseconds, and the test needs at least one completed write.
                     "--duration",
-                    "300ms",
+                    "1s",
                     "--shards",
                     "1",
                     "--backend",
