@@ -161,14 +161,9 @@ fn every_mode_on_the_root_filesystem() {
 fn every_mode_on_xfs_with_1k_and_4k_blocks() {
     for block in ["1024", "4096"] {
         let what = format!("XFS with {block}-byte blocks");
-        let Some(m) = root_mount(&what, || {
-            Mount::loop_fs(
-                "xfs",
-                320,
-                &["-q", "-f", "-b", &format!("size={block}")],
-                "rw",
-            )
-        }) else {
+        let block_bytes: u32 = block.parse().expect("block size");
+        let Some(m) = root_mount(&what, |root, what| Mount::xfs(root, what, block_bytes, 320))
+        else {
             return;
         };
         for_each_backend(|backend| {
@@ -202,7 +197,7 @@ fn keep_leaves_the_file_and_reuse_skips_prefill() {
 
 #[test]
 fn tmpfs_is_refused_with_the_fix_and_buffered_works() {
-    let Some(m) = root_mount("tmpfs refusal", || Mount::tmpfs("16m")) else {
+    let Some(m) = root_mount("tmpfs refusal", Mount::tmpfs) else {
         return;
     };
     let opts = options(Prepare::Pretruncate, MIB, Backend::Uring);
@@ -226,8 +221,8 @@ fn tmpfs_is_refused_with_the_fix_and_buffered_works() {
 
 #[test]
 fn read_only_filesystem_is_named() {
-    let Some(m) = root_mount("read-only filesystem", || {
-        Mount::loop_fs("ext4", 16, &["-F"], "rw")
+    let Some(m) = root_mount("read-only filesystem", |root, what| {
+        Mount::ext4(root, what, 16)
     }) else {
         return;
     };
@@ -242,8 +237,8 @@ fn read_only_filesystem_is_named() {
 
 #[test]
 fn full_filesystem_during_prefill_is_enospc_and_cleans_up() {
-    let Some(m) = root_mount("ENOSPC on a tiny filesystem", || {
-        Mount::loop_fs("ext4", 16, &["-F"], "rw")
+    let Some(m) = root_mount("ENOSPC on a tiny filesystem", |root, what| {
+        Mount::ext4(root, what, 16)
     }) else {
         return;
     };

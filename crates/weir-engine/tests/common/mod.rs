@@ -2,11 +2,11 @@
 //! and loop-mounted filesystems (root only) that are always unmounted and detached on drop.
 #![allow(dead_code)] // Each test binary uses a different subset.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use weir_engine::Backend;
+use weir_testfs::{FsKind, Root, TestFs, TestFsOptions};
 
 /// A fresh directory on the root filesystem (/var/tmp: /tmp may be tmpfs, which has no
 /// O_DIRECT).
@@ -31,12 +31,6 @@ pub fn fill_pattern(buf: &mut [u8], seed: u64, file_offset: u64) {
     }
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Runs `f` once per backend, naming the backend when it fails.
 pub fn for_each_backend(mut f: impl FnMut(Backend)) {
     for backend in Backend::ALL {
         eprintln!("-- backend {backend}");
@@ -59,115 +53,62 @@ fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
     }
 }
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-fn unique(tag: &str) -> String {
-    format!(
-        "weir-engine-{tag}-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// A mounted filesystem that goes away on drop: tmpfs, or an image file on a loop device.
+/// A root-only test filesystem from `weir-testfs` (whose Drop unmounts, waits for the loop
+/// device to let go, detaches it and deletes the image), plus the remount the EROFS test needs.
 pub struct Mount {
     pub dir: PathBuf,
-    loop_dev: Option<String>,
-    image: Option<PathBuf>,
+    _fs: TestFs,
 }
 
 impl Mount {
-    /// A tmpfs of `size` (e.g. "16m"). Root only.
-    pub fn tmpfs(size: &str) -> Result<Mount, String> {
-        let dir = std::env::temp_dir().join(unique("tmpfs"));
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let m = Mount {
-            dir,
-            loop_dev: None,
-            image: None,
-        };
-        run(
-            "mount",
-            &[
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size}"),
-                "tmpfs",
-                m.path(),
-            ],
-        )?;
-        Ok(m)
-    }
-
-    /// An image of `size_mib` MiB made by `mkfs` (with `mkfs_args`) on a direct-I/O loop
-    /// device, mounted with `mount_opts`. Root only.
-    pub fn loop_fs(
-        fs: &str,
-        size_mib: u64,
-        mkfs_args: &[&str],
-        mount_opts: &str,
-    ) -> Result<Mount, String> {
-        let name = unique(fs);
-        let image = PathBuf::from("/var/tmp").join(format!("{name}.img"));
-        let dir = PathBuf::from("/var/tmp").join(&name);
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let mut m = Mount {
-            dir,
-            loop_dev: None,
-            image: Some(image.clone()),
-        };
-        let file = std::fs::File::create(&image).map_err(|e| e.to_string())?;
-        file.set_len(size_mib << 20).map_err(|e| e.to_string())?;
-        drop(file);
-        let img = image.to_str().ok_or("non-UTF-8 image path")?;
-        let dev = run("losetup", &["--find", "--show", "--direct-io=on", img])?;
-        m.loop_dev = Some(dev.clone());
-        let mkfs = format!("mkfs.{fs}");
-        let mut args: Vec<&str> = mkfs_args.to_vec();
-        if fs == "ext4" {
-            args.push("-q");
+    fn new(fs: TestFs) -> Mount {
+        Mount {
+            dir: fs.path().to_path_buf(),
+            _fs: fs,
         }
-        args.push(&dev);
-        run(&mkfs, &args)?;
-        run("mount", &["-o", mount_opts, &dev, m.path()])?;
-        Ok(m)
     }
 
-    pub fn path(&self) -> &str {
-        self.dir.to_str().unwrap_or("/nonexistent")
+    /// A tmpfs (64 MiB).
+    pub fn tmpfs(root: &Root, what: &str) -> Result<Mount, String> {
+        TestFs::tmpfs(root, what)
+            .map(Mount::new)
+            .map_err(|e| e.to_string())
+    }
+
+    /// XFS with `block_bytes` blocks on a direct-I/O loop device of `size_mib` MiB.
+    pub fn xfs(root: &Root, what: &str, block_bytes: u32, size_mib: u64) -> Result<Mount, String> {
+        let opts = TestFsOptions::new(FsKind::Xfs { block_bytes })
+            .size_bytes(size_mib << 20)
+            .direct_io(true);
+        TestFs::create(root, what, &opts)
+            .map(Mount::new)
+            .map_err(|e| e.to_string())
+    }
+
+    /// ext4 with 4 KiB blocks on a direct-I/O loop device of `size_mib` MiB.
+    pub fn ext4(root: &Root, what: &str, size_mib: u64) -> Result<Mount, String> {
+        let opts = TestFsOptions::new(FsKind::Ext4 { block_bytes: 4096 })
+            .size_bytes(size_mib << 20)
+            .direct_io(true);
+        TestFs::create(root, what, &opts)
+            .map(Mount::new)
+            .map_err(|e| e.to_string())
     }
 
     pub fn remount_ro(&self) -> Result<(), String> {
-        run("mount", &["-o", "remount,ro", self.path()]).map(|_| ())
+        let path = self.dir.to_str().ok_or("non-UTF-8 mount path")?;
+        run("mount", &["-o", "remount,ro", path]).map(|_| ())
     }
 }
 
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = run("umount", &[self.path()]);
-        if let Some(dev) = &self.loop_dev {
-            let _ = run("losetup", &["-d", dev]);
-        }
-        if let Some(image) = &self.image {
-            let _ = std::fs::remove_file(image);
-        }
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
-/// A root-only mount, or None after printing why the test is skipped.
-pub fn root_mount(what: &str, make: impl FnOnce() -> Result<Mount, String>) -> Option<Mount> {
-    if !is_root() {
-        eprintln!("skip {what}: needs root to mount filesystems");
-        return None;
-    }
-    match make() {
+/// A root-only mount, or None after `weir-testfs` printed why the test is skipped.
+pub fn root_mount(
+    what: &str,
+    make: impl FnOnce(&Root, &str) -> Result<Mount, String>,
+) -> Option<Mount> {
+    let root = weir_testfs::require_root_with(what, &["mkfs.xfs", "mkfs.ext4"])?;
+    match make(&root, what) {
         Ok(m) => Some(m),
         Err(e) => panic!("{what}: could not set up the mount as root: {e}"),
     }
-}
-
-pub fn file_size(path: &Path) -> u64 {
-    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
