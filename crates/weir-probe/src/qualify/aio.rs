@@ -257,7 +257,17 @@ fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
         "eagain_per_1000",
         EAGAIN_THRESHOLD_PER_1000,
     );
-    match measure_nowait(dir, opts, w) {
+    nowait_result(b, "Linux AIO", w, measure_nowait(dir, opts, w))
+}
+
+/// The verdict of a RWF_NOWAIT test from its (requests, EAGAIN refusals), for either engine.
+pub(super) fn nowait_result(
+    b: TestResult,
+    engine: &str,
+    w: Workload,
+    measured: Result<(u64, u64), QualifyError>,
+) -> TestResult {
+    match measured {
         Ok((ios, eagain)) => {
             let value = eagain as f64 * 1000.0 / ios.max(1) as f64;
             let v = verdict(value, EAGAIN_THRESHOLD_PER_1000, true);
@@ -269,7 +279,7 @@ fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
                     eagain: Some(eagain),
                     ..Measurements::default()
                 },
-                meaning: nowait_meaning("Linux AIO", w, v, value),
+                meaning: nowait_meaning(engine, w, v, value),
                 ..b
             }
         }

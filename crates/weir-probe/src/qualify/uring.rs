@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use io_uring::{opcode, types, IoUring};
 
-use super::aio::nowait_meaning;
+use super::aio::nowait_result;
 use super::file::{scratch_file, AlignedBuf};
 use super::{
     error_result, percentile, verdict, Measurements, QualifyError, QualifyOptions, TestResult,
@@ -179,24 +179,7 @@ fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
         }
         Ok((ios, eagain))
     })();
-    match measured {
-        Ok((ios, eagain)) => {
-            let value = eagain as f64 * 1000.0 / ios.max(1) as f64;
-            let v = verdict(value, EAGAIN_THRESHOLD_PER_1000, true);
-            TestResult {
-                value,
-                verdict: v,
-                measurements: Measurements {
-                    ios,
-                    eagain: Some(eagain),
-                    ..Measurements::default()
-                },
-                meaning: nowait_meaning("io_uring", w, v, value),
-                ..b
-            }
-        }
-        Err(e) => error_result(b, &e),
-    }
+    nowait_result(b, "io_uring", w, measured)
 }
 
 /// io-wq worker threads of this process and their voluntary context switches.
