@@ -92,6 +92,19 @@ impl Figure {
             spread: best.spread,
         }
     }
+
+    /// Takes the best of `steps` when it beats this figure, with its own spread, depth and
+    /// request size, so the summary never shows a value beside another measurement's samples.
+    fn adopt_if_better(&mut self, steps: &[Measurement]) {
+        let best = steps.iter().max_by(|a, b| a.rate().total_cmp(&b.rate()));
+        if let Some(m) = best.filter(|m| m.rate() > self.value) {
+            self.value = m.rate();
+            self.peak = m.rate();
+            self.spread = m.spread;
+            self.depth_best = m.load.depth;
+            self.request_bytes = m.load.request_bytes;
+        }
+    }
 }
 
 /// Something the operator should know, with its cost and the fix.
@@ -239,10 +252,8 @@ pub fn tune_with_progress(
     let mut read_bandwidth = Figure::from_knee(&seq_read);
     let mut write_bandwidth = Figure::from_knee(&seq_write);
     // A smaller request may have beaten the 1 MiB figure during the saturation sweep.
-    read_bandwidth.value = read_bandwidth.value.max(read_sat.best_rate);
-    write_bandwidth.value = write_bandwidth.value.max(write_sat.best_rate);
-    read_bandwidth.peak = read_bandwidth.value;
-    write_bandwidth.peak = write_bandwidth.value;
+    read_bandwidth.adopt_if_better(&read_sat.steps);
+    write_bandwidth.adopt_if_better(&write_sat.steps);
     let mut report = TuneReport {
         read_iops: Figure::from_knee(&rand_read),
         write_iops: Figure::from_knee(&rand_write),
