@@ -11,6 +11,9 @@ use super::{
     Verdict, Workload, EAGAIN_THRESHOLD_PER_1000, SWITCH_THRESHOLD,
 };
 
+/// The engine name every Linux AIO result carries.
+const ENGINE: &str = "linux-aio";
+
 /// The context-switch tests, in report order: (workload, depth, O_DSYNC).
 const SWITCH_TESTS: &[(Workload, u32, bool)] = &[
     (Workload::Append, 1, false),
@@ -38,32 +41,6 @@ pub(super) fn run_all(dir: &Path, opts: &QualifyOptions) -> Vec<TestResult> {
     out
 }
 
-fn base(
-    id: String,
-    workload: Workload,
-    depth: u32,
-    dsync: bool,
-    nowait: bool,
-    metric: &str,
-    threshold: f64,
-) -> TestResult {
-    TestResult {
-        id,
-        engine: "linux-aio".into(),
-        workload,
-        depth,
-        dsync,
-        nowait,
-        metric: metric.into(),
-        value: 0.0,
-        threshold,
-        verdict: Verdict::Error,
-        measurements: Measurements::default(),
-        meaning: String::new(),
-        error: None,
-    }
-}
-
 fn switch_test(
     dir: &Path,
     opts: &QualifyOptions,
@@ -76,15 +53,17 @@ fn switch_test(
         w.as_str(),
         if dsync { "_dsync" } else { "" }
     );
-    let b = base(
-        id,
-        w,
-        depth,
+    let b = TestResult {
         dsync,
-        false,
-        "context_switches_per_io",
-        SWITCH_THRESHOLD,
-    );
+        ..TestResult::pending(
+            ENGINE,
+            id,
+            w,
+            depth,
+            "context_switches_per_io",
+            SWITCH_THRESHOLD,
+        )
+    };
     match measure_switches(dir, opts, w, depth, dsync) {
         Ok((ios, switches)) => {
             let value = switches as f64 / ios.max(1) as f64;
@@ -248,15 +227,17 @@ fn check_result(res: i64, req: u64) -> Result<(), QualifyError> {
 
 fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
     let id = format!("aio.nowait.{}", w.as_str());
-    let b = base(
-        id,
-        w,
-        1,
-        false,
-        true,
-        "eagain_per_1000",
-        EAGAIN_THRESHOLD_PER_1000,
-    );
+    let b = TestResult {
+        nowait: true,
+        ..TestResult::pending(
+            ENGINE,
+            id,
+            w,
+            1,
+            "eagain_per_1000",
+            EAGAIN_THRESHOLD_PER_1000,
+        )
+    };
     nowait_result(b, "Linux AIO", w, measure_nowait(dir, opts, w))
 }
 

@@ -126,6 +126,36 @@ pub struct TestResult {
     pub error: Option<String>,
 }
 
+impl TestResult {
+    /// A test about to run: its identity, metric and threshold, with an `Error` verdict and
+    /// no measurements until it has measured (so a test that fails early still reports what it
+    /// was). `dsync` and `nowait` start false; callers set them with struct update syntax.
+    pub(crate) fn pending(
+        engine: &str,
+        id: String,
+        workload: Workload,
+        depth: u32,
+        metric: &str,
+        threshold: f64,
+    ) -> TestResult {
+        TestResult {
+            id,
+            engine: engine.into(),
+            workload,
+            depth,
+            dsync: false,
+            nowait: false,
+            metric: metric.into(),
+            value: 0.0,
+            threshold,
+            verdict: Verdict::Error,
+            measurements: Measurements::default(),
+            meaning: String::new(),
+            error: None,
+        }
+    }
+}
+
 /// Options for a qualification run.
 #[derive(Debug, Clone)]
 pub struct QualifyOptions {

@@ -15,6 +15,9 @@ use super::{
     Verdict, Workload, EAGAIN_THRESHOLD_PER_1000, SUBMIT_P99_THRESHOLD_US, SWITCH_THRESHOLD,
 };
 
+/// The engine name every io_uring result carries.
+const ENGINE: &str = "io_uring";
+
 /// The punt tests, in report order: (workload, depth).
 const PUNT_TESTS: &[(Workload, u32)] = &[
     (Workload::Append, 1),
@@ -36,31 +39,6 @@ pub(super) fn run_all(dir: &Path, opts: &QualifyOptions) -> Vec<TestResult> {
         out.extend(punt_test(dir, opts, w, depth));
     }
     out
-}
-
-fn base(
-    id: String,
-    workload: Workload,
-    depth: u32,
-    nowait: bool,
-    metric: &str,
-    threshold: f64,
-) -> TestResult {
-    TestResult {
-        id,
-        engine: "io_uring".into(),
-        workload,
-        depth,
-        dsync: false,
-        nowait,
-        metric: metric.into(),
-        value: 0.0,
-        threshold,
-        verdict: Verdict::Error,
-        measurements: Measurements::default(),
-        meaning: String::new(),
-        error: None,
-    }
 }
 
 fn new_ring(entries: u32) -> Result<IoUring, QualifyError> {
@@ -144,14 +122,17 @@ fn check(res: i32, req: u32) -> Result<(), QualifyError> {
 }
 
 fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
-    let b = base(
-        format!("uring.nowait.{}", w.as_str()),
-        w,
-        1,
-        true,
-        "eagain_per_1000",
-        EAGAIN_THRESHOLD_PER_1000,
-    );
+    let b = TestResult {
+        nowait: true,
+        ..TestResult::pending(
+            ENGINE,
+            format!("uring.nowait.{}", w.as_str()),
+            w,
+            1,
+            "eagain_per_1000",
+            EAGAIN_THRESHOLD_PER_1000,
+        )
+    };
     let measured = (|| -> Result<(u64, u64), QualifyError> {
         let req = opts.request_bytes;
         let ios = opts.nowait_ios;
@@ -293,19 +274,19 @@ fn measure_punts(
 
 /// Two results per run: io-wq switches per I/O, and p99 submission latency.
 fn punt_test(dir: &Path, opts: &QualifyOptions, w: Workload, depth: u32) -> Vec<TestResult> {
-    let punt_base = base(
+    let punt_base = TestResult::pending(
+        ENGINE,
         format!("uring.{}.depth{depth}.iowq", w.as_str()),
         w,
         depth,
-        false,
         "iowq_switches_per_io",
         SWITCH_THRESHOLD,
     );
-    let lat_base = base(
+    let lat_base = TestResult::pending(
+        ENGINE,
         format!("uring.{}.depth{depth}.submit_latency", w.as_str()),
         w,
         depth,
-        false,
         "submit_us_p99",
         SUBMIT_P99_THRESHOLD_US,
     );
