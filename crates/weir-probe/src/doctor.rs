@@ -61,6 +61,11 @@ fn finding(
     }
 }
 
+/// The finding with this stable id (see docs/probe.md), if the checks produced it.
+pub fn find_finding<'a>(findings: &'a [Finding], id: &str) -> Option<&'a Finding> {
+    findings.iter().find(|f| f.id == id)
+}
+
 /// Runs every check over `facts`, in a fixed order.
 pub fn checks(facts: &PathFacts) -> Vec<Finding> {
     let mut out = vec![check_fs_type(facts)];

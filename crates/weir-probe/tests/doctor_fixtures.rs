@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use weir_probe::doctor::{checks, Finding, Status};
+use weir_probe::doctor::{checks, find_finding, Finding, Status};
 use weir_probe::{describe, probe_path_in, DeviceKind, FsSnapshot, PathFacts, SysRoot};
 
 fn fixture(name: &str) -> SysRoot {
@@ -21,10 +21,7 @@ fn load(name: &str) -> (SysRoot, FsSnapshot) {
 }
 
 fn find<'a>(findings: &'a [Finding], id: &str) -> &'a Finding {
-    findings
-        .iter()
-        .find(|f| f.id == id)
-        .unwrap_or_else(|| panic!("no finding {id} in {findings:#?}"))
+    find_finding(findings, id).unwrap_or_else(|| panic!("no finding {id} in {findings:#?}"))
 }
 
 #[test]

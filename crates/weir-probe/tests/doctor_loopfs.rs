@@ -2,15 +2,12 @@
 //! reason otherwise). The images live in /tmp, so the loop devices' backing files sit on the
 //! host disk and the walk goes loop -> that disk.
 
-use weir_probe::doctor::{checks, Finding, Status};
+use weir_probe::doctor::{checks, find_finding, Finding, Status};
 use weir_probe::{probe_path, DeviceKind};
 use weir_testfs::{require_root_with, FsKind, TestFs, TestFsOptions};
 
 fn find<'a>(findings: &'a [Finding], id: &str) -> &'a Finding {
-    findings
-        .iter()
-        .find(|f| f.id == id)
-        .unwrap_or_else(|| panic!("no finding {id} in {findings:#?}"))
+    find_finding(findings, id).unwrap_or_else(|| panic!("no finding {id} in {findings:#?}"))
 }
 
 #[test]
