@@ -9,24 +9,22 @@
 //! (measured 43-99% for appends and 48-99% for pretruncate over several runs). The mode that
 //! does fix the layout here is fallocate: one extent per file. docs/probe.md has the numbers.
 
+mod common;
+
 use std::process::{Command, Output};
+
+use common::{json, weir};
 
 use weir_testfs::{require_root_with, FsKind, TestFs, TestFsOptions};
 
 fn align(dir: &std::path::Path, extra: &[&str]) -> (Output, serde_json::Value) {
-    let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+    let o = weir()
         .args(["align", "--json", "--file-size", "16m", "--files", "4"])
         .args(extra)
         .arg(dir)
         .output()
         .expect("run weir");
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let doc = serde_json::from_str(&out).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {out}\nstderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
+    let doc = json(&o);
     (o, doc)
 }
 
@@ -145,7 +143,7 @@ fn bad_input_is_explained() {
         (vec!["--file-size", "100k"], 2, "multiple of --request-size"),
         (vec!["--backend", "spdk"], 2, "expected uring or aio"),
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+        let o = weir()
             .arg("align")
             .args(&args)
             .arg(tmp.path())
@@ -164,7 +162,7 @@ fn tmpfs_is_refused_with_the_reason() {
         return;
     };
     let fs = TestFs::tmpfs(&root, name).expect("tmpfs");
-    let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+    let o = weir()
         .args(["align", "--file-size", "1m", "--files", "1"])
         .arg(fs.path())
         .output()

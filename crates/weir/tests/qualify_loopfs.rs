@@ -6,24 +6,22 @@
 //! I/O); the measured values sit far from them (~0.001 vs ~0.67 and 1.0), so the verdicts are
 //! stable. Numbers that depend on timing (submission latency) are reported, never asserted.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
+
+use common::{json, weir};
 
 use weir_testfs::{require_root_with, FsKind, TestFs, TestFsOptions};
 
 fn qualify(dir: &std::path::Path, extra: &[&str]) -> (Output, serde_json::Value) {
-    let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+    let o = weir()
         .args(["qualify", "--json", "--ios", "300", "--nowait-ios", "200"])
         .args(extra)
         .arg(dir)
         .output()
         .expect("run weir");
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let doc = serde_json::from_str(&out).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {out}\nstderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
+    let doc = json(&o);
     (o, doc)
 }
 
@@ -124,7 +122,7 @@ fn read_only_filesystem_reports_errors_and_still_prints_results() {
     };
     let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 }).read_only(true);
     let fs = TestFs::create(&root, name, &opts).expect("xfs ro");
-    let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+    let o = weir()
         .args(["qualify", "--ios", "10", "--nowait-ios", "10"])
         .arg(fs.path())
         .output()
@@ -151,14 +149,10 @@ fn bad_flags_are_usage_errors() {
         vec!["qualify", "--request-size", "lots"],
         vec!["qualify", "--ios", "0"],
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_weir"))
-            .args(&args)
-            .arg(tmp.path())
-            .output()
-            .expect("run");
+        let o = weir().args(&args).arg(tmp.path()).output().expect("run");
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+    let o = weir()
         .args(["qualify", "/nonexistent/dir"])
         .output()
         .expect("run");
@@ -173,7 +167,7 @@ fn tmpfs_is_refused_because_memory_never_blocks() {
         return;
     };
     let fs = TestFs::tmpfs(&root, name).expect("tmpfs");
-    let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+    let o = weir()
         .args(["qualify", "--ios", "10"])
         .arg(fs.path())
         .output()

@@ -1,11 +1,11 @@
 //! `weir run` on bad input and faults: each gets a one-paragraph error naming the fix, exit
 //! code 2 for usage errors and 1 for runtime failures, and never a panic.
 
-mod common_run;
+mod common;
 
 use std::time::{Duration, Instant};
 
-use common_run::*;
+use common::*;
 use weir_testfs::{require_root, FsKind, TestFs, TestFsOptions};
 
 const SMALL_READS: &str =

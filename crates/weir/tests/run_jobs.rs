@@ -2,11 +2,11 @@
 //! backends (file sizes and contents checked, `--verify` passing), and `--verify` catching a
 //! deliberately corrupted block.
 
-mod common_run;
+mod common;
 
 use std::os::unix::fs::{FileExt, MetadataExt};
 
-use common_run::*;
+use common::*;
 
 const BACKENDS: [&str; 2] = ["uring", "aio"];
 

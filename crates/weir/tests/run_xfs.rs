@@ -2,9 +2,9 @@
 //! printed reason otherwise): every write preparation passes `--verify` on both backends, and
 //! a 4 KiB-sector device refuses 512-byte requests with the alignment named.
 
-mod common_run;
+mod common;
 
-use common_run::*;
+use common::*;
 use weir_testfs::{require_root_with, FsKind, TestFs, TestFsOptions};
 
 fn xfs(test: &str, block_bytes: u32, sector_bytes: u32) -> Option<TestFs> {

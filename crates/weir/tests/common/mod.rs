@@ -1,5 +1,5 @@
-//! Helpers shared by the `weir run` integration tests: run the built binary on job files in
-//! fresh temporary directories and read its JSON.
+//! Helpers shared by the `weir` integration tests: run the built binary (on job files in fresh
+//! temporary directories for `weir run`) and read its text and JSON.
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
@@ -52,6 +52,16 @@ pub fn run(job: &Path, dir: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .expect("spawn weir")
+}
+
+/// Runs the built `weir` with these arguments.
+pub fn weir_with(args: &[&str]) -> Output {
+    weir().args(args).output().expect("spawn weir")
+}
+
+/// Both streams as text: (stdout, stderr).
+pub fn text(o: &Output) -> (String, String) {
+    (stdout(o), stderr(o))
 }
 
 pub fn stdout(o: &Output) -> String {
