@@ -1,33 +1,53 @@
 #!/usr/bin/env bash
-# tune-vs-fio.sh: the four numbers of `weir tune` against fio's best over a queue-depth sweep,
-# on the same directory, plus weir's run time and its run-to-run repeatability.
+# tune-vs-fio.sh: the four numbers of `weir tune` against fio on the same directory, measured
+# in interleaved rounds so that both see the same disk, plus weir's run time and run-to-run spread.
 #
 # Usage: bench/tune-vs-fio.sh [DIR]        (default DIR: /var/tmp/weir-tune-bench)
-# Environment: QDS ("1 2 4 8 16 32 64 128", total in flight), JOBS (nproc: fio jobs, one file
-# each, like weir's shards), RUNTIME_S (2, per fio point, after 1 s ramp), FIO_FILE_BYTES (8G,
-# all jobs together), SETTLE_S (5: idle seconds before each tool's turn, so writes buffered
-# below the guest by the previous one drain first), WEIR (a built weir binary; default: cargo build --release -p weir).
-# Wrap it in `flock /work/bench.lock` on shared machines; it does not lock by itself.
 #
-# fio (direct=1, ioengine=io_uring, JOBS jobs with a file each, like weir's shards, at
-# iodepth QD/JOBS each; depths below JOBS are skipped) measures, at every total depth in QDS:
-#   - 1 MiB sequential writes into a fresh sparse file (fallocate=none), like weir's writes
-#     into pre-truncated files;
-#   - 1 MiB sequential reads, 4 KiB random writes and 4 KiB random reads on a file written
-#     once beforehand (fio's layout), like weir's reads of data it wrote;
-# and keeps the best depth of each. Then `weir tune` runs twice. Printed: a table of fio best
-# (and its depth), both weir runs, ratios weir/fio and run2/run1, and weir's wall time.
+# 1. Depth sweep (fio only): every total depth in QDS for each figure, RAMP_S + SWEEP_S per point;
+#    the best depth of each figure is kept. (Skip it with FIO_DEPTHS="SW SR RW RR", total depths
+#    for sequential write, sequential read, random write, random read.)
+# 2. ROUNDS rounds. Each round runs fio at those depths for the four figures (RAMP_S + RUNTIME
+#    per point; RUNTIME defaults to the window weir's figures come from: 13 samples of 100 ms)
+#    and one default `weir tune`, with SETTLE_S idle seconds before each tool so writes buffered
+#    below the guest by the other drain first; odd rounds run fio first, even rounds weir (keep
+#    ROUNDS even so each side leads equally often: whoever runs second in a round has often
+#    seen a faster disk here).
+# 3. Printed: every round's values (drift is visible), medians of each side, median ratios
+#    weir/fio, weir's run-to-run spread (largest and consecutive-run differences) and wall time.
+#
+# Both sides load the disk alike: JOBS fio jobs with a file each (weir: as many shards, a file
+# each), total depth split evenly, direct=1, io_uring, 1 MiB sequential and 4 KiB random requests
+# (random offsets uniform with replacement: norandommap, like weir). File state matches weir's:
+#   - sequential writes go into fresh sparse files (fallocate=none) large enough that a point
+#     never wraps onto blocks it wrote (overwrites run ~2x faster here than first writes);
+#   - reads and random writes use a file written just before, in the same round (weir reads
+#     data it wrote seconds earlier; a file written minutes ago may sit differently in the
+#     host's cache).
+#
+# Environment: ROUNDS (4), QDS ("2 4 8 16 32 64 128 256", total in flight; weir's sweep goes up
+# to the device's nr_requests, 256 on vda), JOBS (nproc), RAMP_S (1), SWEEP_S (2), RUNTIME (1300ms),
+# SETTLE_S (3), READ_FILE_BYTES (8G, all jobs together), WRITE_FILE_BYTES (32G, sparse, all jobs),
+# WEIR (a built weir binary; default: cargo build --release -p weir), KEEP (a directory to keep
+# raw outputs in), LOCK (a lock file: when set, the script takes it exclusively for the sweep
+# and for each round separately, so others can use the disk in between; otherwise wrap the
+# whole script in `flock /work/bench.lock` on shared machines, never both).
 set -euo pipefail
 
 DIR=${1:-/var/tmp/weir-tune-bench}
-QDS=${QDS:-"1 2 4 8 16 32 64 128"}
+ROUNDS=${ROUNDS:-4}
+QDS=${QDS:-"2 4 8 16 32 64 128 256"}
 JOBS=${JOBS:-$(nproc)}
-SETTLE_S=${SETTLE_S:-5}
-RUNTIME_S=${RUNTIME_S:-2}
-FIO_FILE_BYTES=${FIO_FILE_BYTES:-8G}
+RAMP_S=${RAMP_S:-1}
+SWEEP_S=${SWEEP_S:-2}
+RUNTIME=${RUNTIME:-1300ms}
+SETTLE_S=${SETTLE_S:-3}
+READ_FILE_BYTES=${READ_FILE_BYTES:-8G}
+WRITE_FILE_BYTES=${WRITE_FILE_BYTES:-32G}
+LOCK=${LOCK:-}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
-for tool in fio python3; do
+for tool in fio python3 flock; do
     command -v "$tool" >/dev/null || { echo "tune-vs-fio: $tool is required" >&2; exit 2; }
 done
 if [[ -z "${WEIR:-}" ]]; then
@@ -37,95 +57,182 @@ fi
 [[ -x "$WEIR" ]] || { echo "tune-vs-fio: no weir binary at $WEIR" >&2; exit 2; }
 
 mkdir -p "$DIR"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-tune-bench.XXXXXX")
-cleanup() { rm -rf "$WORK"; rm -f "$DIR"/fio-tune-*; }
+WORK=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/weir-tune-bench.XXXXXX")}
+mkdir -p "$WORK"
+cleanup() {
+    [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
+    rm -f "$DIR"/fio-tune-*
+}
 trap cleanup EXIT
 
+bytes() { python3 -c "
+s='$1'; m={'K':1<<10,'M':1<<20,'G':1<<30,'T':1<<40}
+print(int(s[:-1])*m[s[-1]] if s[-1] in m else int(s))"; }
+READ_BYTES=$(bytes "$READ_FILE_BYTES")
+WRITE_BYTES=$(bytes "$WRITE_FILE_BYTES")
+
+lock() { [[ -z "$LOCK" ]] || { exec 9>"$LOCK"; flock 9; }; }
+unlock() { [[ -z "$LOCK" ]] || { flock -u 9; exec 9>&-; }; }
+
 # One fio point: prints "iops bytes_per_s" summed over the jobs.
-fio_point() { # rw bs total_qd name [extra fio args...]
-    local rw=$1 bs=$2 qd=$3 name=$4
-    shift 4
+fio_point() { # rw bs total_qd name file_bytes seconds [extra fio args...]
+    local rw=$1 bs=$2 qd=$3 name=$4 file_bytes=$5 seconds=$6
+    shift 6
     fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting \
-        --size=$((FIO_BYTES / JOBS)) --direct=1 --ioengine=io_uring \
-        --rw="$rw" --bs="$bs" --iodepth=$((qd / JOBS)) --ramp_time=1 --runtime="$RUNTIME_S" \
+        --size=$((file_bytes / JOBS)) --direct=1 --ioengine=io_uring --norandommap \
+        --rw="$rw" --bs="$bs" --iodepth=$((qd / JOBS)) --ramp_time="$RAMP_S" --runtime="$seconds" \
         --time_based --output-format=json "$@" 2>/dev/null |
         python3 -c 'import json,sys
 j = json.load(sys.stdin)["jobs"][0]
 s = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(int(s["iops"]), int(s["bw_bytes"]))'
 }
-FIO_BYTES=$(python3 -c "
-s='$FIO_FILE_BYTES'; m={'K':1<<10,'M':1<<20,'G':1<<30,'T':1<<40}
-print(int(s[:-1])*m[s[-1]] if s[-1] in m else int(s))")
+
+# Sequential writes into fresh sparse files, removed afterwards.
+fio_seq_write() { # total_qd seconds
+    fio_point write 1M "$1" fio-tune-w "$WRITE_BYTES" "$2" --fallocate=none
+    rm -f "$DIR"/fio-tune-w.*
+}
+
+# A freshly written file for the reads and random writes of this round.
+fio_layout() {
+    rm -f "$DIR"/fio-tune-data.*
+    fio --name=fio-tune-data --directory="$DIR" --numjobs="$JOBS" --size=$((READ_BYTES / JOBS)) \
+        --direct=1 --ioengine=io_uring --rw=write --bs=1M --iodepth=8 --fallocate=none \
+        --output-format=json >/dev/null 2>&1
+}
+
+# fio's four figures at the given depths: lines "figure qd iops bytes_per_s".
+fio_four() { # sw_qd sr_qd rw_qd rr_qd seconds
+    local s=$5
+    echo "seq_write $1 $(fio_seq_write "$1" "$s")"
+    fio_layout
+    echo "seq_read $2 $(fio_point read 1M "$2" fio-tune-data "$READ_BYTES" "$s")"
+    echo "rand_write $3 $(fio_point randwrite 4k "$3" fio-tune-data "$READ_BYTES" "$s")"
+    echo "rand_read $4 $(fio_point randread 4k "$4" fio-tune-data "$READ_BYTES" "$s")"
+    rm -f "$DIR"/fio-tune-data.*
+}
+
 SWEEP=""
 for qd in $QDS; do
     if ((qd >= JOBS)); then SWEEP="$SWEEP $qd"; fi
 done
 
-sleep "$SETTLE_S"
-echo "fio sweep on $DIR: $JOBS jobs, total QD$SWEEP, ${RUNTIME_S}s per point" >&2
-: >"$WORK/fio.txt"
-for qd in $SWEEP; do
-    echo "seq_write $qd $(fio_point write 1M "$qd" "fio-tune-w$qd" --fallocate=none)" >>"$WORK/fio.txt"
-    rm -f "$DIR"/fio-tune-w"$qd".*
-done
-fio --name=fio-tune-data --directory="$DIR" --numjobs="$JOBS" --size=$((FIO_BYTES / JOBS)) \
-    --direct=1 --ioengine=io_uring --rw=write --bs=1M --iodepth=8 --output-format=json >/dev/null 2>&1
-for qd in $SWEEP; do
-    echo "seq_read $qd $(fio_point read 1M "$qd" fio-tune-data)" >>"$WORK/fio.txt"
-done
-for qd in $SWEEP; do
-    echo "rand_write $qd $(fio_point randwrite 4k "$qd" fio-tune-data)" >>"$WORK/fio.txt"
-done
-for qd in $SWEEP; do
-    echo "rand_read $qd $(fio_point randread 4k "$qd" fio-tune-data)" >>"$WORK/fio.txt"
-done
-rm -f "$DIR"/fio-tune-data.*
-
-for run in 1 2; do
+if [[ -z "${FIO_DEPTHS:-}" ]]; then
+    lock
     sleep "$SETTLE_S"
-    echo "weir tune run $run" >&2
+    echo "fio depth sweep on $DIR: $JOBS jobs, total QD$SWEEP, ${RAMP_S}+${SWEEP_S} s per point" >&2
+    : >"$WORK/sweep.txt"
+    for qd in $SWEEP; do
+        echo "seq_write $qd $(fio_seq_write "$qd" "$SWEEP_S")" >>"$WORK/sweep.txt"
+    done
+    fio_layout
+    for qd in $SWEEP; do
+        echo "seq_read $qd $(fio_point read 1M "$qd" fio-tune-data "$READ_BYTES" "$SWEEP_S")" >>"$WORK/sweep.txt"
+    done
+    for qd in $SWEEP; do
+        echo "rand_write $qd $(fio_point randwrite 4k "$qd" fio-tune-data "$READ_BYTES" "$SWEEP_S")" >>"$WORK/sweep.txt"
+    done
+    for qd in $SWEEP; do
+        echo "rand_read $qd $(fio_point randread 4k "$qd" fio-tune-data "$READ_BYTES" "$SWEEP_S")" >>"$WORK/sweep.txt"
+    done
+    rm -f "$DIR"/fio-tune-data.*
+    unlock
+    FIO_DEPTHS=$(python3 - "$WORK/sweep.txt" <<'EOF'
+import sys
+best = {}
+for line in open(sys.argv[1]):
+    name, qd, iops, bw = line.split()
+    v = float(iops if name.startswith("rand") else bw)
+    if v > best.get(name, (0, 0))[0]:
+        best[name] = (v, qd)
+print(" ".join(best[n][1] for n in ("seq_write", "seq_read", "rand_write", "rand_read")))
+EOF
+)
+fi
+echo "fio depths (seq write, seq read, rand write, rand read): $FIO_DEPTHS" >&2
+read -r SW_QD SR_QD RW_QD RR_QD <<<"$FIO_DEPTHS"
+
+run_weir() { # round
+    local start end
     start=$(date +%s.%N)
-    "$WEIR" tune --dir "$DIR" --properties-file "$WORK/io-$run.yaml" --format json >"$WORK/weir-$run.json"
+    "$WEIR" tune --dir "$DIR" --properties-file "$WORK/io-$1.yaml" --format json \
+        >"$WORK/weir-$1.json" 2>"$WORK/weir-$1.log"
     end=$(date +%s.%N)
-    python3 -c "print($end - $start)" >"$WORK/wall-$run.txt"
+    python3 -c "print($end - $start)" >"$WORK/wall-$1.txt"
+}
+
+for ((round = 1; round <= ROUNDS; round++)); do
+    lock
+    if ((round % 2 == 1)); then order="fio weir"; else order="weir fio"; fi
+    for tool in $order; do
+        sleep "$SETTLE_S"
+        echo "round $round: $tool" >&2
+        if [[ $tool == fio ]]; then
+            fio_four "$SW_QD" "$SR_QD" "$RW_QD" "$RR_QD" "$RUNTIME" >"$WORK/fio-$round.txt"
+        else
+            run_weir "$round"
+        fi
+    done
+    unlock
 done
 
-python3 - "$WORK" "$JOBS" <<'EOF'
-import json, sys
-work = sys.argv[1]
-fio = {}
-for line in open(f"{work}/fio.txt"):
-    name, qd, iops, bw = line.split()
-    key = "iops" if name.startswith("rand") else "bw"
-    value = float(iops if key == "iops" else bw)
-    if value > fio.get(name, (0, 0))[0]:
-        fio[name] = (value, int(qd))
-runs = []
-for run in (1, 2):
-    doc = json.load(open(f"{work}/weir-{run}.json"))
-    r = doc["dirs"][0]["report"]
-    wall = float(open(f"{work}/wall-{run}.txt").read())
-    runs.append(({
-        "rand_read": (r["read_iops"]["value"], r["read_iops"]["depth_best"]),
-        "rand_write": (r["write_iops"]["value"], r["write_iops"]["depth_best"]),
-        "seq_read": (r["read_bandwidth"]["value"], r["read_bandwidth"]["depth_best"]),
-        "seq_write": (r["write_bandwidth"]["value"], r["write_bandwidth"]["depth_best"]),
-    }, wall, r["physical_sector_bytes"]))
-def fmt(name, v):
-    return f"{v/1e3:.1f} K IOPS" if name.startswith("rand") else f"{v/1e6:.0f} MB/s"
+python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" <<'EOF'
+import json, statistics, sys
+work, rounds, jobs, ramp_s, runtime_s = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+names = ("rand_read", "rand_write", "seq_read", "seq_write")
 labels = {"rand_read": "read IOPS (4 KiB)", "rand_write": "write IOPS (4 KiB)",
           "seq_read": "read bandwidth (1 MiB)", "seq_write": "write bandwidth (1 MiB)"}
-print("| figure | fio best (QD) | weir run 1 (depth) | weir run 2 (depth) | run1/fio | run2/fio | run2/run1 |")
-print("|---|---|---|---|---|---|---|")
-for name in ("rand_read", "rand_write", "seq_read", "seq_write"):
-    fv, fq = fio.get(name, (0.0, 0))
-    (a, ad), (b, bd) = runs[0][0][name], runs[1][0][name]
-    r1 = a / fv if fv else float("nan")
-    r2 = b / fv if fv else float("nan")
-    rr = b / a if a else float("nan")
-    print(f"| {labels[name]} | {fmt(name, fv)} ({fq}) | {fmt(name, a)} ({ad}) | {fmt(name, b)} ({bd}) | {r1:.3f} | {r2:.3f} | {rr:.3f} |")
-print(f"\nfio: {sys.argv[2]} jobs, one file each; weir: its default shards (one per CPU)")
-print(f"weir tune wall time: run 1 {runs[0][1]:.1f} s, run 2 {runs[1][1]:.1f} s (iotune default: ~144 s)")
-print(f"physical sector: run 1 {runs[0][2]} B, run 2 {runs[1][2]} B")
+keys = {"rand_read": "read_iops", "rand_write": "write_iops",
+        "seq_read": "read_bandwidth", "seq_write": "write_bandwidth"}
+fio = {n: [] for n in names}
+weir = {n: [] for n in names}
+sweep_best = {n: [] for n in names}
+walls, sectors = [], []
+for r in range(1, rounds + 1):
+    for line in open(f"{work}/fio-{r}.txt"):
+        name, qd, iops, bw = line.split()
+        fio[name].append((float(iops if name.startswith("rand") else bw), int(qd)))
+    rep = json.load(open(f"{work}/weir-{r}.json"))["dirs"][0]["report"]
+    for n in names:
+        f = rep[keys[n]]
+        weir[n].append((f["value"], f["depth_best"]))
+        sweep_best[n].append(f.get("sweep_best", f["value"]))
+    walls.append(float(open(f"{work}/wall-{r}.txt").read()))
+    sectors.append(rep["physical_sector_bytes"])
+
+def fmt(name, v):
+    return f"{v/1e3:.1f} K" if name.startswith("rand") else f"{v/1e6:,.0f} MB/s"
+
+print("per round (fio at its swept depth | weir at its best depth):")
+print("| figure | " + " | ".join(f"round {r} fio | round {r} weir" for r in range(1, rounds + 1)) + " |")
+print("|---|" + "---|---|" * rounds)
+for n in names:
+    cells = []
+    for r in range(rounds):
+        (fv, fq), (wv, wq) = fio[n][r], weir[n][r]
+        cells += [f"{fmt(n, fv)} ({fq})", f"{fmt(n, wv)} ({wq}) {wv / fv:.2f}x"]
+    print(f"| {labels[n]} | " + " | ".join(cells) + " |")
+
+print("\nmedians over the rounds:")
+print("| figure | fio median (QD) | weir median | weir/fio | weir spread (max-min)/median | largest consecutive weir change |")
+print("|---|---|---|---|---|---|")
+for n in names:
+    fv = statistics.median(v for v, _ in fio[n])
+    wvs = [v for v, _ in weir[n]]
+    wv = statistics.median(wvs)
+    spread = (max(wvs) - min(wvs)) / wv
+    consecutive = max((abs(b / a - 1) for a, b in zip(wvs, wvs[1:])), default=0.0)
+    print(f"| {labels[n]} | {fmt(n, fv)} ({fio[n][0][1]}) | {fmt(n, wv)} | {wv / fv:.3f} "
+          f"| {100 * spread:.1f}% | {100 * consecutive:.1f}% |")
+print("\nweir's figure is a confirming measurement at the depth its sweep chose; the sweep's best")
+print("short step (the luckiest of several) would have read, median over the rounds:")
+for n in names:
+    sb = statistics.median(sweep_best[n])
+    print(f"  {labels[n]}: {fmt(n, sb)} ({sb / statistics.median(v for v, _ in weir[n]):.3f}x the figure, "
+          f"{sb / statistics.median(v for v, _ in fio[n]):.3f}x fio)")
+print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per point; "
+      "weir: its default shards (one per CPU)")
+print("weir tune wall time: " + ", ".join(f"{w:.1f} s" for w in walls) + " (iotune default: ~144 s)")
+print("physical sector: " + ", ".join(f"{s} B" for s in sectors))
 EOF

@@ -118,6 +118,25 @@ pub struct StopRule {
     pub min_ns: u64,
     pub max_ns: u64,
     pub steady: SteadyRule,
+    /// A depth-sweep step only has to say whether more depth helped. Once the mean rate of
+    /// [`DECIDED_SAMPLES`] samples after the ramp is above this, it clearly did, and more time
+    /// would not change the decision: the step ends there, before `min_ns`.
+    pub decided_above: Option<f64>,
+}
+
+/// Samples after the ramp that a step needs before it may end as decided.
+pub const DECIDED_SAMPLES: usize = 2;
+
+/// Why a measurement ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StopReason {
+    /// The last window was steady.
+    Steady,
+    /// Clearly above the rate it was compared with (a depth-sweep step).
+    Decided,
+    /// Its time was up (a fixed-length measurement, or a rate that never settled).
+    Time,
 }
 
 /// The result of one load: its rate over the final (steady) window and the spread of the
@@ -134,9 +153,13 @@ pub struct Measurement {
     pub spread: Spread,
     /// The best single window of the run (equal to the figure unless the rate drifted down).
     pub peak_rate: f64,
+    pub ended: StopReason,
+    /// Whether the judged window drifted by at most the rule's limit.
     pub steady: bool,
     pub elapsed_ns: u64,
     pub samples: usize,
+    /// Samples in the judged window (the last ones).
+    pub window_samples: usize,
 }
 
 impl Measurement {
@@ -157,20 +180,50 @@ pub fn measure(
 ) -> Result<Measurement, TuneError> {
     let mut samples: Vec<Sample> = vec![Sample::default()];
     let metric = load.metric();
-    let mut steady = false;
+    let mut ended = StopReason::Time;
     meter.run(load, rule.sample_interval_ns, &mut |s: &Sample| {
         samples.push(*s);
         if s.elapsed_ns >= rule.max_ns {
             return Control::Stop;
         }
-        if s.elapsed_ns >= rule.min_ns && is_steady(&interval_rates(&samples, metric), &rule.steady)
-        {
-            steady = true;
+        let rates = interval_rates(&samples, metric);
+        if s.elapsed_ns >= rule.min_ns && is_steady(&rates, &rule.steady) {
+            ended = StopReason::Steady;
+            return Control::Stop;
+        }
+        if is_decided(&rates, rule.steady.ramp_samples, rule.decided_above) {
+            ended = StopReason::Decided;
             return Control::Stop;
         }
         Control::Continue
     })?;
-    summarize(load, &samples, &rule.steady, steady)
+    let mut m = summarize(load, &samples, &rule.steady, false)?;
+    m.ended = ended;
+    m.steady = ended == StopReason::Steady || window_is_steady(&samples, &m, &rule.steady);
+    Ok(m)
+}
+
+/// True when the samples after the ramp already average above `threshold`.
+fn is_decided(rates: &[f64], ramp_samples: usize, threshold: Option<f64>) -> bool {
+    let Some(threshold) = threshold else {
+        return false;
+    };
+    let after_ramp = rates.get(ramp_samples..).unwrap_or(&[]);
+    if after_ramp.len() < DECIDED_SAMPLES {
+        return false;
+    }
+    after_ramp.iter().sum::<f64>() / after_ramp.len() as f64 > threshold
+}
+
+/// Whether the window a measurement was judged on drifted by at most the rule's limit.
+fn window_is_steady(samples: &[Sample], m: &Measurement, rule: &SteadyRule) -> bool {
+    let rates = interval_rates(samples, m.load.metric());
+    let window = SteadyRule {
+        ramp_samples: rates.len().saturating_sub(m.window_samples),
+        window_samples: m.window_samples,
+        drift_max: rule.drift_max,
+    };
+    is_steady(&rates, &window)
 }
 
 /// Condenses cumulative samples (the first is the zero sample) into a [`Measurement`].
@@ -220,9 +273,15 @@ pub fn summarize(
         depth_observed: iops * latency_us_mean / 1e6,
         spread: Spread::of(window_rates),
         peak_rate,
+        ended: if steady {
+            StopReason::Steady
+        } else {
+            StopReason::Time
+        },
         steady,
         elapsed_ns: last.elapsed_ns,
         samples: intervals,
+        window_samples: window,
     })
 }
 

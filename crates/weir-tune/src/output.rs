@@ -56,9 +56,14 @@ fn row(out: &mut String, name: &str, f: &Figure, fmt: fn(f64) -> String) {
         Some(s) => format!("  sustained {} (peak {})", fmt(s), fmt(f.peak)),
         None => String::new(),
     };
+    let unconfirmed = if f.confirmed {
+        ""
+    } else {
+        "  (unconfirmed: the sweep's best step)"
+    };
     let _ = writeln!(
         out,
-        "  {name:<16} {:>12}  ±{:>4.1}% ({} .. {})  knee depth {:>3} (best {:>3}, {:>4} B)  {:>7.0} us at knee{sustained}",
+        "  {name:<16} {:>12}  ±{:>4.1}% ({} .. {})  knee depth {:>3} (best {:>3}, {:>4} B)  {:>7.0} us at knee{sustained}{unconfirmed}",
         fmt(f.value),
         f.spread.cv_percent(),
         fmt(f.spread.min),
@@ -75,7 +80,7 @@ pub fn human_summary(r: &TuneReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "measured (± is the spread of 100 ms samples in the steady window):"
+        "measured (each figure re-measured at its best depth after its sweep; ± is the spread of its 100 ms samples):"
     );
     row(&mut out, "read IOPS", &r.read_iops, fmt_iops);
     row(&mut out, "write IOPS", &r.write_iops, fmt_iops);

@@ -4,8 +4,8 @@
 use crate::error::TuneError;
 use crate::meter::{Load, Measurement, Meter, Pattern, StopRule};
 use crate::search::{
-    detect_sector, find_knee, find_saturation, Budget, KneeResult, Phase, SaturationResult,
-    SearchConfig, SectorResult,
+    confirm, detect_sector, find_knee, find_saturation, Budget, KneeResult, Phase,
+    SaturationResult, SearchConfig, SectorResult,
 };
 use crate::steady::{Spread, SteadyRule};
 use weir_model::device::Direction;
@@ -65,46 +65,73 @@ impl TuneConfig {
 /// One of the four numbers, with how it was found and how much it wobbled.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Figure {
-    /// IOPS or bytes per second: the best step of the depth sweep (or the sustained rate).
+    /// IOPS or bytes per second: the confirming measurement at the best load (or the
+    /// sustained rate).
     pub value: f64,
-    /// The best step's rate before any sustained run (equal to `value` without `--sustained`).
+    /// The figure before any sustained run (equal to `value` without `--sustained`).
     pub peak: f64,
     pub sustained: Option<f64>,
+    /// The best short step of the sweeps. Being the luckiest of several noisy steps, it is
+    /// usually a little above the confirmed figure; it only chooses the load.
+    pub sweep_best: f64,
+    /// False when no time was left to confirm: then `peak` is the sweep's best step.
+    pub confirmed: bool,
     pub request_bytes: u32,
     pub depth_knee: u32,
     pub depth_best: u32,
     pub latency_us_mean_at_knee: f64,
-    /// Per-sample spread of the best step.
+    /// Per-sample spread inside the measurement the value comes from.
     pub spread: Spread,
 }
 
 impl Figure {
-    fn from_knee(k: &KneeResult) -> Figure {
+    /// The figure of a depth sweep, confirmed by `confirmed` when there was time for it.
+    fn new(k: &KneeResult, confirmed: Option<&Measurement>) -> Figure {
         let best = k.best();
+        let measured = confirmed.unwrap_or(best);
         Figure {
-            value: best.rate(),
-            peak: best.rate(),
+            value: measured.rate(),
+            peak: measured.rate(),
             sustained: None,
+            sweep_best: best.rate(),
+            confirmed: confirmed.is_some(),
             request_bytes: best.load.request_bytes,
             depth_knee: k.knee().load.depth,
             depth_best: best.load.depth,
             latency_us_mean_at_knee: k.knee().latency_us_mean,
-            spread: best.spread,
+            spread: measured.spread,
         }
     }
+}
 
-    /// Takes the best of `steps` when it beats this figure, with its own spread, depth and
-    /// request size, so the summary never shows a value beside another measurement's samples.
-    fn adopt_if_better(&mut self, steps: &[Measurement]) {
-        let best = steps.iter().max_by(|a, b| a.rate().total_cmp(&b.rate()));
-        if let Some(m) = best.filter(|m| m.rate() > self.value) {
-            self.value = m.rate();
-            self.peak = m.rate();
-            self.spread = m.spread;
-            self.depth_best = m.load.depth;
-            self.request_bytes = m.load.request_bytes;
-        }
+/// One figure: the depth sweep (phase `index` of the budget's weights), the confirming
+/// measurement at its best depth, and the knee judged against the confirmed rate.
+fn figure_sweep(
+    meter: &mut dyn Meter,
+    load: Load,
+    index: usize,
+    name: &str,
+    budget: &mut Budget,
+    s: &SearchConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(KneeResult, Option<Measurement>), TuneError> {
+    let depth_start = meter.shards().max(1);
+    let (w, l) = share(index);
+    let mut k = find_knee(meter, load, depth_start, &mut Phase::new(budget, s, w, l))?;
+    progress(&knee_line(name, &k));
+    let confirmed = confirm(meter, &k.best().load, budget, s)?;
+    progress(&confirm_line(name, k.best(), confirmed.as_ref()));
+    if let Some(m) = &confirmed {
+        k.rejudge_knee(m.rate(), s.accuracy);
     }
+    Ok((k, confirmed))
+}
+
+/// What smaller requests must reach to count as saturating: the confirmed rate, or the sweep's
+/// best step when that was lower (a lucky best step would make every smaller size fail).
+fn reference_rate(k: &KneeResult, confirmed: Option<&Measurement>) -> f64 {
+    let best = k.best().rate();
+    confirmed.map_or(best, |m| m.rate().min(best))
 }
 
 /// Something the operator should know, with its cost and the fix.
@@ -141,6 +168,8 @@ pub struct Sweeps {
     pub read_saturation: SaturationResult,
     pub random_write: KneeResult,
     pub random_read: KneeResult,
+    /// The confirming measurements, in the order they ran.
+    pub confirms: Vec<Measurement>,
     pub sustained: Vec<Measurement>,
 }
 
@@ -167,62 +196,69 @@ pub fn tune_with_progress(
 ) -> Result<TuneReport, TuneError> {
     let mut budget = Budget::new(cfg.budget_ns, cfg.step_overhead_ns);
     let s = &cfg.search;
-    let depth_start = meter.shards().max(1);
+    // The four confirming measurements are kept out of the sweeps' shares.
+    budget.reserve(4 * (s.confirm_ns + cfg.step_overhead_ns));
+    let mut confirms = Vec::new();
     let req_min = meter.request_bytes_min().max(1);
     let seq = |direction| Load {
         direction,
         pattern: Pattern::Sequential,
         request_bytes: cfg.sequential_request_bytes,
-        depth: depth_start,
+        depth: 1,
     };
     let random_bytes = cfg.random_request_bytes.max(req_min);
     let rnd = |direction| Load {
         direction,
         pattern: Pattern::Random,
         request_bytes: random_bytes,
-        depth: depth_start,
+        depth: 1,
     };
 
-    let (w, l) = share(0);
-    let seq_write = find_knee(
+    let (seq_write, write_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Write),
-        depth_start,
-        &mut Phase::new(&mut budget, s, w, l),
+        0,
+        "sequential write",
+        &mut budget,
+        s,
+        progress,
     )?;
-    progress(&knee_line("sequential write", &seq_write));
     let (w, l) = share(1);
     let write_sat = find_saturation(
         meter,
         &seq_write,
+        reference_rate(&seq_write, write_bw_confirm.as_ref()),
         req_min.max(4096),
         &mut Phase::new(&mut budget, s, w, l),
     )?;
     progress(&saturation_line("write", &write_sat));
-    let (w, l) = share(2);
-    let seq_read = find_knee(
+    let (seq_read, read_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Read),
-        depth_start,
-        &mut Phase::new(&mut budget, s, w, l),
+        2,
+        "sequential read",
+        &mut budget,
+        s,
+        progress,
     )?;
-    progress(&knee_line("sequential read", &seq_read));
     let (w, l) = share(3);
     let read_sat = find_saturation(
         meter,
         &seq_read,
+        reference_rate(&seq_read, read_bw_confirm.as_ref()),
         req_min.max(4096),
         &mut Phase::new(&mut budget, s, w, l),
     )?;
     progress(&saturation_line("read", &read_sat));
-    let (w, l) = share(4);
-    let rand_write = find_knee(
+    let (rand_write, write_iops_confirm) = figure_sweep(
         meter,
         rnd(Direction::Write),
-        depth_start,
-        &mut Phase::new(&mut budget, s, w, l),
+        4,
+        "random write",
+        &mut budget,
+        s,
+        progress,
     )?;
-    progress(&knee_line("random write", &rand_write));
     let (w, l) = share(5);
     let sector = detect_sector(
         meter,
@@ -240,23 +276,33 @@ pub fn tune_with_progress(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let (w, l) = share(6);
-    let rand_read = find_knee(
+    let (rand_read, read_iops_confirm) = figure_sweep(
         meter,
         rnd(Direction::Read),
-        depth_start,
-        &mut Phase::new(&mut budget, s, w, l),
+        6,
+        "random read",
+        &mut budget,
+        s,
+        progress,
     )?;
-    progress(&knee_line("random read", &rand_read));
 
-    let mut read_bandwidth = Figure::from_knee(&seq_read);
-    let mut write_bandwidth = Figure::from_knee(&seq_write);
-    // A smaller request may have beaten the 1 MiB figure during the saturation sweep.
-    read_bandwidth.adopt_if_better(&read_sat.steps);
-    write_bandwidth.adopt_if_better(&write_sat.steps);
+    let read_bandwidth = Figure::new(&seq_read, read_bw_confirm.as_ref());
+    let write_bandwidth = Figure::new(&seq_write, write_bw_confirm.as_ref());
+    let read_iops = Figure::new(&rand_read, read_iops_confirm.as_ref());
+    let write_iops = Figure::new(&rand_write, write_iops_confirm.as_ref());
+    confirms.extend(
+        [
+            write_bw_confirm,
+            read_bw_confirm,
+            write_iops_confirm,
+            read_iops_confirm,
+        ]
+        .into_iter()
+        .flatten(),
+    );
     let mut report = TuneReport {
-        read_iops: Figure::from_knee(&rand_read),
-        write_iops: Figure::from_knee(&rand_write),
+        read_iops,
+        write_iops,
         read_bandwidth,
         write_bandwidth,
         read_saturation_bytes: read_sat.saturation_bytes,
@@ -271,6 +317,7 @@ pub fn tune_with_progress(
             read_saturation: read_sat,
             random_write: rand_write,
             random_read: rand_read,
+            confirms,
             sustained: Vec::new(),
         },
         findings: Vec::new(),
@@ -304,6 +351,24 @@ fn knee_line(name: &str, k: &KneeResult) -> String {
         k.knee().load.depth,
         steps.join(", ")
     )
+}
+
+fn confirm_line(name: &str, best: &Measurement, confirmed: Option<&Measurement>) -> String {
+    match confirmed {
+        Some(m) => format!(
+            "{name}: {} over the last {} of {} samples at {} KiB x{} (sweep's best step {})",
+            rate_text(m),
+            m.window_samples,
+            m.samples,
+            m.load.request_bytes >> 10,
+            m.load.depth,
+            rate_text(best)
+        ),
+        None => format!(
+            "{name}: no time left to confirm; the sweep's best step {} stands",
+            rate_text(best)
+        ),
+    }
 }
 
 fn saturation_line(name: &str, r: &SaturationResult) -> String {
@@ -346,6 +411,7 @@ fn run_sustained(
             window_samples,
             drift_max: sus.drift_max,
         },
+        decided_above: None,
     };
     let loads = [
         report.sweeps.sequential_write.best().load,

@@ -14,8 +14,17 @@ pub struct SearchConfig {
     pub step_min_ns: u64,
     pub step_max_ns: u64,
     pub steady: SteadyRule,
+    /// Each figure is measured once more at its best load, for this long, after its sweep:
+    /// the sweep's best step is the luckiest of several short steps (biased upward), and its
+    /// short window lands on whichever phase of the disk's slow swings it happens to hit.
+    pub confirm_ns: u64,
+    /// Samples at the start of the confirming measurement that are not counted.
+    pub confirm_ramp_samples: usize,
     /// Doubling the depth goes on while it raises throughput by at least this fraction.
     pub depth_gain_min: f64,
+    /// A sweep step already this far above the best so far ends early (see
+    /// [`crate::meter::StopRule::decided_above`]).
+    pub decided_gain: f64,
     /// A deeper step this far below the best means overload: the depth sweep stops at once.
     pub overload_drop: f64,
     /// A rate within this fraction of the best counts as reaching it (knee, saturation).
@@ -32,14 +41,17 @@ impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
             sample_interval_ns: 100_000_000,
-            step_min_ns: 500_000_000,
+            step_min_ns: 400_000_000,
             step_max_ns: 1_500_000_000,
             steady: SteadyRule {
                 ramp_samples: 1,
-                window_samples: 4,
+                window_samples: 3,
                 drift_max: 0.05,
             },
+            confirm_ns: 1_500_000_000,
+            confirm_ramp_samples: 2,
             depth_gain_min: 0.04,
+            decided_gain: 0.25,
             overload_drop: 0.10,
             accuracy: 0.04,
             sector_gain_min: 0.05,
@@ -49,11 +61,13 @@ impl Default for SearchConfig {
 }
 
 /// Time left for measuring, on the meter's clock. Each phase gets a weighted share of what is
-/// left, so time a phase does not use flows to the later ones.
+/// left, so time a phase does not use flows to the later ones. Time reserved up front (for the
+/// confirming measurements) is not shared out until it is released.
 #[derive(Debug, Clone)]
 pub struct Budget {
     pub total_ns: u64,
     pub spent_ns: u64,
+    pub reserved_ns: u64,
     /// Charged per measurement on top of its run time (thread start, draining).
     pub overhead_ns: u64,
 }
@@ -63,12 +77,28 @@ impl Budget {
         Budget {
             total_ns,
             spent_ns: 0,
+            reserved_ns: 0,
             overhead_ns,
         }
     }
 
+    /// Time the phases may share: what is left, less what is still reserved.
     pub fn left_ns(&self) -> u64 {
-        self.total_ns.saturating_sub(self.spent_ns)
+        self.total_ns
+            .saturating_sub(self.spent_ns)
+            .saturating_sub(self.reserved_ns)
+    }
+
+    /// Keeps up to `ns` (no more than is left) out of the phases' shares.
+    pub fn reserve(&mut self, ns: u64) {
+        self.reserved_ns += ns.min(self.left_ns());
+    }
+
+    /// Hands up to `ns` of the reserve back; returns how much that was.
+    pub fn release(&mut self, ns: u64) -> u64 {
+        let released = ns.min(self.reserved_ns);
+        self.reserved_ns -= released;
+        released
     }
 
     fn charge(&mut self, m: &Measurement) {
@@ -125,6 +155,16 @@ impl<'a> Phase<'a> {
         meter: &mut dyn Meter,
         load: &Load,
     ) -> Result<Option<Measurement>, TuneError> {
+        self.measure_deciding(meter, load, None)
+    }
+
+    /// [`Phase::measure`], ending early once the rate is clearly above `decided_above`.
+    pub fn measure_deciding(
+        &mut self,
+        meter: &mut dyn Meter,
+        load: &Load,
+        decided_above: Option<f64>,
+    ) -> Result<Option<Measurement>, TuneError> {
         let left = self.left_ns().saturating_sub(self.budget.overhead_ns);
         if left < self.cfg.step_min_ns {
             self.budget_limited = true;
@@ -135,6 +175,7 @@ impl<'a> Phase<'a> {
             min_ns: self.cfg.step_min_ns,
             max_ns: self.cfg.step_max_ns.min(left),
             steady: self.cfg.steady,
+            decided_above,
         };
         self.measure_with(meter, load, &rule).map(Some)
     }
@@ -171,6 +212,26 @@ impl KneeResult {
     pub fn knee(&self) -> &Measurement {
         &self.steps[self.knee]
     }
+
+    /// Re-picks the knee against `rate`, the figure's confirming measurement, when that is
+    /// below the best step: a lucky best step must not push the knee deeper than the disk needs.
+    pub fn rejudge_knee(&mut self, rate: f64, accuracy: f64) {
+        self.knee = knee_index(
+            &self.steps,
+            self.best,
+            rate.min(self.best().rate()),
+            accuracy,
+        );
+    }
+}
+
+/// The smallest depth whose step is within `accuracy` of `reference`.
+fn knee_index(steps: &[Measurement], best: usize, reference: f64, accuracy: f64) -> usize {
+    let floor = reference * (1.0 - accuracy);
+    (0..steps.len())
+        .filter(|&i| steps[i].rate() >= floor)
+        .min_by_key(|&i| steps[i].load.depth)
+        .unwrap_or(best)
 }
 
 /// Doubles the depth from `depth_start` while throughput still rises by `depth_gain_min` over
@@ -193,7 +254,13 @@ pub fn find_knee(
     let mut best = 0usize;
     let mut flat_steps = 0u32;
     let mut rechecked = false;
-    while let Some(m) = phase.measure(meter, &load.with_depth(depth))? {
+    loop {
+        let decided_above = steps
+            .get(best)
+            .map(|b| b.rate() * (1.0 + phase.cfg.decided_gain));
+        let Some(m) = phase.measure_deciding(meter, &load.with_depth(depth), decided_above)? else {
+            break;
+        };
         let mut best_rate = steps.get(best).map_or(0.0, Measurement::rate);
         let falls = |rate: f64, best: f64| rate < best * (1.0 - phase.cfg.overload_drop);
         if !steps.is_empty() && falls(m.rate(), best_rate) && !rechecked {
@@ -228,11 +295,7 @@ pub fn find_knee(
             crate::meter::pattern_name(load.pattern)
         )));
     }
-    let floor = steps[best].rate() * (1.0 - phase.cfg.accuracy);
-    let knee = (0..steps.len())
-        .filter(|&i| steps[i].rate() >= floor)
-        .min_by_key(|&i| steps[i].load.depth)
-        .unwrap_or(best);
+    let knee = knee_index(&steps, best, steps[best].rate(), phase.cfg.accuracy);
     Ok(KneeResult {
         steps,
         best,
@@ -253,17 +316,20 @@ pub struct SaturationResult {
 
 /// Halves the request size from the knee's, keeping the bytes in flight of the knee (so a
 /// smaller size is never judged with less parallelism than the big one had: the seeds' 1 MiB
-/// saturation length came from exactly that), until bandwidth falls below the best by more than
-/// `accuracy`. A failing size gets one retry at twice the depth before it is ruled out.
+/// saturation length came from exactly that), until bandwidth falls more than `accuracy` below
+/// the best so far, which starts at `reference_rate` (the confirmed figure: the sweep's best
+/// step may be a lucky one no size could reach again). A failing size gets one retry at twice
+/// the depth before it is ruled out.
 pub fn find_saturation(
     meter: &mut dyn Meter,
     knee: &KneeResult,
+    reference_rate: f64,
     request_bytes_min: u32,
     phase: &mut Phase<'_>,
 ) -> Result<SaturationResult, TuneError> {
     let base = knee.knee().load;
     let in_flight_bytes = u64::from(base.depth) * u64::from(base.request_bytes);
-    let mut best_rate = knee.best().rate();
+    let mut best_rate = reference_rate;
     let mut saturation_bytes = base.request_bytes;
     let mut steps = Vec::new();
     let mut size = base.request_bytes / 2;
@@ -296,6 +362,43 @@ pub fn find_saturation(
         best_rate,
         budget_limited: phase.budget_limited,
     })
+}
+
+/// Measures `load` once more for the configured confirming time, from the budget's reserve (so
+/// the sweeps before it can never starve it), counting every sample after a short ramp. This
+/// is the figure a tune reports: one unselected measurement, long enough to average over the
+/// disk's slow swings. `None` when not even a minimal measurement fits.
+pub fn confirm(
+    meter: &mut dyn Meter,
+    load: &Load,
+    budget: &mut Budget,
+    cfg: &SearchConfig,
+) -> Result<Option<Measurement>, TuneError> {
+    let wanted = cfg.confirm_ns + budget.overhead_ns;
+    // The released reserve joins whatever earlier phases left unused.
+    budget.release(wanted);
+    let run_ns = budget
+        .left_ns()
+        .min(wanted)
+        .saturating_sub(budget.overhead_ns);
+    let ramp_ns = cfg.sample_interval_ns * (cfg.confirm_ramp_samples as u64 + 1);
+    if run_ns < ramp_ns + cfg.sample_interval_ns {
+        return Ok(None);
+    }
+    let rule = StopRule {
+        sample_interval_ns: cfg.sample_interval_ns,
+        min_ns: run_ns,
+        max_ns: run_ns,
+        steady: SteadyRule {
+            ramp_samples: cfg.confirm_ramp_samples,
+            window_samples: usize::MAX,
+            drift_max: cfg.steady.drift_max,
+        },
+        decided_above: None,
+    };
+    let m = measure(meter, load, &rule)?;
+    budget.charge(&m);
+    Ok(Some(m))
 }
 
 /// Random-write IOPS per request size, the size where it stops improving, and the verdict
@@ -513,6 +616,25 @@ mod tests {
         assert_eq!(verdict(&drifting, Some(512), 0.15), 512);
         // Without a kernel value the curve decides.
         assert_eq!(verdict(&flat, None, 0.15), 1024);
+    }
+
+    #[test]
+    fn reserved_time_is_not_shared_until_released() {
+        let cfg = SearchConfig::default();
+        let mut budget = Budget::new(10_000_000_000, 0);
+        budget.reserve(6_000_000_000);
+        assert_eq!(budget.left_ns(), 4_000_000_000);
+        assert_eq!(
+            Phase::new(&mut budget, &cfg, 1.0, 2.0).left_ns(),
+            2_000_000_000
+        );
+        // Never more than is there, and a release hands back at most what was reserved.
+        budget.reserve(9_000_000_000);
+        assert_eq!((budget.reserved_ns, budget.left_ns()), (10_000_000_000, 0));
+        assert_eq!(budget.release(4_000_000_000), 4_000_000_000);
+        assert_eq!(budget.left_ns(), 4_000_000_000);
+        assert_eq!(budget.release(u64::MAX), 6_000_000_000);
+        assert_eq!(budget.reserved_ns, 0);
     }
 
     #[test]

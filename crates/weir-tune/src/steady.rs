@@ -56,7 +56,9 @@ pub fn slope(ys: &[f64]) -> f64 {
 
 /// True when the last `window_samples` rates after the ramp drift by at most `drift_max`.
 pub fn is_steady(rates: &[f64], rule: &SteadyRule) -> bool {
-    if rates.len() < rule.ramp_samples + rule.window_samples || rule.window_samples < 2 {
+    if rates.len() < rule.ramp_samples.saturating_add(rule.window_samples)
+        || rule.window_samples < 2
+    {
         return false;
     }
     let window = &rates[rates.len() - rule.window_samples..];

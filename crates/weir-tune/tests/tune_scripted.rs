@@ -1,0 +1,181 @@
+//! Scripted-meter tier: a meter whose rate is a function of the load and of how many
+//! measurements ran before, so the searches' decisions (early ends of sweep steps, the
+//! confirming measurement, the reserved budget) are checked exactly, without timing.
+
+use weir_model::device::Direction;
+use weir_tune::meter::{measure, Control, Sample, StopReason, StopRule};
+use weir_tune::search::SearchConfig;
+use weir_tune::{tune, Load, Meter, Pattern, TuneConfig, TuneError};
+
+/// Emits samples at `rate(load, run index)` ops per second, with a +-2% zigzag so a window is
+/// steady but not perfectly flat; time advances only through the samples it emits.
+struct Scripted<F: FnMut(&Load, usize) -> f64> {
+    rate: F,
+    runs: usize,
+    depth_max: u32,
+}
+
+impl<F: FnMut(&Load, usize) -> f64> Meter for Scripted<F> {
+    fn shards(&self) -> u32 {
+        2
+    }
+
+    fn depth_max(&self) -> u32 {
+        self.depth_max
+    }
+
+    fn request_bytes_min(&self) -> u32 {
+        512
+    }
+
+    fn run(
+        &mut self,
+        load: &Load,
+        sample_interval_ns: u64,
+        on_sample: &mut dyn FnMut(&Sample) -> Control,
+    ) -> Result<(), TuneError> {
+        let rate = (self.rate)(load, self.runs);
+        self.runs += 1;
+        let (mut ops, mut latency_ns) = (0.0f64, 0.0f64);
+        let mut s = Sample::default();
+        for i in 0u64.. {
+            let zigzag = if i % 2 == 0 { 1.02 } else { 0.98 };
+            let n = rate * zigzag * sample_interval_ns as f64 / 1e9;
+            ops += n;
+            // Little's law: every request waited depth / rate.
+            latency_ns += n * f64::from(load.depth) / rate * 1e9;
+            s.elapsed_ns += sample_interval_ns;
+            s.ops = ops as u64;
+            s.bytes = s.ops * u64::from(load.request_bytes);
+            s.latency_ns_sum = latency_ns as u64;
+            if on_sample(&s) == Control::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn load(depth: u32) -> Load {
+    Load {
+        direction: Direction::Read,
+        pattern: Pattern::Random,
+        request_bytes: 4096,
+        depth,
+    }
+}
+
+fn rule(decided_above: Option<f64>) -> StopRule {
+    let cfg = SearchConfig::default();
+    StopRule {
+        sample_interval_ns: cfg.sample_interval_ns,
+        min_ns: cfg.step_min_ns,
+        max_ns: cfg.step_max_ns,
+        steady: cfg.steady,
+        decided_above,
+    }
+}
+
+#[test]
+fn a_sweep_step_that_clearly_gained_ends_early() {
+    let mut meter = Scripted {
+        rate: |_: &Load, _| 50_000.0,
+        runs: 0,
+        depth_max: 256,
+    };
+    let decided = measure(&mut meter, &load(8), &rule(Some(30_000.0)));
+    let Ok(decided) = decided else {
+        panic!("{decided:?}")
+    };
+    assert_eq!(decided.ended, StopReason::Decided, "{decided:?}");
+    // One ramp sample and two judged ones: 300 ms instead of the 400 ms minimum.
+    assert_eq!(decided.samples, 3, "{decided:?}");
+    // Not clearly above the threshold: the step runs to its steady end.
+    let steady = measure(&mut meter, &load(8), &rule(Some(60_000.0)));
+    let Ok(steady) = steady else {
+        panic!("{steady:?}")
+    };
+    assert_eq!(steady.ended, StopReason::Steady, "{steady:?}");
+    assert!(steady.steady);
+    assert!(steady.elapsed_ns >= SearchConfig::default().step_min_ns);
+}
+
+/// Random and sequential rates that rise with depth up to `knee` and stay flat after it.
+fn plateau(load: &Load, knee: u32) -> f64 {
+    let base = match (load.pattern, load.direction) {
+        (Pattern::Random, Direction::Read) => 80_000.0,
+        (Pattern::Random, Direction::Write) => 60_000.0,
+        // Sequential: bytes per second divided by the request size gives ops.
+        (Pattern::Sequential, Direction::Read) => 2e9 / f64::from(load.request_bytes),
+        (Pattern::Sequential, Direction::Write) => 1.5e9 / f64::from(load.request_bytes),
+    };
+    base * f64::from(load.depth.min(knee)) / f64::from(knee)
+}
+
+#[test]
+fn the_figure_is_the_confirming_measurement_not_the_luckiest_step() {
+    // Every figure's sweep meets one lucky step: the first measurement at depth 32 runs 8%
+    // fast (a host cache, a burst). The confirming measurement at the chosen depth does not.
+    let mut lucky_seen = std::collections::HashSet::new();
+    let mut meter = Scripted {
+        rate: |l: &Load, _| {
+            let key = (l.pattern == Pattern::Random, l.direction == Direction::Read);
+            let lucky = l.depth == 32 && l.request_bytes >= 4096 && lucky_seen.insert(key);
+            plateau(l, 16) * if lucky { 1.08 } else { 1.0 }
+        },
+        runs: 0,
+        depth_max: 256,
+    };
+    let cfg = TuneConfig::new(30_000_000_000);
+    let r = match tune(&mut meter, &cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("tune failed: {e}"),
+    };
+    for (name, f, truth) in [
+        ("read IOPS", &r.read_iops, 80_000.0),
+        ("write IOPS", &r.write_iops, 60_000.0),
+        ("read bandwidth", &r.read_bandwidth, 2e9),
+        ("write bandwidth", &r.write_bandwidth, 1.5e9),
+    ] {
+        assert!(f.confirmed, "{name}: {f:?}");
+        assert_eq!(f.depth_best, 32, "{name}: the lucky depth is chosen: {f:?}");
+        assert!(
+            (f.value / truth - 1.0).abs() < 0.01,
+            "{name}: {} is not the true {truth}: {f:?}",
+            f.value
+        );
+        assert!(f.sweep_best > truth * 1.05, "{name}: {f:?}");
+        assert_eq!(f.depth_knee, 16, "{name}: {f:?}");
+    }
+    assert_eq!(r.sweeps.confirms.len(), 4);
+    assert!(r.measuring_ns <= cfg.budget_ns, "{} ns", r.measuring_ns);
+}
+
+#[test]
+fn the_confirmations_keep_their_time_when_the_sweeps_never_end() {
+    // Throughput rises with every doubling up to an enormous depth: every sweep runs out of
+    // time. The reserve still gives each figure its full confirming measurement.
+    let mut meter = Scripted {
+        rate: |l: &Load, _| plateau(l, 1 << 30),
+        runs: 0,
+        depth_max: 1 << 30,
+    };
+    let cfg = TuneConfig::new(15_000_000_000);
+    let r = match tune(&mut meter, &cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("tune failed: {e}"),
+    };
+    assert_eq!(r.sweeps.confirms.len(), 4, "{:?}", r.sweeps.confirms);
+    let confirm_ns = SearchConfig::default().confirm_ns;
+    for m in &r.sweeps.confirms {
+        assert!(m.elapsed_ns >= confirm_ns, "{m:?}");
+    }
+    assert!(r.measuring_ns <= cfg.budget_ns, "{} ns", r.measuring_ns);
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.what.contains("ran out of time")),
+        "{:?}",
+        r.findings
+    );
+}
