@@ -8,6 +8,7 @@
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
 //! - [`errno`]: every errno by name with a plain explanation, for operator messages.
 //! - [`file`]: the O_DIRECT policy and typed file errors that say the fix.
+//! - [`payload`]: incompressible, never-repeating data for benchmark writes.
 //! - [`prepare`]: data files prepared as overwrite, append, pretruncate, fallocate or sloppy.
 //! - [`NowaitRetry`]: RWF_NOWAIT with EAGAIN retried once and counted.
 //! - [`shards`]: one pinned thread per core; a shard's panic becomes an error.
@@ -25,6 +26,7 @@ pub mod errno;
 pub mod file;
 pub mod interrupt;
 pub mod nowait;
+pub mod payload;
 pub mod prepare;
 pub mod shards;
 pub mod uring;

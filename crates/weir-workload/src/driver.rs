@@ -131,9 +131,10 @@ impl JobRun {
             seed,
         } = setup;
         if !job.job_type.is_read() && !verify {
-            // Write real-looking data, not zeros a device could compress or deduplicate.
+            // Write data nothing below can compress or deduplicate (each write also stamps its
+            // blocks with offset and sequence, in `issue`): see weir_engine::payload.
             for i in 0..pool.count() {
-                weir_engine::prefill_pattern(pool.slice_mut(i), 0);
+                weir_engine::payload::fill_incompressible(pool.slice_mut(i), seed ^ i as u64);
             }
         }
         JobRun {
@@ -171,8 +172,7 @@ impl JobRun {
 
     fn start(&mut self, start_ns: u64) {
         self.started_at_ns = start_ns;
-        if let Some(rps) = self.job.rps {
-            let rate = f64::from(rps) * f64::from(self.job.parallelism.max(1));
+        if let Some(rate) = self.job.arrivals_per_s() {
             let seed = self.rng.gen();
             self.arrivals = Some(Arrivals::new(
                 rate,
@@ -534,12 +534,14 @@ fn issue<D: Device>(
                         detail: e.to_string(),
                     })?;
                 }
+                job.write_sequence += 1;
+                sequence = job.write_sequence;
+                let bytes = &mut job.pool.slice_mut(buf)[..len as usize];
                 if job.ledger.is_some() {
-                    job.write_sequence += 1;
-                    sequence = job.write_sequence;
-                    let bytes = &mut job.pool.slice_mut(buf)[..len as usize];
                     crate::verify::encode(bytes, offset, sequence);
                     job.in_flight_writes.push((offset, u64::from(len)));
+                } else {
+                    weir_engine::payload::stamp_blocks(bytes, offset, sequence);
                 }
             }
             let op = IoOp {

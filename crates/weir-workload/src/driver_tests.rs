@@ -206,6 +206,42 @@ fn uniform_and_poisson_rates_match_the_request() {
 }
 
 #[test]
+fn bandwidth_paces_bytes_and_counts_a_stall_from_the_intended_time() {
+    for distribution in [PauseDistribution::Uniform, PauseDistribution::Poisson] {
+        // (The fake disk completes 4 KiB per request.)
+        let mut job = Job::new("bw", JobType::SeqWrite);
+        job.data_size_bytes = Some(256 << 20);
+        // 16 MiB/s of 4 KiB writes: 4096 per second, whatever the parallelism.
+        job.bandwidth_bytes_per_s = Some(16 << 20);
+        job.parallelism = 8;
+        job.pause_distribution = distribution;
+        let plan = Plan::new(vec![job]);
+        let report = run_with(&plan, &options(1000), &Fake { stall: STALL }, &mut |_| {
+            Control::Continue
+        })
+        .expect("run");
+        let job = &report.jobs[0];
+        let mib_per_s = job.bandwidth_bytes_per_s / f64::from(1 << 20);
+        assert!(
+            (mib_per_s - 16.0).abs() < 1.6,
+            "{distribution:?}: {mib_per_s} MiB/s"
+        );
+        assert_eq!(job.bandwidth_limit_bytes_per_s, Some(16 << 20));
+        // Arrivals during the 100 ms stall are timed from when they were due, as with rps.
+        assert!(
+            job.latency_us.max > 90_000.0,
+            "{distribution:?}: {:?}",
+            job.latency_us
+        );
+        assert!(
+            job.latency_us.p50 < 200.0,
+            "{distribution:?}: {:?}",
+            job.latency_us
+        );
+    }
+}
+
+#[test]
 fn sampling_sees_progress_and_can_stop_the_run() {
     let plan = Plan::new(vec![reads("r")]);
     let mut opts = options(10_000);

@@ -154,6 +154,9 @@ pub struct Job {
     pub parallelism: u32,
     /// Open-loop arrival rate per fiber, in arrivals per second; None means closed-loop.
     pub rps: Option<u32>,
+    /// io_tester's `bandwidth`: an open-loop byte rate per shard, paced as
+    /// bandwidth / (reqsize x batch) arrivals per second (exclusive with `rps`).
+    pub bandwidth_bytes_per_s: Option<u64>,
     /// Requests sent together at each open-loop arrival.
     pub batch: u32,
     /// Stop the job after this many requests on each shard.
@@ -200,6 +203,7 @@ impl Job {
             data_size_bytes: None,
             parallelism: 1,
             rps: None,
+            bandwidth_bytes_per_s: None,
             batch: 1,
             limit: None,
             request_bytes: 4096,
@@ -241,7 +245,18 @@ impl Job {
 
     /// Whether arrivals are open-loop (a rate) rather than closed-loop (a concurrency).
     pub fn is_open_loop(&self) -> bool {
-        self.rps.is_some()
+        self.rps.is_some() || self.bandwidth_bytes_per_s.is_some()
+    }
+
+    /// Open-loop arrivals per second on one shard (each arrival sends `batch` requests), or
+    /// None for a closed-loop job: `rps` x parallelism, or bandwidth / (reqsize x batch).
+    pub fn arrivals_per_s(&self) -> Option<f64> {
+        if let Some(rps) = self.rps {
+            return Some(f64::from(rps) * f64::from(self.parallelism.max(1)));
+        }
+        let bytes_per_arrival = f64::from(self.request_bytes.max(1)) * f64::from(self.batch.max(1));
+        self.bandwidth_bytes_per_s
+            .map(|bandwidth| bandwidth as f64 / bytes_per_arrival)
     }
 
     /// The most requests of this job one shard keeps in flight.
@@ -301,6 +316,23 @@ impl Job {
             return err(
                 "shard_info.rps",
                 "is 0: give a positive rate, or remove rps for a closed-loop job".into(),
+            );
+        }
+        if self.bandwidth_bytes_per_s == Some(0) {
+            return err(
+                "shard_info.bandwidth",
+                "is 0: give a positive byte rate per shard such as 10MB, or remove it for a \
+                 closed-loop job"
+                    .into(),
+            );
+        }
+        if self.rps.is_some() && self.bandwidth_bytes_per_s.is_some() {
+            return err(
+                "shard_info.bandwidth",
+                "cannot be combined with shard_info.rps: both set the open-loop arrival rate; \
+                 keep rps (requests per second per fiber) or bandwidth (bytes per second per \
+                 shard, paced as bandwidth / reqsize requests per second)"
+                    .into(),
             );
         }
         if self.batch == 0 {

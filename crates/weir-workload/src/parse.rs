@@ -46,9 +46,14 @@ pub fn parse_plan(text: &str) -> Result<Plan, ParseError> {
     let plan = Plan::new(raw.into_iter().map(RawJob::into_job).collect());
     plan.validate().map_err(|e| {
         let line = find_job_line(text, &e.job);
+        let key = e.field.rsplit('.').next().unwrap_or(e.field);
+        let (line, column) = match line.and_then(|l| find_key_in_job(text, l, key)) {
+            Some((l, c)) => (Some(l), Some(c)),
+            None => (line, line.map(|_| 1)),
+        };
         ParseError {
             line,
-            column: line.map(|_| 1),
+            column,
             message: e.to_string(),
         }
     })?;
@@ -107,6 +112,30 @@ fn find_job_line(text: &str, job: &str) -> Option<usize> {
         .map(|index| index + 1)
 }
 
+/// The 1-based line and column of `key:` inside the job whose `name:` is on `job_line`, so
+/// an error about one field points at it. The job ends at the next list item at or left of
+/// its own dash.
+fn find_key_in_job(text: &str, job_line: usize, key: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.get(job_line.checked_sub(1)?)?;
+    let dash_column = first.find('-').unwrap_or(0);
+    for (index, line) in lines.iter().enumerate().skip(job_line) {
+        let indent = line.len() - line.trim_start().len();
+        let body = line.trim_start();
+        if body.starts_with('-') && indent <= dash_column {
+            break;
+        }
+        let body = body.trim_start_matches('-').trim_start();
+        if body
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with(':'))
+        {
+            return Some((index + 1, line.len() - body.len() + 1));
+        }
+    }
+    None
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawJob {
@@ -131,6 +160,8 @@ struct RawJob {
 struct RawShardInfo {
     parallelism: Option<u32>,
     rps: Option<u32>,
+    /// io_tester's per-shard byte rate (weir paces it open-loop; exclusive with rps).
+    bandwidth: Option<Size>,
     batch: Option<u32>,
     limit: Option<u64>,
     shares: Option<u32>,
@@ -166,6 +197,7 @@ impl RawJob {
             job.parallelism = p;
         }
         job.rps = info.rps;
+        job.bandwidth_bytes_per_s = info.bandwidth.map(|b| b.0);
         job.batch = info.batch.unwrap_or(1);
         job.limit = info.limit;
         if let Some(shares) = info.shares {

@@ -181,13 +181,49 @@ fn bad_values_are_located() {
 }
 
 #[test]
-fn semantic_errors_point_at_the_job() {
+fn semantic_errors_point_at_the_field() {
     let text = "- name: fine\n  type: randread\n- name: bad\n  type: randread\n  prepare: append\n";
     let e = error(text);
-    assert_eq!(e.line, Some(3), "{e}");
+    assert_eq!((e.line, e.column), (Some(5), Some(3)), "{e}");
     assert!(e.message.contains("job `bad`, prepare"), "{e}");
     let zero = error("- name: z\n  type: randread\n  shard_info:\n    parallelism: 0\n");
     assert!(zero.message.contains("parallelism"), "{zero}");
+    assert_eq!((zero.line, zero.column), (Some(4), Some(5)), "{zero}");
+    // The search stays inside the job: the second job's `prepare` is not the first's.
+    let second = "- name: a\n  type: randread\n  prepare: append\n- name: b\n  type: randread\n  prepare: append\n";
+    assert_eq!(error(second).line, Some(3));
     let empty = error("");
     assert!(empty.message.contains("no jobs"), "{empty}");
+}
+
+#[test]
+fn bandwidth_is_an_open_loop_byte_rate() {
+    let plan = parse_plan(
+        "- name: w\n  type: seqwrite\n  shard_info:\n    reqsize: 128kB\n    bandwidth: 10MB\n",
+    )
+    .expect("parses");
+    let job = &plan.jobs[0];
+    assert_eq!(job.bandwidth_bytes_per_s, Some(10 << 20));
+    assert!(job.is_open_loop());
+    // 10 MiB/s of 128 KiB requests: 80 arrivals per second.
+    assert_eq!(job.arrivals_per_s(), Some(80.0));
+    let batched = parse_plan(
+        "- name: w\n  type: randread\n  shard_info:\n    reqsize: 4kB\n    batch: 4\n    bandwidth: 1MB\n",
+    )
+    .expect("parses");
+    assert_eq!(batched.jobs[0].arrivals_per_s(), Some(64.0));
+}
+
+#[test]
+fn bandwidth_with_rps_is_refused_at_the_field() {
+    let text = "- name: w\n  type: randread\n  shard_info:\n    rps: 100\n    bandwidth: 10MB\n";
+    let e = error(text);
+    assert_eq!((e.line, e.column), (Some(5), Some(5)), "{e}");
+    assert!(
+        e.message.contains("cannot be combined with shard_info.rps"),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with("5:5: "), "{e}");
+    let zero = error("- name: w\n  type: randread\n  shard_info:\n    bandwidth: 0\n");
+    assert!(zero.message.contains("bandwidth: is 0"), "{zero}");
 }

@@ -80,6 +80,8 @@ pub struct JobReport {
     pub parallelism: u32,
     /// Open-loop arrivals per second per fiber; null for closed-loop jobs.
     pub rps: Option<u32>,
+    /// Open-loop byte rate per shard (`shard_info.bandwidth`); null when not set.
+    pub bandwidth_limit_bytes_per_s: Option<u64>,
     pub ops: u64,
     pub bytes: u64,
     pub iops: f64,
@@ -182,6 +184,7 @@ impl JobReport {
             request_bytes: job.request_bytes,
             parallelism: job.parallelism,
             rps: job.rps,
+            bandwidth_limit_bytes_per_s: job.bandwidth_bytes_per_s,
             ops,
             bytes,
             iops: rate(ops),
@@ -297,7 +300,7 @@ impl Report {
                 let _ = writeln!(
                     out,
                     "note: job {}: {} arrivals were still waiting to be sent at the end: the \
-                     disk did not keep up with rps",
+                     disk did not keep up with the rate (rps or bandwidth)",
                     job.name, job.unsent_at_end
                 );
             }
