@@ -179,3 +179,46 @@ fn the_confirmations_keep_their_time_when_the_sweeps_never_end() {
         r.findings
     );
 }
+
+#[test]
+fn a_second_rise_at_the_deepest_depth_is_found() {
+    // Flat from depth 2 to 64 (doubling stops after two flat steps), then 40% faster at the
+    // deepest depth the device allows: a host whose read-ahead only pays with a deep queue.
+    let mut meter = Scripted {
+        rate: |l: &Load, _| {
+            let base = plateau(l, 2);
+            if l.depth >= 256 {
+                base * 1.4
+            } else {
+                base
+            }
+        },
+        runs: 0,
+        depth_max: 256,
+    };
+    let cfg = TuneConfig::new(30_000_000_000);
+    let r = match tune(&mut meter, &cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("tune failed: {e}"),
+    };
+    for (name, f, truth) in [
+        ("read IOPS", &r.read_iops, 80_000.0),
+        ("read bandwidth", &r.read_bandwidth, 2e9),
+    ] {
+        assert_eq!(f.depth_best, 256, "{name}: {f:?}");
+        assert_eq!(f.depth_knee, 256, "{name}: {f:?}");
+        assert!(
+            (f.value / (truth * 1.4) - 1.0).abs() < 0.01,
+            "{name}: {f:?}"
+        );
+    }
+    // The doubling itself stopped early: only depths 2, 4, 8 and the probe were measured.
+    let depths: Vec<u32> = r
+        .sweeps
+        .sequential_read
+        .steps
+        .iter()
+        .map(|m| m.load.depth)
+        .collect();
+    assert_eq!(depths, vec![2, 4, 8, 256]);
+}
