@@ -7,6 +7,7 @@
 //!   picks one and [`EngineDevice`] holds either without dynamic dispatch.
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
 //! - [`errno`]: every errno by name with a plain explanation, for operator messages.
+//! - [`extent`]: extent size hints (FS_IOC_FSSETXATTR), read back to know they took.
 //! - [`file`]: the O_DIRECT policy and typed file errors that say the fix.
 //! - [`payload`]: incompressible, never-repeating data for benchmark writes.
 //! - [`prepare`]: data files prepared as overwrite, append, pretruncate, fallocate or sloppy.
@@ -23,6 +24,7 @@ pub mod backend;
 pub mod buffers;
 pub mod clock;
 pub mod errno;
+pub mod extent;
 pub mod file;
 pub mod interrupt;
 pub mod nowait;
@@ -37,6 +39,7 @@ pub use backend::{Backend, BackendError, EngineDevice};
 pub use buffers::{BufferError, DmaBufferPool};
 pub use clock::monotonic_ns;
 pub use errno::{describe_errno, errno_meaning, errno_name};
+pub use extent::ExtentHintOutcome;
 pub use file::{filesystem_name, open_data_file, DirectIo, FileError, OpenSpec};
 pub use nowait::NowaitRetry;
 pub use prepare::{

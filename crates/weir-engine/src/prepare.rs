@@ -28,6 +28,7 @@ use crate::align::{dio_alignment_fd, DioAlignment};
 use crate::backend::{Backend, EngineDevice};
 use crate::buffers::DmaBufferPool;
 use crate::errno::last_errno;
+use crate::extent::ExtentHintOutcome;
 use crate::file::{open_data_file, trial_direct_write, DirectIo, FileError, OpenSpec};
 
 /// How a data file is prepared before a job runs.
@@ -117,6 +118,9 @@ pub struct PrepareOptions {
     pub reuse_existing: bool,
     /// The backend that fills `overwrite` files.
     pub backend: Backend,
+    /// io_tester's `extent_allocation_size_hint`: set on the new file before it is prepared
+    /// (see [`crate::extent`]); [`PreparedFile::extent_hint`] says whether it took.
+    pub extent_size_hint_bytes: Option<u32>,
 }
 
 impl PrepareOptions {
@@ -129,6 +133,7 @@ impl PrepareOptions {
             keep: false,
             reuse_existing: false,
             backend: Backend::Uring,
+            extent_size_hint_bytes: None,
         }
     }
 }
@@ -153,6 +158,7 @@ pub struct PreparedFile {
     keep: bool,
     prefill_ns: u64,
     prefilled: bool,
+    extent_hint: Option<ExtentHintOutcome>,
 }
 
 /// The prefill's request size and queue depth: large writes at a deep queue, as fio would.
@@ -214,7 +220,15 @@ impl PreparedFile {
     /// error the file is removed (unless `keep`) before returning.
     pub fn create_at(path: &Path, opts: &PrepareOptions) -> Result<Self, FileError> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        let reuse = opts.mode == Prepare::Overwrite && opts.reuse_existing && is_full(path, opts);
+        // A hint can only be set on a file without data, so a kept file is reused only if it
+        // already carries the requested hint.
+        let reuse = opts.mode == Prepare::Overwrite
+            && opts.reuse_existing
+            && is_full(path, opts)
+            && match opts.extent_size_hint_bytes {
+                None => true,
+                Some(hint) => has_hint(path, hint),
+            };
         let spec = OpenSpec {
             direct: opts.direct,
             truncate: !reuse,
@@ -233,7 +247,16 @@ impl PreparedFile {
             keep: opts.keep,
             prefill_ns: 0,
             prefilled: false,
+            extent_hint: None,
         };
+        if let Some(hint) = opts.extent_size_hint_bytes {
+            prepared.extent_hint = Some(if reuse {
+                ExtentHintOutcome::Applied { bytes: hint }
+            } else {
+                let fs = crate::file::filesystem_name(dir);
+                crate::extent::set_extent_size_hint(prepared.fd(), hint, &fs)
+            });
+        }
         if direct {
             trial_direct_write(dir, &alignment)?;
             let align = u64::from(alignment.offset_align_bytes);
@@ -256,6 +279,11 @@ impl PreparedFile {
             prepared.high_water_bytes = opts.size_bytes;
         }
         Ok(prepared)
+    }
+
+    /// What happened to the requested extent size hint; None when none was requested.
+    pub fn extent_hint(&self) -> Option<&ExtentHintOutcome> {
+        self.extent_hint.as_ref()
     }
 
     pub fn fd(&self) -> RawFd {
@@ -462,6 +490,14 @@ fn errno_of(e: &std::io::Error) -> i32 {
 
 /// Whether `path` exists at exactly the requested size with no holes (fully written by an
 /// earlier `overwrite` run kept with --keep-files).
+/// Whether the file at `path` already has extent size hint `bytes`.
+fn has_hint(path: &Path, bytes: u32) -> bool {
+    File::open(path)
+        .ok()
+        .and_then(|f| crate::extent::extent_size_hint(f.as_raw_fd()).ok())
+        == Some(bytes)
+}
+
 fn is_full(path: &Path, opts: &PrepareOptions) -> bool {
     let Ok(file) = File::open(path) else {
         return false;

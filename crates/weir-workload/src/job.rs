@@ -177,6 +177,9 @@ pub struct Job {
     pub prepare: Option<Prepare>,
     /// For `sloppy` preparation: extend the file at least this far ahead (default 1 MiB).
     pub sloppy_size_hint_bytes: Option<u64>,
+    /// io_tester's `extent_allocation_size_hint`: an XFS extent size hint set on each new file
+    /// (filesystems without hints get a warning and run without it).
+    pub extent_size_hint_bytes: Option<u64>,
     /// io_tester's `sleep_type: busyloop`: the shard polls instead of sleeping until the next
     /// arrival, so sends leave on time even where waking a sleeping core takes tens of
     /// microseconds (virtual machines), at the cost of a busy core.
@@ -215,6 +218,7 @@ impl Job {
             pause_distribution: PauseDistribution::Uniform,
             prepare: None,
             sloppy_size_hint_bytes: None,
+            extent_size_hint_bytes: None,
             busy_poll: false,
         }
     }
@@ -334,6 +338,17 @@ impl Job {
                  shard, paced as bandwidth / reqsize requests per second)"
                     .into(),
             );
+        }
+        if let Some(hint) = self.extent_size_hint_bytes {
+            if hint == 0 || hint > u64::from(u32::MAX) {
+                return err(
+                    "options.extent_allocation_size_hint",
+                    format!(
+                        "{hint} bytes is outside what filesystems accept (1 byte to 4 GiB - 1, \
+                         a multiple of the block size): use e.g. 1MB"
+                    ),
+                );
+            }
         }
         if self.batch == 0 {
             return err("shard_info.batch", "must be at least 1".into());

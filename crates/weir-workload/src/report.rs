@@ -38,6 +38,9 @@ pub struct Report {
     /// The scheduler's per-shard counters, for Prometheus exposition (not serialized).
     #[serde(skip)]
     pub scheduler_metrics: Vec<weir_sched::ShardMetrics>,
+    /// Job options the filesystem could not apply (each once, whatever the shard count); the
+    /// run went on without them.
+    pub warnings: Vec<String>,
 }
 
 /// Process CPU time.
@@ -487,6 +490,7 @@ mod tests {
             jobs: vec![JobReport::merge(&job, &shards, 2.0)],
             scheduler: None,
             scheduler_metrics: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 

@@ -298,6 +298,7 @@ pub(crate) struct ShardResult {
     setup_error: Option<RunError>,
     jobs: Vec<FinishedJob>,
     sched_metrics: Option<ShardMetrics>,
+    warnings: Vec<String>,
 }
 
 /// What every shard needs to start.
@@ -334,6 +335,7 @@ fn shard_main<F: DeviceFactory>(
         setup_error: None,
         jobs: Vec::new(),
         sched_metrics: None,
+        warnings: Vec::new(),
     };
     // The default timer slack (50 us) would let every timed wait, i.e. every open-loop
     // arrival and think time, wake up to 50 us late; ask for exact wakeups on this thread.
@@ -341,7 +343,10 @@ fn shard_main<F: DeviceFactory>(
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
     let prepared = setup::prepare_shard(shard, plan, options, checked, signal.shared.shard_count);
     let setups = match prepared {
-        Ok(s) => s,
+        Ok((s, warnings)) => {
+            result.warnings = warnings;
+            s
+        }
         Err(e) => {
             signal.shared.setup_failed.store(true, Ordering::SeqCst);
             result.setup_error = Some(e);
@@ -524,6 +529,12 @@ fn assemble<F: DeviceFactory>(
         .scheduler
         .as_ref()
         .map(|s| crate::report::SchedulerReport::build(s, &jobs, &sched_metrics, window_s));
+    let mut warnings: Vec<String> = shard_results
+        .iter()
+        .flat_map(|r| r.warnings.iter().cloned())
+        .collect();
+    warnings.sort();
+    warnings.dedup();
     let report = Report {
         schema_version: SCHEMA_VERSION,
         duration_s: window_s,
@@ -538,6 +549,7 @@ fn assemble<F: DeviceFactory>(
         jobs,
         scheduler,
         scheduler_metrics: sched_metrics,
+        warnings,
     };
     match failure {
         Some(f) => Err(RunError::Failed {

@@ -148,15 +148,18 @@ fn check_directory(dir: &Path) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Prepares the files and buffers of every job placed on `shard`.
+/// Prepares the files and buffers of every job placed on `shard`. Also returns warnings for
+/// the operator (a job option the filesystem cannot apply), the same text on every shard so
+/// the caller can print each once.
 pub fn prepare_shard(
     shard: usize,
     plan: &Plan,
     options: &RunOptions,
     checked: &Checked,
     shard_count: usize,
-) -> Result<Vec<JobSetup>, RunError> {
+) -> Result<(Vec<JobSetup>, Vec<String>), RunError> {
     let mut setups = Vec::new();
+    let mut warnings = Vec::new();
     for (index, job) in plan.jobs.iter().enumerate() {
         if !job.shards.contains(shard) {
             continue;
@@ -173,8 +176,16 @@ pub fn prepare_shard(
                 if let Some(hint) = job.sloppy_size_hint_bytes {
                     opts.sloppy_size_hint_bytes = hint;
                 }
+                // Validation keeps the hint within u32.
+                opts.extent_size_hint_bytes = job
+                    .extent_size_hint_bytes
+                    .map(|h| u32::try_from(h).unwrap_or(u32::MAX));
                 let file =
                     PreparedFile::create(dir, &job.name, shard as u32, &opts).map_err(classify)?;
+                let hint_bytes = job.extent_size_hint_bytes.unwrap_or(0);
+                if let Some(w) = file.extent_hint().and_then(|o| o.warning(hint_bytes)) {
+                    warnings.push(format!("job `{}`: {w}", job.name));
+                }
                 let alignment = file.alignment();
                 let prefilled = job.prepare() == crate::job::Prepare::Overwrite;
                 (Some(file), alignment, prefilled)
@@ -201,7 +212,7 @@ pub fn prepare_shard(
             seed: options.seed ^ (index as u64).wrapping_mul(0x9e37_79b9) ^ ((shard as u64) << 40),
         });
     }
-    Ok(setups)
+    Ok((setups, warnings))
 }
 
 /// Operator-fixable file errors are usage errors; the rest are setup failures.

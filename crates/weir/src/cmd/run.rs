@@ -224,6 +224,10 @@ fn write_metrics(
 }
 
 fn print_report(report: &Report, output: Output) {
+    // Options the filesystem could not apply: on stderr, so JSON and YAML stay parseable.
+    for warning in &report.warnings {
+        eprintln!("weir run: {warning}");
+    }
     let text = match output {
         Output::Text => report.to_text(),
         Output::Json => report.to_json() + "\n",
