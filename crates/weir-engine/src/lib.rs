@@ -5,6 +5,7 @@
 //! - [`align`]: how a file or device wants direct I/O aligned (statx, BLKSSZGET, sysfs).
 //! - [`UringDevice`] and [`AioDevice`] implement [`weir_model::device::Device`]; [`Backend`]
 //!   picks one and [`EngineDevice`] holds either without dynamic dispatch.
+//! - [`blockdev`]: raw block devices, claimed exclusively and refused while mounted.
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
 //! - [`errno`]: every errno by name with a plain explanation, for operator messages.
 //! - [`extent`]: extent size hints (FS_IOC_FSSETXATTR), read back to know they took.
@@ -21,6 +22,7 @@ pub mod aio;
 pub mod aio_sys;
 pub mod align;
 pub mod backend;
+pub mod blockdev;
 pub mod buffers;
 pub mod clock;
 pub mod errno;
@@ -36,6 +38,7 @@ pub mod uring;
 pub use aio::AioDevice;
 pub use align::{dio_alignment, dio_alignment_fd, AlignmentSource, DioAlignment};
 pub use backend::{Backend, BackendError, EngineDevice};
+pub use blockdev::{BlockDevice, BlockDeviceError};
 pub use buffers::{BufferError, DmaBufferPool};
 pub use clock::monotonic_ns;
 pub use errno::{describe_errno, errno_meaning, errno_name};

@@ -79,6 +79,8 @@ pub struct JobRun {
     pub file_name: String,
     /// The region requests fall in; None for an unbounded append.
     pub data_bytes: Option<u64>,
+    /// Where the region starts in `fd` (0 for a file; the job's region on a raw device).
+    pub base_offset_bytes: u64,
     pub prefilled: bool,
     pub(crate) pool: DmaBufferPool,
     next_seq_offset: u64,
@@ -110,6 +112,8 @@ pub struct JobSetup {
     pub file: Option<PreparedFile>,
     pub file_name: String,
     pub data_bytes: Option<u64>,
+    /// Added to every request's offset: the job's region on a raw device (0 for a file).
+    pub base_offset_bytes: u64,
     pub prefilled: bool,
     pub pool: DmaBufferPool,
     pub verify: bool,
@@ -125,6 +129,7 @@ impl JobRun {
             file,
             file_name,
             data_bytes,
+            base_offset_bytes,
             prefilled,
             mut pool,
             verify,
@@ -144,6 +149,7 @@ impl JobRun {
             file,
             file_name,
             data_bytes,
+            base_offset_bytes,
             prefilled,
             pool,
             next_seq_offset: 0,
@@ -544,11 +550,14 @@ fn issue<D: Device>(
                     weir_engine::payload::stamp_blocks(bytes, offset, sequence);
                 }
             }
+            // Slots and ops carry the offset in the descriptor; the ledger keeps the
+            // region-relative one (--verify runs on files, whose base is 0).
+            let fd_offset = offset + job.base_offset_bytes;
             let op = IoOp {
                 user_data: u64::from(slot_id),
                 direction,
                 fd: job.fd,
-                offset_bytes: offset,
+                offset_bytes: fd_offset,
                 len_bytes: len,
                 buf: job.pool.ptr(buf),
                 flags: IoFlags {
@@ -583,7 +592,7 @@ fn issue<D: Device>(
             slots[slot_id as usize] = Some(Slot {
                 job: job.index as u32,
                 buf: buf as u32,
-                offset_bytes: offset,
+                offset_bytes: fd_offset,
                 len_bytes: len,
                 direction,
                 intended_ns: intended,

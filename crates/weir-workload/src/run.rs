@@ -29,6 +29,10 @@ pub struct RunOptions {
     /// Where the files go (`test-<job>-<shard>`). None runs without files, which only a
     /// simulated device supports.
     pub dir: Option<PathBuf>,
+    /// A raw block device instead of `dir` (io_tester's `--storage /dev/X`): claimed
+    /// exclusively (refused while mounted), each job and shard in its own region, no
+    /// preparation.
+    pub device: Option<PathBuf>,
     pub duration: Duration,
     /// Number of shards (threads, one per core); 0 means one per available core.
     pub shards: usize,
@@ -65,6 +69,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             dir: None,
+            device: None,
             duration: Duration::from_secs(10),
             shards: 0,
             backend: Backend::Uring,

@@ -4,10 +4,12 @@
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use weir_engine::align::DEFAULT_ALIGN_BYTES;
 use weir_engine::{
-    AlignmentSource, DioAlignment, DmaBufferPool, FileError, PrepareOptions, PreparedFile,
+    AlignmentSource, BlockDevice, DioAlignment, DmaBufferPool, FileError, PrepareOptions,
+    PreparedFile,
 };
 
 use crate::driver::JobSetup;
@@ -20,7 +22,29 @@ use crate::verify::VERIFY_BLOCK_BYTES;
 pub struct Checked {
     pub direct_io: bool,
     pub alignment: DioAlignment,
+    /// `--device`: the claimed device and each (job, shard)'s region on it.
+    pub device: Option<DeviceLayout>,
 }
+
+/// Jobs on a raw device: one disjoint region per (job index, shard), in plan order.
+#[derive(Debug, Clone)]
+pub struct DeviceLayout {
+    pub device: Arc<BlockDevice>,
+    /// (job index, shard, first byte, bytes).
+    pub regions: Vec<(usize, usize, u64, u64)>,
+}
+
+impl DeviceLayout {
+    fn region(&self, job: usize, shard: usize) -> Option<(u64, u64)> {
+        self.regions
+            .iter()
+            .find(|r| r.0 == job && r.1 == shard)
+            .map(|r| (r.2, r.3))
+    }
+}
+
+/// Regions start on this boundary (any device's alignment divides it).
+const REGION_ALIGN_BYTES: u64 = 1 << 20;
 
 /// Checks the directory and the plan against it. Every error is a usage error naming the fix.
 pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Checked, RunError> {
@@ -44,6 +68,14 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
             ));
         }
     }
+    if let Some(device) = &options.device {
+        if options.dir.is_some() {
+            return usage(
+                "give either --dir (test files) or --device (a raw device), not both".into(),
+            );
+        }
+        return check_device(plan, options, shard_count, device);
+    }
     let Some(dir) = &options.dir else {
         if options.verify {
             return usage("--verify needs real files: give a directory".into());
@@ -55,6 +87,7 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
                 offset_align_bytes: 512,
                 source: AlignmentSource::Default,
             },
+            device: None,
         });
     };
     check_directory(dir)?;
@@ -66,6 +99,23 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
         ))
     })?;
     if !options.buffered {
+        check_request_alignment(plan, &alignment, &dir.display().to_string())?;
+    }
+    Ok(Checked {
+        direct_io: !options.buffered,
+        alignment,
+        device: None,
+    })
+}
+
+/// Every request size must be a multiple of the direct-I/O alignment of `target`.
+fn check_request_alignment(
+    plan: &Plan,
+    alignment: &DioAlignment,
+    target: &str,
+) -> Result<(), RunError> {
+    let usage = |m: String| Err(RunError::Usage(m));
+    {
         let align = alignment.offset_align_bytes.max(1);
         for job in &plan.jobs {
             if job.request_bytes % align != 0 {
@@ -82,15 +132,73 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
                      --buffered to run through the page cache",
                     job.name,
                     job.request_bytes,
-                    dir.display(),
+                    target,
                     alignment.source.as_str()
                 ));
             }
         }
     }
+    Ok(())
+}
+
+/// `--device`: claims the device, refuses what cannot run on one, and lays the jobs out in
+/// disjoint regions that must fit.
+fn check_device(
+    plan: &Plan,
+    options: &RunOptions,
+    shard_count: usize,
+    path: &Path,
+) -> Result<Checked, RunError> {
+    let usage = |m: String| Err(RunError::Usage(m));
+    if options.buffered {
+        return usage(
+            "--buffered does not apply to --device: raw devices run with O_DIRECT".into(),
+        );
+    }
+    if options.verify {
+        return usage("--verify needs test files (it checks prefilled data): use --dir".into());
+    }
+    if let Some(job) = plan.jobs.iter().find(|j| j.prepare().extends_file()) {
+        return usage(format!(
+            "job `{}` (type {}, prepare {}) grows its file, which a device cannot do: use              seqwrite or overwrite on --device, or run it with --dir",
+            job.name,
+            job.job_type,
+            job.prepare()
+        ));
+    }
+    let device = BlockDevice::open(path).map_err(|e| {
+        if e.usage {
+            RunError::Usage(e.message)
+        } else {
+            RunError::Setup(e.message)
+        }
+    })?;
+    let alignment = device.alignment();
+    check_request_alignment(plan, &alignment, &path.display().to_string())?;
+    let mut regions = Vec::new();
+    let mut next = 0u64;
+    for (index, job) in plan.jobs.iter().enumerate() {
+        let bytes = job.data_per_shard_bytes(shard_count).unwrap_or(0);
+        for shard in job.shards.resolve(shard_count) {
+            regions.push((index, shard, next, bytes));
+            next = (next + bytes).div_ceil(REGION_ALIGN_BYTES) * REGION_ALIGN_BYTES;
+        }
+    }
+    if next > device.capacity_bytes() {
+        return usage(format!(
+            "the jobs need {next} bytes of {} ({} regions of data_size / shards each, laid end              to end), but it holds {} bytes: lower data_size or the shard count",
+            path.display(),
+            regions.len(),
+            device.capacity_bytes()
+        ));
+    }
     Ok(Checked {
-        direct_io: !options.buffered,
+        direct_io: true,
         alignment,
+        device: Some(DeviceLayout {
+            device: Arc::new(device),
+            regions,
+        }),
     })
 }
 
@@ -166,8 +274,21 @@ pub fn prepare_shard(
         }
         let data_bytes = job.data_per_shard_bytes(shard_count);
         let file_name = weir_engine::data_file_name(&job.name, shard as u32);
-        let (file, alignment, prefilled) = match &options.dir {
-            Some(dir) => {
+        let mut base_offset_bytes = 0;
+        let mut device_name = None;
+        let (file, alignment, prefilled) = match (&checked.device, &options.dir) {
+            (Some(layout), _) => {
+                let (base, _) = layout.region(index, shard).ok_or_else(|| {
+                    RunError::Setup(format!("no device region for job {index} on shard {shard}"))
+                })?;
+                base_offset_bytes = base;
+                device_name = Some(format!(
+                    "{} (region at {base} bytes)",
+                    layout.device.path().display()
+                ));
+                (None, checked.alignment, false)
+            }
+            (None, Some(dir)) => {
                 let mut opts = PrepareOptions::new(job.prepare(), data_bytes.unwrap_or(0));
                 opts.direct = direct_policy(options);
                 opts.keep = options.keep_files;
@@ -190,12 +311,15 @@ pub fn prepare_shard(
                 let prefilled = job.prepare() == crate::job::Prepare::Overwrite;
                 (Some(file), alignment, prefilled)
             }
-            None => (None, checked.alignment, false),
+            (None, None) => (None, checked.alignment, false),
         };
-        let fd = file.as_ref().map_or(-1, PreparedFile::fd);
-        let file_name = file
-            .as_ref()
-            .map_or(file_name, |f| f.path().display().to_string());
+        let device_fd = checked.device.as_ref().map_or(-1, |l| l.device.fd());
+        let fd = file.as_ref().map_or(device_fd, PreparedFile::fd);
+        let file_name = match (&file, device_name) {
+            (Some(f), _) => f.path().display().to_string(),
+            (None, Some(name)) => name,
+            (None, None) => file_name,
+        };
         let buffer_bytes = job.request_bytes as usize;
         let pool = DmaBufferPool::new(job.max_in_flight() as usize, buffer_bytes, &alignment)
             .map_err(|e| RunError::Setup(e.to_string()))?;
@@ -206,6 +330,7 @@ pub fn prepare_shard(
             file,
             file_name,
             data_bytes,
+            base_offset_bytes,
             prefilled,
             pool,
             verify: options.verify,

@@ -91,3 +91,108 @@ fn extent_hint_on_ext4_warns_once_and_runs() {
     );
     assert!(report.jobs[0].ops > 0, "the run went on");
 }
+
+/// An unmounted loop device over a sparse image, detached and deleted on drop.
+struct LoopDevice {
+    device: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    fn new(size_bytes: u64) -> LoopDevice {
+        let dir = tempfile::Builder::new()
+            .prefix("weir-rawdev-")
+            .tempdir_in("/var/tmp")
+            .expect("temp dir");
+        let image = dir.path().join("image");
+        std::fs::File::create(&image)
+            .and_then(|f| f.set_len(size_bytes))
+            .expect("image");
+        let out = std::process::Command::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .arg(&image)
+            .output()
+            .expect("losetup");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let device = String::from_utf8_lossy(&out.stdout).trim().into();
+        LoopDevice { device, _dir: dir }
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .arg("-d")
+            .arg(&self.device)
+            .status();
+    }
+}
+
+fn run_on_device(text: &str, device: &Path, shards: usize) -> Result<Report, String> {
+    let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
+    let options = RunOptions {
+        device: Some(device.to_path_buf()),
+        duration: Duration::from_millis(500),
+        shards,
+        ..RunOptions::default()
+    };
+    run(&plan, &options, &mut |_| Control::Continue).map_err(|e| e.to_string())
+}
+
+#[test]
+fn raw_device_jobs_write_only_their_own_regions() {
+    let what = "--device on a loop device";
+    let Some(_root) = weir_testfs::require_root_with(what, &["losetup"]) else {
+        return;
+    };
+    let dev = LoopDevice::new(64 << 20);
+    // Two shards of a 32 MiB seqwrite job: regions [0, 16) and [16, 32) MiB; a randread job
+    // after them at [32, 40) and [40, 48) MiB. Nothing may land beyond 32 MiB.
+    let text = "- name: w\n  type: seqwrite\n  data_size: 32MB\n  shard_info:\n    \
+                parallelism: 4\n    reqsize: 64kB\n- name: r\n  type: randread\n  \
+                data_size: 16MB\n  shard_info:\n    parallelism: 4\n";
+    let report = run_on_device(text, &dev.device, 2).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        report.jobs.iter().all(|j| j.ops > 0 && j.errors == 0),
+        "{:?}",
+        report.jobs
+    );
+    let data = std::fs::read(&dev.device).expect("read the device");
+    let mib = 1 << 20;
+    let written = |range: std::ops::Range<usize>| data[range].iter().any(|&b| b != 0);
+    assert!(written(0..mib), "shard 0's region starts at 0");
+    assert!(
+        written(16 * mib..17 * mib),
+        "shard 1's region starts at 16 MiB"
+    );
+    assert!(
+        !written(32 * mib..64 * mib),
+        "the read job's regions and the rest stay untouched"
+    );
+    // Too big for the device: refused before anything runs, naming the sizes.
+    let big = "- name: w\n  type: seqwrite\n  data_size: 128MB\n";
+    let e = run_on_device(big, &dev.device, 1).expect_err("does not fit");
+    assert!(e.contains("lower data_size"), "{e}");
+    let grow = "- name: a\n  type: append\n";
+    let e = run_on_device(grow, &dev.device, 1).expect_err("append on a device");
+    assert!(e.contains("a device cannot"), "{e}");
+}
+
+#[test]
+fn raw_device_is_refused_while_mounted() {
+    let what = "--device on a mounted loop device";
+    let Some(root) = weir_testfs::require_root_with(what, &["mkfs.ext4"]) else {
+        return;
+    };
+    let fs = TestFs::ext4(&root, what).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let device = fs.loop_device().expect("loop-backed").to_path_buf();
+    let text = "- name: w\n  type: seqwrite\n  data_size: 4MB\n";
+    let e = run_on_device(text, &device, 1).expect_err("mounted");
+    assert!(e.contains("is mounted at") && e.contains("umount"), "{e}");
+    let e = run_on_device(text, fs.path(), 1).expect_err("a directory");
+    assert!(e.contains("not a block device"), "{e}");
+}

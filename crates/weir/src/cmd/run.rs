@@ -23,6 +23,11 @@ pub struct RunArgs {
     /// Directory for the test files (`test-<job>-<shard>`); created files are removed at the end.
     #[arg(long, value_name = "DIR", default_value = ".")]
     dir: PathBuf,
+    /// Run on a raw block device instead of files: each job and shard gets its own region
+    /// (data_size / shards), laid end to end; the device's data is overwritten. Refused while
+    /// the device is mounted or held (O_EXCL).
+    #[arg(long, value_name = "BLOCKDEV", conflicts_with = "dir")]
+    device: Option<PathBuf>,
     /// How long to measure, e.g. 500ms, 10s, 2m.
     #[arg(long, default_value = "10s")]
     duration: String,
@@ -103,7 +108,8 @@ pub fn run(args: RunArgs) -> CliResult {
     }
     let interactive = std::io::stderr().is_terminal();
     let options = RunOptions {
-        dir: Some(args.dir.clone()),
+        dir: args.device.is_none().then(|| args.dir.clone()),
+        device: args.device.clone(),
         duration,
         shards: args.shards.unwrap_or(0),
         backend,
@@ -124,8 +130,11 @@ pub fn run(args: RunArgs) -> CliResult {
     }
     if interactive {
         eprintln!(
-            "weir run: preparing files in {} ({} job(s))...",
-            args.dir.display(),
+            "weir run: preparing {} ({} job(s))...",
+            args.device.as_ref().map_or_else(
+                || format!("files in {}", args.dir.display()),
+                |d| format!("regions of {}", d.display())
+            ),
             plan.jobs.len()
         );
     }
@@ -171,12 +180,13 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         return Ok(None);
     };
     let properties = IoProperties::load(path).map_err(|e| CliError::usage(e.to_string()))?;
-    let disk = properties.disk_for_path(&args.dir).ok_or_else(|| {
+    let target = args.device.as_ref().unwrap_or(&args.dir);
+    let disk = properties.disk_for_path(target).ok_or_else(|| {
         CliError::usage(format!(
             "{} describes no disk holding {}: add an entry whose mountpoint is on that disk, \
              or pass the io-properties file measured for it (weir tune --dir {})",
             path.display(),
-            args.dir.display(),
+            target.display(),
             args.dir.display()
         ))
     })?;
@@ -194,7 +204,7 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         .mountpoints
         .first()
         .cloned()
-        .unwrap_or_else(|| args.dir.display().to_string());
+        .unwrap_or_else(|| target.display().to_string());
     Ok(Some(SchedulerOptions {
         model,
         config: SchedConfig {
