@@ -173,6 +173,8 @@ pub struct ShardMetrics {
     pub classes: Vec<ClassMetrics>,
     /// Measured disk speed relative to the model (see `LaneStats::speed_factor`).
     pub speed_factor: f64,
+    /// The tail guard's factor on the write window (see `LaneStats::tail_guard`).
+    pub tail_guard: f64,
 }
 
 fn escape(label: &str) -> String {
@@ -363,6 +365,7 @@ mod tests {
                 shard: 1,
                 classes: vec![c],
                 speed_factor: 1.0,
+                tail_guard: 1.0,
             }],
         );
         assert!(text.contains("# TYPE weir_io_queue_total_ops counter"));

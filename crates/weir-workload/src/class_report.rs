@@ -19,6 +19,9 @@ pub struct SchedulerReport {
     pub latency_goal_us: f64,
     /// The slowest shard's measured disk speed relative to the model (1.0 = as modelled).
     pub speed_factor: f64,
+    /// The tail guard's factor on the write window (1.0 = none; below 1 the reads' tail
+    /// latency held the writes back). The smallest over shards.
+    pub tail_guard: f64,
     pub classes: Vec<ClassReport>,
 }
 
@@ -106,6 +109,11 @@ impl SchedulerReport {
                 .map(|s| s.speed_factor)
                 .fold(f64::INFINITY, f64::min)
                 .min(1e9),
+            tail_guard: shards
+                .iter()
+                .map(|s| s.tail_guard)
+                .fold(f64::INFINITY, f64::min)
+                .min(1e9),
             classes,
         }
     }
@@ -115,14 +123,15 @@ impl SchedulerReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "scheduler: {}, latency goal {:.0} us, disk speed {:.2} x model",
+            "scheduler: {}, latency goal {:.0} us, disk speed {:.2} x model, tail guard {:.2}",
             if self.limiting {
                 "on"
             } else {
                 "measuring only (--no-scheduler)"
             },
             self.latency_goal_us,
-            self.speed_factor
+            self.speed_factor,
+            self.tail_guard
         );
         let mut rows = vec![[
             "class",

@@ -112,6 +112,16 @@ pub struct Harness {
 impl Harness {
     pub fn new(sim: SimConfig, config: SchedConfig, jobs: Vec<Job>) -> Self {
         let model = model_of(&sim);
+        Self::with_model(sim, model, config, jobs)
+    }
+
+    /// A harness whose scheduler charges with `model` (e.g. a measured one that is off).
+    pub fn with_model(
+        sim: SimConfig,
+        model: CostModel,
+        config: SchedConfig,
+        jobs: Vec<Job>,
+    ) -> Self {
         let shards = config.shards;
         let budget = Arc::new(SharedBudget::new(model, config).expect("budget"));
         let mut queues: Vec<ShardQueue> = (0..shards)
