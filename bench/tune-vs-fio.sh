@@ -23,11 +23,12 @@
 #     never wraps onto blocks it wrote (overwrites run ~2x faster here than first writes);
 #   - reads and random writes use a file written just before, in the same round (weir reads
 #     data it wrote seconds earlier; a file written minutes ago may sit differently in the
-#     host's cache).
+#     host's cache), about as large as what weir writes before its reads (8-11 GB here: its
+#     `written_bytes`, printed at the end).
 #
 # Environment: ROUNDS (4), QDS ("2 4 8 16 32 64 128 256", total in flight; weir's sweep goes up
 # to the device's nr_requests, 256 on vda), JOBS (nproc), RAMP_S (1), SWEEP_S (2), RUNTIME (1300ms),
-# SETTLE_S (3), READ_FILE_BYTES (8G, all jobs together), WRITE_FILE_BYTES (32G, sparse, all jobs),
+# SETTLE_S (3), READ_FILE_BYTES (10G, all jobs together), WRITE_FILE_BYTES (32G, sparse, all jobs),
 # WEIR (a built weir binary; default: cargo build --release -p weir), KEEP (a directory to keep
 # raw outputs in), LOCK (a lock file: when set, the script takes it exclusively for the sweep
 # and for each round separately, so others can use the disk in between; otherwise wrap the
@@ -42,7 +43,7 @@ RAMP_S=${RAMP_S:-1}
 SWEEP_S=${SWEEP_S:-2}
 RUNTIME=${RUNTIME:-1300ms}
 SETTLE_S=${SETTLE_S:-3}
-READ_FILE_BYTES=${READ_FILE_BYTES:-8G}
+READ_FILE_BYTES=${READ_FILE_BYTES:-10G}
 WRITE_FILE_BYTES=${WRITE_FILE_BYTES:-32G}
 LOCK=${LOCK:-}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -188,7 +189,7 @@ keys = {"rand_read": "read_iops", "rand_write": "write_iops",
 fio = {n: [] for n in names}
 weir = {n: [] for n in names}
 sweep_best = {n: [] for n in names}
-walls, sectors = [], []
+walls, sectors, written = [], [], []
 for r in range(1, rounds + 1):
     for line in open(f"{work}/fio-{r}.txt"):
         name, qd, iops, bw = line.split()
@@ -200,6 +201,7 @@ for r in range(1, rounds + 1):
         sweep_best[n].append(f.get("sweep_best", f["value"]))
     walls.append(float(open(f"{work}/wall-{r}.txt").read()))
     sectors.append(rep["physical_sector_bytes"])
+    written.append(rep.get("written_bytes", 0))
 
 def fmt(name, v):
     return f"{v/1e3:.1f} K" if name.startswith("rand") else f"{v/1e6:,.0f} MB/s"
@@ -235,4 +237,5 @@ print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per poi
       "weir: its default shards (one per CPU)")
 print("weir tune wall time: " + ", ".join(f"{w:.1f} s" for w in walls) + " (iotune default: ~144 s)")
 print("physical sector: " + ", ".join(f"{s} B" for s in sectors))
+print("weir's read region (bytes it wrote): " + ", ".join(f"{w / 1e9:.1f} GB" for w in written))
 EOF

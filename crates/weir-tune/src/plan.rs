@@ -157,6 +157,9 @@ pub struct TuneReport {
     pub findings: Vec<Finding>,
     /// Time spent measuring on the meter's clock.
     pub measuring_ns: u64,
+    /// Bytes of the test files holding data by the end (all shards): the region the random
+    /// loads and the sequential reads ran over. Set by the real meter's driver; 0 otherwise.
+    pub written_bytes: u64,
 }
 
 /// The raw sweeps, for `--format json` and for anyone checking the searches.
@@ -322,6 +325,7 @@ pub fn tune_with_progress(
         },
         findings: Vec::new(),
         measuring_ns: 0,
+        written_bytes: 0,
     };
     if let Some(sus) = cfg.sustained {
         run_sustained(meter, cfg, &sus, &mut budget, &mut report)?;

@@ -218,6 +218,7 @@ pub fn tune_dir(
         return Err(TuneError::Interrupted);
     }
     let mut report = result?;
+    report.written_bytes = meter.targets().iter().map(|t| t.written_bytes).sum();
     if meter.targets().iter().any(|t| t.wrapped) {
         report.findings.push(Finding {
             what: "sequential writes reached the end of a test file and overwrote earlier data"
