@@ -198,8 +198,13 @@ pub fn tune_with_progress(
     progress: &mut dyn FnMut(&str),
 ) -> Result<TuneReport, TuneError> {
     let mut budget = Budget::new(cfg.budget_ns, cfg.step_overhead_ns);
-    let s = &cfg.search;
-    // The four confirming measurements are kept out of the sweeps' shares.
+    // The four confirming measurements are kept out of the sweeps' shares, but never take more
+    // than a quarter of the budget: a short --duration shortens them rather than the sweeps.
+    let search = SearchConfig {
+        confirm_ns: cfg.search.confirm_ns.min(cfg.budget_ns / 16),
+        ..cfg.search
+    };
+    let s = &search;
     budget.reserve(4 * (s.confirm_ns + cfg.step_overhead_ns));
     let mut confirms = Vec::new();
     let req_min = meter.request_bytes_min().max(1);

@@ -156,11 +156,11 @@ fn the_confirmations_keep_their_time_when_the_sweeps_never_end() {
     // Throughput rises with every doubling up to an enormous depth: every sweep runs out of
     // time. The reserve still gives each figure its full confirming measurement.
     let mut meter = Scripted {
-        rate: |l: &Load, _| plateau(l, 1 << 30),
+        rate: |l: &Load, _| plateau(l, 256) * f64::from(l.depth.max(256)) / 256.0,
         runs: 0,
         depth_max: 1 << 30,
     };
-    let cfg = TuneConfig::new(15_000_000_000);
+    let cfg = TuneConfig::new(30_000_000_000);
     let r = match tune(&mut meter, &cfg) {
         Ok(r) => r,
         Err(e) => panic!("tune failed: {e}"),
@@ -221,4 +221,26 @@ fn a_second_rise_at_the_deepest_depth_is_found() {
         .map(|m| m.load.depth)
         .collect();
     assert_eq!(depths, vec![2, 4, 8, 256]);
+}
+
+#[test]
+fn a_short_budget_shortens_the_confirmations_not_the_sweeps() {
+    for budget_ns in [5_000_000_000u64, 8_000_000_000] {
+        let mut meter = Scripted {
+            rate: |l: &Load, _| plateau(l, 16),
+            runs: 0,
+            depth_max: 256,
+        };
+        let cfg = TuneConfig::new(budget_ns);
+        let r = match tune(&mut meter, &cfg) {
+            Ok(r) => r,
+            Err(e) => panic!("budget {budget_ns} ns: tune failed: {e}"),
+        };
+        // At most a quarter of the budget goes to the four confirmations.
+        for m in &r.sweeps.confirms {
+            assert!(m.elapsed_ns <= budget_ns / 16, "{budget_ns}: {m:?}");
+        }
+        assert!(r.measuring_ns <= budget_ns, "{} ns", r.measuring_ns);
+        assert!(!r.sweeps.sequential_write.steps.is_empty());
+    }
 }
