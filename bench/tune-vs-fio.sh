@@ -217,16 +217,18 @@ for n in names:
     print(f"| {labels[n]} | " + " | ".join(cells) + " |")
 
 print("\nmedians over the rounds:")
-print("| figure | fio median (QD) | weir median | weir/fio | weir spread (max-min)/median | largest consecutive weir change |")
-print("|---|---|---|---|---|---|")
+print("| figure | fio median (QD) | weir median | weir/fio | fio spread (max-min)/median | weir spread | largest consecutive weir change |")
+print("|---|---|---|---|---|---|---|")
 for n in names:
-    fv = statistics.median(v for v, _ in fio[n])
+    fvs = [v for v, _ in fio[n]]
+    fv = statistics.median(fvs)
+    fio_spread = (max(fvs) - min(fvs)) / fv
     wvs = [v for v, _ in weir[n]]
     wv = statistics.median(wvs)
     spread = (max(wvs) - min(wvs)) / wv
     consecutive = max((abs(b / a - 1) for a, b in zip(wvs, wvs[1:])), default=0.0)
     print(f"| {labels[n]} | {fmt(n, fv)} ({fio[n][0][1]}) | {fmt(n, wv)} | {wv / fv:.3f} "
-          f"| {100 * spread:.1f}% | {100 * consecutive:.1f}% |")
+          f"| {100 * fio_spread:.1f}% | {100 * spread:.1f}% | {100 * consecutive:.1f}% |")
 print("\nweir's figure is a confirming measurement at the depth its sweep chose; the sweep's best")
 print("short step (the luckiest of several) would have read, median over the rounds:")
 for n in names:
