@@ -518,7 +518,8 @@ mod tests {
     fn the_tail_guard_settles_where_the_quantile_of_reads_is_over_the_goal() {
         let b = budget(0.99);
         let write_cost = b.model().cost_ps(Direction::Write, 128 << 10);
-        b.try_acquire(Direction::Write, write_cost).expect("empty disk");
+        b.try_acquire(Direction::Write, write_cost)
+            .expect("empty disk");
         // The unloaded read latency: 100 us.
         b.release(Direction::Read, 1, 0, 100_000);
         // 2% of reads over the goal: the guard must fall; 0.5%: it must rise.

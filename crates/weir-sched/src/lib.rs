@@ -11,8 +11,10 @@
 //! - [`SharedBudget`] (one per disk, shared by every shard through an `Arc`): the disk's
 //!   [`CostModel`](weir_model::cost::CostModel) (`max(1/iops, len/bandwidth)` per request), a
 //!   token bucket refilled at the disk's rate times `rate_factor`, an in-disk *window* of one
-//!   latency goal of disk time, and the completion feedback that scales both when the disk
-//!   runs slower than its model. All atomics; no locks.
+//!   latency goal of disk time, the completion feedback that scales the window when the
+//!   disk runs slower than its model, and the *tail guard* that scales the write window so
+//!   that 99% of the reads beside writes wait at most the goal in the disk. All atomics; no
+//!   locks.
 //! - [`ShardQueue`] (one per shard): classes with shares, served in order of virtual time
 //!   (disk time consumed / shares). Each shard publishes the virtual time of its most-behind
 //!   backlogged class on the budget, and no shard runs more than about one goal ahead of the
