@@ -13,7 +13,7 @@
 # Usage: bench/qos.sh [DIR]     (default /var/tmp/weir-qos; must be on DEV)
 # Environment: DURATION (10s), DEV (the disk under DIR, default vda), WEIR (a built weir;
 #   default: cargo build --release -p weir), GOAL (0.75ms), TUNE_DURATION (30s),
-#   SWEEP ("0.25ms 0.5ms 1ms 2ms"), BENCH_LOCK (/work/bench.lock if present),
+#   SWEEP ("0.25ms 0.5ms 1ms 2ms"; SWEEP="" skips the sweep), BENCH_LOCK (/work/bench.lock if present),
 #   PROPS (use this io-properties file), PROPS_FROM (tune | fio: how to measure the disk when
 #   PROPS is not given; fio measures 4 KiB random IOPS at QD32 and 1 MiB bandwidth at QD8).
 # Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
@@ -25,7 +25,7 @@ DURATION=${DURATION:-10s}
 DEV=${DEV:-vda}
 GOAL=${GOAL:-0.75ms}
 TUNE_DURATION=${TUNE_DURATION:-30s}
-SWEEP=${SWEEP:-"0.25ms 0.5ms 1ms 2ms"}
+SWEEP=${SWEEP-"0.25ms 0.5ms 1ms 2ms"}
 PROPS_FROM=${PROPS_FROM:-tune}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCHED_FILE=/sys/block/$DEV/queue/scheduler
