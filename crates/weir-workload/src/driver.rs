@@ -285,6 +285,16 @@ pub struct LoopOptions {
     pub busy_poll: bool,
 }
 
+impl LoopOptions {
+    /// The submission flags of every request of job `job_index`.
+    pub(crate) fn io_flags(&self, job_index: usize) -> IoFlags {
+        IoFlags {
+            nowait: self.nowait,
+            dsync: self.dsync_by_job.get(job_index).copied().unwrap_or(false),
+        }
+    }
+}
+
 /// The outcome of one shard's loop.
 pub struct LoopOutcome {
     pub window_ns: u64,
@@ -560,14 +570,7 @@ fn issue<D: Device>(
                 offset_bytes: fd_offset,
                 len_bytes: len,
                 buf: job.pool.ptr(buf),
-                flags: IoFlags {
-                    nowait: options.nowait,
-                    dsync: options
-                        .dsync_by_job
-                        .get(job.index)
-                        .copied()
-                        .unwrap_or(false),
-                },
+                flags: options.io_flags(job.index),
             };
             debug_assert_eq!(op.buf as usize % job.pool.align_bytes(), 0);
             let queued = match sched.as_deref_mut() {

@@ -2,7 +2,7 @@
 //! instead of going to the device, and the pieces it dispatches are submitted at their offset
 //! within the request. A request completes when its last piece does.
 
-use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
+use weir_model::device::{Device, Direction, IoCompletion, IoOp};
 use weir_sched::{ClassId, Dispatched, Request, ShardQueue};
 
 use crate::driver::{Failure, JobRun, LoopOptions, Slot};
@@ -94,14 +94,7 @@ pub(crate) fn dispatch_scheduled<D: Device>(
                 .pool
                 .ptr(slot.buf as usize)
                 .wrapping_add(d.offset_in_request_bytes as usize),
-            flags: IoFlags {
-                nowait: options.nowait,
-                dsync: options
-                    .dsync_by_job
-                    .get(job.index)
-                    .copied()
-                    .unwrap_or(false),
-            },
+            flags: options.io_flags(job.index),
         };
         device.push(op).map_err(|e| Failure::Device {
             detail: format!(
