@@ -87,6 +87,7 @@ fn main() -> Result<(), String> {
         len_bytes: bytes,
         buf: pool.ptr(slot as usize),
         flags: IoFlags::default(),
+        vectored: None,
     };
     let cpu0 = cpu_seconds();
     let t0 = dev.now_ns();

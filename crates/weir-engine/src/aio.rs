@@ -162,11 +162,19 @@ impl Device for AioDevice {
         if op.flags.dsync {
             flags |= RWF_DSYNC;
         }
-        let iocb = match op.direction {
-            Direction::Read => {
+        let iocb = match (op.direction, op.vectored) {
+            (direction, Some(v)) => Iocb::vectored(
+                direction == Direction::Write,
+                op.fd,
+                v.ptr,
+                v.count,
+                op.offset_bytes,
+                op.user_data,
+            ),
+            (Direction::Read, None) => {
                 Iocb::pread(op.fd, op.buf, op.len_bytes, op.offset_bytes, op.user_data)
             }
-            Direction::Write => {
+            (Direction::Write, None) => {
                 Iocb::pwrite(op.fd, op.buf, op.len_bytes, op.offset_bytes, op.user_data)
             }
         };

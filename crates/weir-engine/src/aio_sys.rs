@@ -21,6 +21,10 @@ pub const IOCB_CMD_PWRITE: u16 = 1;
 pub const IOCB_CMD_FSYNC: u16 = 2;
 /// `IOCB_CMD_FDSYNC`: flush data (and the metadata needed to read it back).
 pub const IOCB_CMD_FDSYNC: u16 = 3;
+/// `IOCB_CMD_PREADV`: read into the `aio_nbytes` iovecs at `aio_buf`, at `aio_offset`.
+pub const IOCB_CMD_PREADV: u16 = 7;
+/// `IOCB_CMD_PWRITEV`: write the `aio_nbytes` iovecs at `aio_buf`, at `aio_offset`.
+pub const IOCB_CMD_PWRITEV: u16 = 8;
 /// `IOCB_CMD_NOOP`: completes at once; useful to test a context.
 pub const IOCB_CMD_NOOP: u16 = 6;
 
@@ -72,6 +76,33 @@ impl Iocb {
             fd,
             buf.cast_mut(),
             len_bytes,
+            offset_bytes,
+            data,
+        )
+    }
+
+    /// A vectored read (`write` false) or write of the `count` segments at `iov`, at
+    /// `offset_bytes`.
+    pub fn vectored(
+        write: bool,
+        fd: i32,
+        iov: *const weir_model::device::IoVec,
+        count: u32,
+        offset_bytes: u64,
+        data: u64,
+    ) -> Self {
+        let opcode = if write {
+            IOCB_CMD_PWRITEV
+        } else {
+            IOCB_CMD_PREADV
+        };
+        // For the vectored commands the kernel reads aio_buf as the iovec array and
+        // aio_nbytes as its length.
+        Self::rw(
+            opcode,
+            fd,
+            iov.cast::<u8>().cast_mut(),
+            count,
             offset_bytes,
             data,
         )

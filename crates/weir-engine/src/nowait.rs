@@ -119,6 +119,7 @@ impl<D: Device> NowaitRetry<D> {
                 nowait: true,
                 dsync: false,
             },
+            vectored: None,
         };
         self.push(op)?;
         let mut out = Vec::with_capacity(1);
@@ -318,6 +319,7 @@ mod tests {
                 nowait: true,
                 dsync: false,
             },
+            vectored: None,
         }
     }
 

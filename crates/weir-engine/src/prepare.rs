@@ -427,6 +427,7 @@ impl PreparedFile {
                     len_bytes: len,
                     buf: pool.ptr(buf),
                     flags: IoFlags::default(),
+                    vectored: None,
                 };
                 dev.push(op).map_err(|error| self.device_error(error))?;
                 next_offset += u64::from(len);

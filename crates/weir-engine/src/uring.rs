@@ -116,6 +116,21 @@ impl UringDevice {
     fn entry(&self, op: &IoOp) -> squeue::Entry {
         let fd = types::Fd(op.fd);
         let flags = rw_flags(op);
+        if let Some(v) = op.vectored {
+            // Vectored requests cannot use a registered buffer (one index per request).
+            let iov = v.ptr.cast::<libc::iovec>();
+            let entry = match op.direction {
+                Direction::Read => opcode::Readv::new(fd, iov, v.count)
+                    .offset(op.offset_bytes)
+                    .rw_flags(flags)
+                    .build(),
+                Direction::Write => opcode::Writev::new(fd, iov, v.count)
+                    .offset(op.offset_bytes)
+                    .rw_flags(flags)
+                    .build(),
+            };
+            return entry.user_data(op.user_data);
+        }
         let entry = match (op.direction, self.fixed_index(op.buf, op.len_bytes)) {
             (Direction::Read, Some(i)) => opcode::ReadFixed::new(fd, op.buf, op.len_bytes, i)
                 .offset(op.offset_bytes)

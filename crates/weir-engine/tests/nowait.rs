@@ -90,6 +90,7 @@ fn write_op(fd: i32, i: u64, buf: *mut u8) -> IoOp {
             nowait: true,
             dsync: false,
         },
+        vectored: None,
     }
 }
 

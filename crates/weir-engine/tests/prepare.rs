@@ -48,6 +48,7 @@ fn write_all(file: &mut PreparedFile, backend: Backend, offsets: &[u64]) {
                 len_bytes: WRITE_BYTES,
                 buf: pool.ptr(b),
                 flags: IoFlags::default(),
+                vectored: None,
             };
             dev.push(op).expect("push");
             next += 1;

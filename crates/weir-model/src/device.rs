@@ -26,9 +26,28 @@ pub struct IoFlags {
     pub dsync: bool,
 }
 
+/// One segment of a vectored request: the layout of the kernel's `struct iovec`, so an array
+/// of them goes to `preadv`-style calls unchanged.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoVec {
+    pub base: *mut u8,
+    pub len: usize,
+}
+
+/// The segments of a vectored request: `count` [`IoVec`]s at `ptr`, whose lengths add up to
+/// the op's `len_bytes`. The caller keeps the array (and every segment's memory) alive and
+/// untouched until the completion is reaped, like a plain buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoVecs {
+    pub ptr: *const IoVec,
+    pub count: u32,
+}
+
 /// One request. `buf` points at `len_bytes` of memory aligned for direct I/O that the caller
 /// keeps alive and untouched until the matching completion is reaped (the simulated disk never
-/// dereferences it).
+/// dereferences it). A vectored request (`vectored: Some`) moves one contiguous range of the
+/// file from or to several buffers in one request; `buf` is then its first segment's base.
 #[derive(Debug, Clone, Copy)]
 pub struct IoOp {
     /// Returned unchanged in the completion; the caller's key for the request.
@@ -39,6 +58,8 @@ pub struct IoOp {
     pub len_bytes: u32,
     pub buf: *mut u8,
     pub flags: IoFlags,
+    /// `Some` for a vectored request (see [`IoVecs`]); `None` when `buf` holds it all.
+    pub vectored: Option<IoVecs>,
 }
 
 /// A finished request: `result` is the byte count, or a negative errno (e.g. `-libc::EAGAIN`).

@@ -46,7 +46,8 @@ pub struct Request {
 }
 
 /// One piece the caller must now submit: `len_bytes` at `offset_in_request_bytes` into the
-/// request identified by `user_data`. Pass `token` to `complete` when it finishes.
+/// request identified by `user_data`. Pass `token` to `complete` when it finishes; a token
+/// never has bit 63 set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dispatched {
     pub token: u64,
@@ -74,6 +75,8 @@ pub struct Completed {
 }
 
 const NONE: u32 = u32::MAX;
+/// Generations count in 31 bits, so a token (generation << 32 | slot) never sets bit 63.
+const GENERATION_MASK: u32 = u32::MAX >> 1;
 /// Classes with a cap may run this far ahead of their rate before they are held back.
 const CAP_BURST_NS: u64 = 10_000_000;
 
@@ -441,7 +444,10 @@ impl ShardQueue {
         self.in_flight += 1;
         let index_in_slots = match self.free_slots.pop() {
             Some(i) => {
-                let generation = self.slots[i as usize].generation.wrapping_add(1);
+                // 31 bits of generation: tokens never set bit 63, which callers may use
+                // to tell their own ids from tokens.
+                let generation =
+                    self.slots[i as usize].generation.wrapping_add(1) & GENERATION_MASK;
                 self.slots[i as usize] = Slot { generation, ..slot };
                 i
             }

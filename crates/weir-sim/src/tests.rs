@@ -9,6 +9,7 @@ fn op(user_data: u64, direction: Direction, offset_bytes: u64, len_bytes: u32) -
         len_bytes,
         buf: std::ptr::null_mut(),
         flags: Default::default(),
+        vectored: None,
     }
 }
 

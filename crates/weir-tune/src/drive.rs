@@ -215,6 +215,7 @@ fn push<D: Device>(
         len_bytes: load.request_bytes,
         buf,
         flags: IoFlags::default(),
+        vectored: None,
     })
     .map_err(device_error)
 }

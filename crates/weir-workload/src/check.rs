@@ -86,6 +86,7 @@ pub fn final_verify_pass<D: Device>(device: &mut D, job: &mut JobRun) -> Result<
             len_bytes: len,
             buf: job.pool.ptr(buf),
             flags: IoFlags::default(),
+            vectored: None,
         };
         let c = match read_one(device, op) {
             Ok(c) => c,

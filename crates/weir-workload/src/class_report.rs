@@ -8,6 +8,7 @@ use serde::Serialize;
 use weir_sched::{ClassMetrics, ShardMetrics};
 
 use crate::hist::{LatencyHistogram, LatencySummary};
+use crate::merge::MergeCounts;
 use crate::report::JobReport;
 use crate::run::SchedulerOptions;
 
@@ -22,6 +23,9 @@ pub struct SchedulerReport {
     /// The tail guard's factor on the write window (1.0 = none; below 1 the reads' tail
     /// latency held the writes back). The smallest over shards.
     pub tail_guard: f64,
+    /// Pieces sent merged with their neighbours in the file, and the requests that carried
+    /// them (all classes and shards).
+    pub merged: MergeCounts,
     pub classes: Vec<ClassReport>,
 }
 
@@ -52,6 +56,7 @@ impl SchedulerReport {
         options: &SchedulerOptions,
         jobs: &[JobReport],
         shards: &[ShardMetrics],
+        merged: MergeCounts,
         window_s: f64,
     ) -> SchedulerReport {
         let mut names: Vec<&str> = Vec::new();
@@ -114,6 +119,7 @@ impl SchedulerReport {
                 .map(|s| s.tail_guard)
                 .fold(f64::INFINITY, f64::min)
                 .min(1e9),
+            merged,
             classes,
         }
     }
@@ -133,6 +139,16 @@ impl SchedulerReport {
             self.speed_factor,
             self.tail_guard
         );
+        if self.merged.requests > 0 {
+            let _ = writeln!(
+                out,
+                "merged: {} pieces that continue each other went out as {} requests ({:.1} \
+                 pieces each)",
+                self.merged.pieces,
+                self.merged.requests,
+                self.merged.pieces as f64 / self.merged.requests as f64
+            );
+        }
         let mut rows = vec![[
             "class",
             "shares",

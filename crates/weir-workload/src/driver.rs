@@ -25,7 +25,7 @@ use crate::arrival::Arrivals;
 use crate::job::Job;
 use crate::report::{CorruptionReport, JobHistograms, ShardJobStats};
 pub use crate::scheduling::Scheduling;
-use crate::scheduling::{dispatch_scheduled, enqueue, settle_piece};
+use crate::scheduling::{dispatch_scheduled, enqueue, settle_completions};
 use crate::verify::{BlockLedger, Corruption, VERIFY_BLOCK_BYTES};
 
 /// Corruptions kept per job and shard for the report (all are counted).
@@ -412,18 +412,14 @@ pub fn run_loop<D: Device>(
         }
         completions.clear();
         device.reap(&mut completions);
+        if let Some(s) = sched.as_deref_mut() {
+            settle_completions(s, &mut slots, &mut completions);
+        }
         for c in &completions {
-            let (slot_id, c) = match sched.as_deref_mut() {
-                None => (c.user_data as usize, *c),
-                Some(s) => match settle_piece(s, &mut slots, c) {
-                    Some(done) => done,
-                    None => continue,
-                },
-            };
+            let slot_id = c.user_data as usize;
             let Some(slot) = slots.get_mut(slot_id).and_then(Option::take) else {
                 continue;
             };
-            let c = &c;
             free_slots.push(slot_id as u32);
             in_flight -= 1;
             let job = &mut jobs[slot.job as usize];
@@ -571,6 +567,7 @@ fn issue<D: Device>(
                 len_bytes: len,
                 buf: job.pool.ptr(buf),
                 flags: options.io_flags(job.index),
+                vectored: None,
             };
             debug_assert_eq!(op.buf as usize % job.pool.align_bytes(), 0);
             let queued = match sched.as_deref_mut() {

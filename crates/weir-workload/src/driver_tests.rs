@@ -15,7 +15,7 @@ struct FakeDisk {
     service_ns: u64,
     stall: (u64, u64),
     queued: Vec<IoOp>,
-    pending: Vec<(u64, u64)>,
+    pending: Vec<(u64, u64, i32)>,
     ready: Vec<IoCompletion>,
 }
 
@@ -40,7 +40,7 @@ impl Device for FakeDisk {
             if done >= self.stall.0 && self.now_ns < self.stall.1 {
                 done = done.max(self.stall.1);
             }
-            self.pending.push((done, op.user_data));
+            self.pending.push((done, op.user_data, op.len_bytes as i32));
         }
         let in_flight = (self.pending.len() + self.ready.len()) as u32;
         let min = min.min(in_flight);
@@ -56,15 +56,15 @@ impl Device for FakeDisk {
         }
         let now = self.now_ns;
         let mut still = Vec::with_capacity(self.pending.len());
-        for (done, user_data) in self.pending.drain(..) {
+        for (done, user_data, result) in self.pending.drain(..) {
             if done <= now {
                 self.ready.push(IoCompletion {
                     user_data,
-                    result: 4096,
+                    result,
                     completed_at_ns: done,
                 });
             } else {
-                still.push((done, user_data));
+                still.push((done, user_data, result));
             }
         }
         self.pending = still;
@@ -283,6 +283,7 @@ fn scheduled(read_iops: f64, unlimited: bool) -> crate::run::SchedulerOptions {
             ..weir_sched::SchedConfig::default()
         },
         mountpoint: "/fake".into(),
+        merge_adjacent: true,
     }
 }
 

@@ -42,6 +42,7 @@ pub mod driver;
 pub mod eagain;
 pub mod hist;
 pub mod job;
+mod merge;
 pub mod parse;
 pub mod report;
 pub mod run;

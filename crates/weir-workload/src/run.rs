@@ -20,6 +20,7 @@ use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
 use crate::eagain::EagainSpy;
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Plan;
+use crate::merge::MergeCounts;
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
 use crate::setup;
 
@@ -63,6 +64,9 @@ pub struct SchedulerOptions {
     pub config: SchedConfig,
     /// The mount point label for Prometheus metrics.
     pub mountpoint: String,
+    /// Send pieces that continue each other in a file as one vectored request (up to the
+    /// scheduler's longest request); false submits every piece on its own (`--no-merge`).
+    pub merge_adjacent: bool,
 }
 
 impl Default for RunOptions {
@@ -303,6 +307,7 @@ pub(crate) struct ShardResult {
     setup_error: Option<RunError>,
     jobs: Vec<FinishedJob>,
     sched_metrics: Option<ShardMetrics>,
+    merge_counts: MergeCounts,
     warnings: Vec<String>,
 }
 
@@ -340,6 +345,7 @@ fn shard_main<F: DeviceFactory>(
         setup_error: None,
         jobs: Vec::new(),
         sched_metrics: None,
+        merge_counts: MergeCounts::default(),
         warnings: Vec::new(),
     };
     // The default timer slack (50 us) would let every timed wait, i.e. every open-loop
@@ -358,7 +364,16 @@ fn shard_main<F: DeviceFactory>(
             return result;
         }
     };
-    let mut scheduling = match budget.map(|b| shard_scheduling(b, shard, plan)).transpose() {
+    // Unlimited (--no-scheduler) holds nothing back, so nothing waits to be merged: the
+    // kernel then sees what it would without the scheduler.
+    let merge_adjacent = options
+        .scheduler
+        .as_ref()
+        .is_some_and(|s| s.merge_adjacent && !s.config.unlimited);
+    let mut scheduling = match budget
+        .map(|b| shard_scheduling(b, shard, plan, merge_adjacent))
+        .transpose()
+    {
         Ok(s) => s,
         Err(e) => {
             signal.shared.setup_failed.store(true, Ordering::SeqCst);
@@ -412,6 +427,9 @@ fn shard_main<F: DeviceFactory>(
         scheduling.as_mut(),
     );
     result.sched_metrics = scheduling.as_ref().map(|s| s.queue.metrics());
+    result.merge_counts = scheduling
+        .as_ref()
+        .map_or_else(MergeCounts::default, Scheduling::merge_counts);
     result.window_ns = outcome.window_ns;
     if outcome.device_broken {
         // Requests may still be in the kernel: leak their buffers rather than free memory the
@@ -465,6 +483,7 @@ fn shard_scheduling(
     budget: &Arc<SharedBudget>,
     shard: usize,
     plan: &Plan,
+    merge_adjacent: bool,
 ) -> Result<Scheduling, RunError> {
     let sched_err = |e: weir_sched::SchedError| RunError::Usage(format!("scheduler: {e}"));
     let mut queue = ShardQueue::new(Arc::clone(budget), shard).map_err(sched_err)?;
@@ -482,7 +501,7 @@ fn shard_scheduling(
         };
         class_by_job.push(Some(id));
     }
-    Ok(Scheduling::new(queue, class_by_job))
+    Ok(Scheduling::new(queue, class_by_job, merge_adjacent))
 }
 
 fn assemble<F: DeviceFactory>(
@@ -530,10 +549,14 @@ fn assemble<F: DeviceFactory>(
         .iter_mut()
         .filter_map(|r| r.sched_metrics.take())
         .collect();
+    let mut merged = MergeCounts::default();
+    for r in &shard_results {
+        merged.add(r.merge_counts);
+    }
     let scheduler = options
         .scheduler
         .as_ref()
-        .map(|s| crate::report::SchedulerReport::build(s, &jobs, &sched_metrics, window_s));
+        .map(|s| crate::report::SchedulerReport::build(s, &jobs, &sched_metrics, merged, window_s));
     let mut warnings: Vec<String> = shard_results
         .iter()
         .flat_map(|r| r.warnings.iter().cloned())

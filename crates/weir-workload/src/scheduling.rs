@@ -6,20 +6,38 @@ use weir_model::device::{Device, Direction, IoCompletion, IoOp};
 use weir_sched::{ClassId, Dispatched, Request, ShardQueue};
 
 use crate::driver::{Failure, JobRun, LoopOptions, Slot};
+pub use crate::merge::MergeCounts;
+use crate::merge::Merger;
 
 /// The scheduler on one shard: its queue and the class of each job (by job index).
 pub struct Scheduling {
     pub queue: ShardQueue,
     pub class_by_job: Vec<Option<ClassId>>,
     dispatched: Vec<Dispatched>,
+    merger: Merger,
+    /// Piece completions fanned out of merged requests, reused between wake-ups.
+    pieces: Vec<IoCompletion>,
 }
 
 impl Scheduling {
-    pub fn new(queue: ShardQueue, class_by_job: Vec<Option<ClassId>>) -> Scheduling {
+    /// `merge_adjacent`: submit pieces that continue each other in one file as one vectored
+    /// request (see [`Merger`]).
+    pub fn new(
+        queue: ShardQueue,
+        class_by_job: Vec<Option<ClassId>>,
+        merge_adjacent: bool,
+    ) -> Scheduling {
+        let max_bytes = if merge_adjacent {
+            [Direction::Read, Direction::Write].map(|d| queue.max_request_bytes(d))
+        } else {
+            [0, 0]
+        };
         Scheduling {
             queue,
             class_by_job,
             dispatched: Vec::new(),
+            merger: Merger::new(max_bytes),
+            pieces: Vec::new(),
         }
     }
 
@@ -30,6 +48,11 @@ impl Scheduling {
         } else {
             None
         }
+    }
+
+    /// How many pieces went out merged, and in how many requests.
+    pub fn merge_counts(&self) -> MergeCounts {
+        self.merger.counts
     }
 }
 
@@ -63,7 +86,7 @@ pub(crate) fn enqueue(
     })
 }
 
-/// Submits every piece the scheduler lets go now.
+/// Submits every piece the scheduler lets go now, merging those that continue each other.
 pub(crate) fn dispatch_scheduled<D: Device>(
     device: &mut D,
     s: &mut Scheduling,
@@ -95,25 +118,48 @@ pub(crate) fn dispatch_scheduled<D: Device>(
                 .ptr(slot.buf as usize)
                 .wrapping_add(d.offset_in_request_bytes as usize),
             flags: options.io_flags(job.index),
+            vectored: None,
         };
+        s.merger.add(op);
+    }
+    s.merger.flush(|op| {
         device.push(op).map_err(|e| Failure::Device {
             detail: format!(
                 "the I/O backend refused a piece the scheduler dispatched ({e}); the device \
                  queue is smaller than the scheduler's window"
             ),
-        })?;
+        })
+    })
+}
+
+/// Turns the device's completions into request completions (`user_data` = the slot), in
+/// place: merged requests fan out to their pieces, and each piece is accounted with the
+/// scheduler; a request appears once its last piece is done.
+pub(crate) fn settle_completions(
+    s: &mut Scheduling,
+    slots: &mut [Option<Slot>],
+    completions: &mut Vec<IoCompletion>,
+) {
+    s.pieces.clear();
+    for c in completions.iter() {
+        s.merger.fan_out(c, &mut s.pieces);
     }
-    Ok(())
+    completions.clear();
+    for c in &s.pieces {
+        if let Some((_, done)) = settle_piece(&mut s.queue, slots, c) {
+            completions.push(done);
+        }
+    }
 }
 
 /// Accounts one piece's completion with the scheduler. Returns the request's slot and its
 /// completion once its last piece is done.
-pub(crate) fn settle_piece(
-    s: &mut Scheduling,
+fn settle_piece(
+    queue: &mut ShardQueue,
     slots: &mut [Option<Slot>],
     c: &IoCompletion,
 ) -> Option<(usize, IoCompletion)> {
-    let done = s.queue.complete(c.user_data, c.completed_at_ns)?;
+    let done = queue.complete(c.user_data, c.completed_at_ns)?;
     let slot_id = done.user_data as usize;
     let slot = slots.get_mut(slot_id).and_then(Option::as_mut)?;
     if c.result < 0 || c.result as u64 != done.len_bytes {

@@ -60,3 +60,104 @@ fn same_seed_same_report() {
     assert_eq!(a.jobs[0].ops, b.jobs[0].ops, "seed {seed}");
     assert_eq!(a.jobs[0].latency_us, b.jobs[0].latency_us, "seed {seed}");
 }
+
+/// The scheduled mix of the qos benchmark (4 KiB reads x4 in `query`, 128 KiB sequential
+/// writes x64 in `compaction`) on the simulated virtio disk whose writes cost per request.
+/// Returns (read p99 us, write MB/s, merged requests).
+fn scheduled_sparse_mix(seed: u64, merge_adjacent: bool) -> (f64, f64, u64) {
+    let sim = SimConfig::virtio_sparse_writes(seed);
+    let mut reads = Job::new("reads", JobType::RandRead);
+    reads.parallelism = 4;
+    reads.data_size_bytes = Some(1 << 30);
+    reads.class = Some("query".into());
+    reads.shares = 1000;
+    let mut writes = Job::new("writes", JobType::SeqWrite);
+    writes.parallelism = 64;
+    writes.request_bytes = 128 << 10;
+    writes.data_size_bytes = Some(32 << 30);
+    writes.class = Some("compaction".into());
+    writes.shares = 100;
+    // Priced as `weir tune` measures it (4 KiB and 1 MiB requests), as in weir-sched's test.
+    let model = weir_model::cost::CostModel::new(
+        sim.read.iops,
+        sim.read.bytes_per_sec,
+        39_109.0,
+        2.616e9,
+        1.0,
+        true,
+    )
+    .expect("model");
+    let options = RunOptions {
+        dir: None,
+        duration: Duration::from_secs(1),
+        shards: 1,
+        seed,
+        scheduler: Some(weir_workload::run::SchedulerOptions {
+            model,
+            config: weir_sched::SchedConfig::default(),
+            mountpoint: "/sim".into(),
+            merge_adjacent,
+        }),
+        ..RunOptions::default()
+    };
+    let factory = SimWith { config: sim };
+    let report = run_with(
+        &Plan::new(vec![reads, writes]),
+        &options,
+        &factory,
+        &mut |_| Control::Continue,
+    )
+    .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    let merged = report
+        .scheduler
+        .as_ref()
+        .expect("scheduler")
+        .merged
+        .requests;
+    (
+        report.jobs[0].latency_us.p99,
+        report.jobs[1].bandwidth_bytes_per_s / 1e6,
+        merged,
+    )
+}
+
+struct SimWith {
+    config: SimConfig,
+}
+
+impl DeviceFactory for SimWith {
+    type Device = SimDisk;
+
+    fn name(&self) -> String {
+        "sim".into()
+    }
+
+    fn open(&self, _shard: usize, _depth: u32) -> Result<SimDisk, String> {
+        Ok(SimDisk::new(self.config.clone()))
+    }
+}
+
+#[test]
+fn merging_adjacent_writes_buys_write_bandwidth_at_the_same_read_tail() {
+    // WEIR_SIM_SEED replays another seed, as in weir-sched's simulation tests.
+    let seed = std::env::var("WEIR_SIM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(91);
+    let (p99_single, mbps_single, merged_single) = scheduled_sparse_mix(seed, false);
+    let (p99_merged, mbps_merged, merged) = scheduled_sparse_mix(seed, true);
+    println!(
+        "seed {seed}: one by one: read p99 {p99_single:.0} us, writes {mbps_single:.0} MB/s; \
+         merged ({merged} requests): read p99 {p99_merged:.0} us, writes {mbps_merged:.0} MB/s"
+    );
+    assert_eq!(merged_single, 0, "seed {seed}");
+    assert!(merged > 0, "seed {seed}: nothing merged");
+    assert!(
+        mbps_merged >= 1.1 * mbps_single,
+        "seed {seed}: merged writes {mbps_merged:.0} MB/s, one by one {mbps_single:.0}"
+    );
+    assert!(
+        p99_merged <= 1.1 * p99_single,
+        "seed {seed}: merged read p99 {p99_merged:.0} us, one by one {p99_single:.0}"
+    );
+}

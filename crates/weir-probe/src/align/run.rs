@@ -223,6 +223,7 @@ fn write_files(
                     len_bytes: req,
                     buf: pool.ptr(buf),
                     flags: IoFlags::default(),
+                    vectored: None,
                 };
                 debug_assert!(f
                     .alignment()

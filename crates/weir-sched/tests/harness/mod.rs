@@ -305,5 +305,6 @@ fn sim_op(user_data: u64, direction: Direction, key: u64, len_bytes: u64) -> IoO
         len_bytes: len_bytes as u32,
         buf: std::ptr::null_mut(),
         flags: Default::default(),
+        vectored: None,
     }
 }

@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// holding anything back, for comparison with the scheduler on.
     #[arg(long)]
     no_scheduler: bool,
+    /// With --io-properties: submit every piece the scheduler releases on its own instead of
+    /// merging pieces that continue each other in a file into one request.
+    #[arg(long)]
+    no_merge: bool,
     /// Write the scheduler's metrics in Prometheus text format to FILE (needs --io-properties).
     #[arg(long, value_name = "FILE")]
     metrics: Option<PathBuf>,
@@ -213,6 +217,7 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
             ..SchedConfig::default()
         },
         mountpoint,
+        merge_adjacent: !args.no_merge,
     }))
 }
 
