@@ -193,6 +193,12 @@ impl Device for UringDevice {
     ) -> Result<u32, DeviceError> {
         let queued = self.ring.submission().len() as u32;
         let want = min_complete.min(self.in_flight) as usize;
+        // Nothing to submit and the completions asked for are already in the ring (the
+        // kernel posts them without being entered): entering would only cost a system call.
+        // At 128 KiB QD8 weir entered the kernel 1.13 times per write against fio's 1.05.
+        if queued == 0 && want > 0 && self.ring.completion().len() >= want {
+            return Ok(0);
+        }
         let result = match deadline_ns {
             None => self.ring.submitter().submit_and_wait(want),
             Some(deadline) => {
