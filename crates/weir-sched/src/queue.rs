@@ -134,6 +134,9 @@ pub struct ShardQueue {
     shard: usize,
     classes: Vec<Class>,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Classes taken off the heap during one `dispatch` because their lane was full, put
+    /// back at its end (reused between calls).
+    set_aside: Vec<Reverse<(u64, u32)>>,
     throttled: Vec<(u64, u32)>,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
@@ -171,6 +174,7 @@ impl ShardQueue {
             shard,
             classes: Vec::new(),
             heap: BinaryHeap::new(),
+            set_aside: Vec::new(),
             throttled: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
@@ -301,6 +305,12 @@ impl ShardQueue {
         let cross_shard = self.budget.config().shards > 1 && !self.budget.config().unlimited;
         let goal_ns = self.budget.goal_ps() / 1000;
         let before = out.len();
+        // On a duplex disk reads and writes have a lane each: a class whose lane is full
+        // steps aside for this call so the other lane's classes still go (a compaction
+        // waiting for write room must not hold a query's reads). On a half-duplex disk one
+        // full lane means nothing fits, as before.
+        let duplex = self.budget.model().duplex();
+        let mut lane_full = [false; 2];
         while let Some(&Reverse((vt, index))) = self.heap.peek() {
             if cross_shard {
                 self.budget.publish(self.shard, vt);
@@ -317,10 +327,16 @@ impl ShardQueue {
                 continue;
             };
             let direction = pending.direction;
+            if lane_full[dir_index(direction)] {
+                self.set_aside.push(Reverse((vt, index)));
+                self.heap.pop();
+                continue;
+            }
             let remaining = pending.len_bytes - pending.next_offset_bytes;
             let piece_bytes = remaining.min(self.max_request_bytes[dir_index(direction)]);
             let cost_ps = self.budget.model().cost_ps(direction, piece_bytes);
-            if let Some(increment_ns) = cap_increment_ns(&class.config, piece_bytes) {
+            let cap_increment = cap_increment_ns(&class.config, piece_bytes);
+            if cap_increment.is_some() {
                 if class.cap_tat_ns > now_ns + CAP_BURST_NS {
                     self.heap.pop();
                     class.state = ClassState::Throttled;
@@ -329,21 +345,39 @@ impl ShardQueue {
                     self.wake_at(until);
                     continue;
                 }
-                class.cap_tat_ns = class.cap_tat_ns.max(now_ns) + increment_ns;
             }
             let ahead_ps = match self.budget.try_acquire(direction, cost_ps) {
                 Ok(ahead) => ahead,
-                Err(Blocked::Bucket { wait_ns }) => {
-                    self.wake_at(now_ns + wait_ns);
-                    break;
-                }
-                Err(Blocked::Window) => {
-                    // A completion frees the window; the timer covers completions that
-                    // arrive on other shards.
-                    self.wake_at(now_ns + (goal_ns / 4).max(1000));
-                    break;
+                Err(blocked) => {
+                    match blocked {
+                        Blocked::Bucket { wait_ns } => self.wake_at(now_ns + wait_ns),
+                        // A completion on this shard frees the window (the lane is not
+                        // empty, or the request would have gone); the timer covers
+                        // completions that arrive on other shards.
+                        Blocked::Window if cross_shard => {
+                            self.wake_at(now_ns + (goal_ns / 4).max(1000));
+                        }
+                        Blocked::Window => {}
+                    }
+                    if !duplex {
+                        break;
+                    }
+                    lane_full[dir_index(direction)] = true;
+                    if lane_full == [true, true] {
+                        break;
+                    }
+                    // The class keeps its place in virtual time (the piece goes on a later
+                    // call).
+                    self.set_aside.push(Reverse((vt, index)));
+                    self.heap.pop();
+                    continue;
                 }
             };
+            // The cap books only pieces that go.
+            if let Some(increment_ns) = cap_increment {
+                let class = &mut self.classes[index as usize];
+                class.cap_tat_ns = class.cap_tat_ns.max(now_ns) + increment_ns;
+            }
             match self.start_piece(index, piece_bytes, cost_ps, ahead_ps, now_ns) {
                 Some(d) => out.push(d),
                 None => break,
@@ -359,6 +393,7 @@ impl ShardQueue {
                 top.0 .0 = class.vt;
             }
         }
+        self.heap.extend(self.set_aside.drain(..));
         if cross_shard {
             let head = self.heap.peek().map_or(u64::MAX, |r| r.0 .0);
             self.budget.publish(self.shard, head);

@@ -216,3 +216,78 @@ fn bad_budget_settings_are_refused() {
     };
     assert!(SharedBudget::new(vda(), fast).is_err());
 }
+
+/// On a duplex disk a class waiting for room in the write lane steps aside: reads queued
+/// behind it in virtual time still go in the same dispatch call. On a half-duplex disk the
+/// one full lane holds everything, as it must.
+#[test]
+fn a_full_write_lane_does_not_hold_reads_on_a_duplex_disk() {
+    for duplex in [true, false] {
+        let model = CostModel::new(85_000.0, 1.9e9, 60_000.0, 1.75e9, 1.0, duplex).expect("model");
+        let config = SchedConfig {
+            feedback: false,
+            ..SchedConfig::default()
+        };
+        let budget = Arc::new(SharedBudget::new(model, config).expect("budget"));
+        let mut q = ShardQueue::new(budget, 0).expect("queue");
+        // The writes' class has more shares, so it stays ahead in virtual time.
+        let writes = q
+            .add_class(ClassConfig::new("compaction", 1000))
+            .expect("class");
+        let reads = q.add_class(ClassConfig::new("query", 10)).expect("class");
+        let request = |direction, len_bytes, user_data| Request {
+            direction,
+            len_bytes,
+            user_data,
+        };
+        for user_data in 0..64 {
+            q.enqueue(writes, request(Direction::Write, 128 << 10, user_data), 0)
+                .expect("enqueue");
+        }
+        let mut out = Vec::new();
+        q.dispatch(1_000, &mut out);
+        assert!(!out.is_empty(), "duplex {duplex}: no write went");
+        let first_write = out[0].token;
+        assert!(
+            q.queued() > 0,
+            "duplex {duplex}: the write window never filled"
+        );
+        for user_data in 100..104 {
+            q.enqueue(reads, request(Direction::Read, 4096, user_data), 2_000)
+                .expect("enqueue");
+        }
+        out.clear();
+        q.dispatch(2_000, &mut out);
+        let reads_out = out
+            .iter()
+            .filter(|d| d.direction == Direction::Read)
+            .count();
+        let writes_out = out.len() - reads_out;
+        assert_eq!(
+            writes_out, 0,
+            "duplex {duplex}: the full write lane let a write go"
+        );
+        if duplex {
+            assert_eq!(
+                reads_out, 4,
+                "duplex {duplex}: reads waited behind the write lane"
+            );
+        } else {
+            assert_eq!(reads_out, 0, "half duplex: reads passed a full shared lane");
+        }
+        // The writes kept their place: on the duplex disk a write completion lets the next
+        // write go (on the shared lane the waiting reads, woken from idle, go first).
+        assert!(q.complete(first_write, 3_000).is_some());
+        out.clear();
+        q.dispatch(3_000, &mut out);
+        let wanted = if duplex {
+            Direction::Write
+        } else {
+            Direction::Read
+        };
+        assert!(
+            out.iter().any(|d| d.direction == wanted),
+            "duplex {duplex}: nothing after a completion: {out:?}"
+        );
+    }
+}
