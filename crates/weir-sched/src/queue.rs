@@ -336,15 +336,13 @@ impl ShardQueue {
             let piece_bytes = remaining.min(self.max_request_bytes[dir_index(direction)]);
             let cost_ps = self.budget.model().cost_ps(direction, piece_bytes);
             let cap_increment = cap_increment_ns(&class.config, piece_bytes);
-            if cap_increment.is_some() {
-                if class.cap_tat_ns > now_ns + CAP_BURST_NS {
-                    self.heap.pop();
-                    class.state = ClassState::Throttled;
-                    let until = class.cap_tat_ns - CAP_BURST_NS;
-                    self.throttled.push((until, index));
-                    self.wake_at(until);
-                    continue;
-                }
+            if cap_increment.is_some() && class.cap_tat_ns > now_ns + CAP_BURST_NS {
+                self.heap.pop();
+                class.state = ClassState::Throttled;
+                let until = class.cap_tat_ns - CAP_BURST_NS;
+                self.throttled.push((until, index));
+                self.wake_at(until);
+                continue;
             }
             let ahead_ps = match self.budget.try_acquire(direction, cost_ps) {
                 Ok(ahead) => ahead,
