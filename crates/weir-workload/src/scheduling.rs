@@ -17,6 +17,8 @@ pub struct Scheduling {
     merger: Merger,
     /// Piece completions fanned out of merged requests, reused between wake-ups.
     pieces: Vec<IoCompletion>,
+    /// Requests at the device (submitted or queued there, not yet reaped).
+    in_device: u32,
 }
 
 impl Scheduling {
@@ -38,6 +40,7 @@ impl Scheduling {
             dispatched: Vec::new(),
             merger: Merger::new(max_bytes),
             pieces: Vec::new(),
+            in_device: 0,
         }
     }
 
@@ -122,13 +125,24 @@ pub(crate) fn dispatch_scheduled<D: Device>(
         };
         s.merger.add(op);
     }
+    let in_device = &mut s.in_device;
     s.merger.flush(|op| {
         device.push(op).map_err(|e| Failure::Device {
             detail: format!(
                 "the I/O backend refused a piece the scheduler dispatched ({e}); the device \
                  queue is smaller than the scheduler's window"
             ),
-        })
+        })?;
+        // While the device is busy each request is submitted as it is pushed, as the
+        // unscheduled path does (driver.rs, `issue`): a virtio disk starts none of a batch
+        // until the whole batch is in, which cost pure 4 KiB reads through the scheduler
+        // ~15-20% of their IOPS. A failure leaves the request queued for the loop's own
+        // submission, which reports it if it persists.
+        if *in_device > 0 {
+            let _ = device.submit_and_wait(0, None);
+        }
+        *in_device += 1;
+        Ok(())
     })
 }
 
@@ -141,6 +155,7 @@ pub(crate) fn settle_completions(
     completions: &mut Vec<IoCompletion>,
 ) {
     s.pieces.clear();
+    s.in_device = s.in_device.saturating_sub(completions.len() as u32);
     for c in completions.iter() {
         s.merger.fan_out(c, &mut s.pieces);
     }
