@@ -15,7 +15,8 @@
 #   default: cargo build --release -p weir), GOAL (0.75ms), TUNE_DURATION (30s),
 #   SWEEP ("0.25ms 0.5ms 1ms 2ms"; SWEEP="" skips the sweep), BENCH_LOCK (/work/bench.lock if present),
 #   PROPS (use this io-properties file), PROPS_FROM (tune | fio: how to measure the disk when
-#   PROPS is not given; fio measures 4 KiB random IOPS at QD32 and 1 MiB bandwidth at QD8).
+#   PROPS is not given; fio measures 4 KiB random IOPS at QD32 and 1 MiB bandwidth at QD8),
+#   DUPLEX (true: add `duplex: true` to a measured or given model that does not say).
 # Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
 # ALWAYS restores the original, also on Ctrl-C). Holds BENCH_LOCK for the whole run.
 set -euo pipefail
@@ -27,6 +28,7 @@ GOAL=${GOAL:-0.75ms}
 TUNE_DURATION=${TUNE_DURATION:-30s}
 SWEEP=${SWEEP-"0.25ms 0.5ms 1ms 2ms"}
 PROPS_FROM=${PROPS_FROM:-tune}
+DUPLEX=${DUPLEX:-true}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCHED_FILE=/sys/block/$DEV/queue/scheduler
 DURATION_S=$(python3 -c "import sys; s=sys.argv[1]; print(float(s[:-2])/1000 if s.endswith('ms') else float(s.rstrip('s')))" "$DURATION")
@@ -122,6 +124,13 @@ print(int(s["iops"]), int(s["bw_bytes"]))'
     read -r _ RBW < <(fio_rate read 1M 8)
     printf 'disks:\n  - mountpoint: %s\n    read_iops: %s\n    read_bandwidth: %s\n    write_iops: %s\n    write_bandwidth: %s\n' \
         "$DIR" "$RIOPS" "$RBW" "$WIOPS" "$WBW" >"$PROPS"
+fi
+# A measured model says nothing about duplex (neither iotune nor weir tune measures it); this
+# disk serves reads beside writes, and the README's runs 9-11 used `duplex: true`
+# (docs/scheduler.md measures both). DUPLEX=false keeps the file half-duplex.
+if [[ "$DUPLEX" == true ]] && ! grep -q 'duplex:' "$PROPS"; then
+    [[ -n "$(tail -c1 "$PROPS")" ]] && echo >>"$PROPS"
+    echo "    duplex: true" >>"$PROPS"
 fi
 cat "$PROPS" >&2
 
