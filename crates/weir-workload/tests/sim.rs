@@ -6,8 +6,9 @@ use std::time::Duration;
 use weir_sim::{SimConfig, SimDisk};
 use weir_workload::{run_with, Control, DeviceFactory, Job, JobType, Plan, RunOptions};
 
+/// One simulated disk per shard: `config`, its seed offset by the shard index.
 struct Sim {
-    seed: u64,
+    config: SimConfig,
 }
 
 impl DeviceFactory for Sim {
@@ -18,7 +19,11 @@ impl DeviceFactory for Sim {
     }
 
     fn open(&self, shard: usize, _depth: u32) -> Result<SimDisk, String> {
-        Ok(SimDisk::new(SimConfig::nvme_like(self.seed + shard as u64)))
+        let seed = self.config.seed + shard as u64;
+        Ok(SimDisk::new(SimConfig {
+            seed,
+            ..self.config.clone()
+        }))
     }
 }
 
@@ -33,7 +38,10 @@ fn run_once(seed: u64, parallelism: u32) -> weir_workload::Report {
         seed,
         ..RunOptions::default()
     };
-    run_with(&Plan::new(vec![job]), &options, &Sim { seed }, &mut |_| {
+    let sim = Sim {
+        config: SimConfig::nvme_like(seed),
+    };
+    run_with(&Plan::new(vec![job]), &options, &sim, &mut |_| {
         Control::Continue
     })
     .unwrap_or_else(|e| panic!("seed {seed}: {e}"))
@@ -100,7 +108,7 @@ fn scheduled_sparse_mix(seed: u64, merge_adjacent: bool) -> (f64, f64, u64) {
         }),
         ..RunOptions::default()
     };
-    let factory = SimWith { config: sim };
+    let factory = Sim { config: sim };
     let report = run_with(
         &Plan::new(vec![reads, writes]),
         &options,
@@ -119,22 +127,6 @@ fn scheduled_sparse_mix(seed: u64, merge_adjacent: bool) -> (f64, f64, u64) {
         report.jobs[1].bandwidth_bytes_per_s / 1e6,
         merged,
     )
-}
-
-struct SimWith {
-    config: SimConfig,
-}
-
-impl DeviceFactory for SimWith {
-    type Device = SimDisk;
-
-    fn name(&self) -> String {
-        "sim".into()
-    }
-
-    fn open(&self, _shard: usize, _depth: u32) -> Result<SimDisk, String> {
-        Ok(SimDisk::new(self.config.clone()))
-    }
 }
 
 #[test]
