@@ -102,24 +102,9 @@ fn every_prepare_mode_on_both_backends_leaves_the_right_file() {
         for prepare in ["overwrite", "append", "pretruncate", "fallocate", "sloppy"] {
             let s = Scratch::new();
             let job = s.job("w.yaml", &seqwrite_job(prepare));
-            let o = run(
-                &job,
-                s.dir(),
-                &[
-                    // 1 s, not less: on a busy disk an allocating write can stall for hundreds
-                    // of milliseconds, and the test needs at least one completed write.
-                    "--duration",
-                    "1s",
-                    "--shards",
-                    "1",
-                    "--backend",
-                    backend,
-                    "--verify",
-                    "--keep-files",
-                    "--output",
-                    "json",
-                ],
-            );
+            let mut args = verified_run_args(backend);
+            args.push("--keep-files");
+            let o = run(&job, s.dir(), &args);
             let what = format!("{backend}/{prepare}");
             assert_exit(&o, 0);
             let v = json(&o);
@@ -384,20 +369,12 @@ fn scheduled_sequential_writes_merge_and_land_where_they_belong() {
                 ),
             );
             let job = s.job("w.yaml", &seqwrite_job("pretruncate"));
-            let mut args = vec![
-                "--duration",
-                "1s",
-                "--shards",
-                "1",
-                "--backend",
-                backend,
-                "--verify",
+            let mut args = verified_run_args(backend);
+            args.extend([
                 "--keep-files",
-                "--output",
-                "json",
                 "--io-properties",
                 props.to_str().expect("utf-8"),
-            ];
+            ]);
             if !merge {
                 args.push("--no-merge");
             }

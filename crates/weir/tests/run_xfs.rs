@@ -55,22 +55,8 @@ fn run_all_modes(fs: &TestFs, label: &str) {
     let s = Scratch::new();
     let job = s.job("xfs.yaml", JOBS);
     for backend in ["uring", "aio"] {
-        let o = run(
-            &job,
-            fs.path(),
-            // Long enough that a loop device stalled by other tests still completes requests.
-            &[
-                "--duration",
-                "1s",
-                "--shards",
-                "1",
-                "--backend",
-                backend,
-                "--verify",
-                "--output",
-                "json",
-            ],
-        );
+        // 1 s: long enough that a loop device stalled by other tests still completes requests.
+        let o = run(&job, fs.path(), &verified_run_args(backend));
         assert_exit(&o, 0);
         let v = json(&o);
         assert_eq!(v["verify"]["corruptions"], 0, "{label}/{backend}: {v}");

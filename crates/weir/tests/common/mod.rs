@@ -54,6 +54,23 @@ pub fn run(job: &Path, dir: &Path, extra: &[&str]) -> Output {
         .expect("spawn weir")
 }
 
+/// The flags of a 1 s one-shard `--verify` run on `backend` with JSON output (1 s, not less:
+/// on a busy disk an allocating write can stall for hundreds of milliseconds, and the tests
+/// need completed writes); callers append their own.
+pub fn verified_run_args(backend: &str) -> Vec<&str> {
+    vec![
+        "--duration",
+        "1s",
+        "--shards",
+        "1",
+        "--backend",
+        backend,
+        "--verify",
+        "--output",
+        "json",
+    ]
+}
+
 /// Runs the built `weir` with these arguments.
 pub fn weir_with(args: &[&str]) -> Output {
     weir().args(args).output().expect("spawn weir")
