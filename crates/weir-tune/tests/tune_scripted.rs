@@ -76,6 +76,19 @@ fn rule(decided_above: Option<f64>) -> StopRule {
     }
 }
 
+/// Tunes `rate` on a two-shard scripted meter (up to depth 256) with `budget_ns`.
+fn tune_scripted<F: FnMut(&Load, usize) -> f64>(rate: F, budget_ns: u64) -> weir_tune::TuneReport {
+    let mut meter = Scripted {
+        rate,
+        runs: 0,
+        depth_max: 256,
+    };
+    match tune(&mut meter, &TuneConfig::new(budget_ns)) {
+        Ok(r) => r,
+        Err(e) => panic!("budget {budget_ns} ns: tune failed: {e}"),
+    }
+}
+
 #[test]
 fn a_sweep_step_that_clearly_gained_ends_early() {
     let mut meter = Scripted {
@@ -117,20 +130,14 @@ fn the_figure_is_the_confirming_measurement_not_the_luckiest_step() {
     // Every figure's sweep meets one lucky step: the first measurement at depth 32 runs 8%
     // fast (a host cache, a burst). The confirming measurement at the chosen depth does not.
     let mut lucky_seen = std::collections::HashSet::new();
-    let mut meter = Scripted {
-        rate: |l: &Load, _| {
+    let r = tune_scripted(
+        |l: &Load, _| {
             let key = (l.pattern == Pattern::Random, l.direction == Direction::Read);
             let lucky = l.depth == 32 && l.request_bytes >= 4096 && lucky_seen.insert(key);
             plateau(l, 16) * if lucky { 1.08 } else { 1.0 }
         },
-        runs: 0,
-        depth_max: 256,
-    };
-    let cfg = TuneConfig::new(30_000_000_000);
-    let r = match tune(&mut meter, &cfg) {
-        Ok(r) => r,
-        Err(e) => panic!("tune failed: {e}"),
-    };
+        30_000_000_000,
+    );
     for (name, f, truth) in [
         ("read IOPS", &r.read_iops, 80_000.0),
         ("write IOPS", &r.write_iops, 60_000.0),
@@ -148,7 +155,7 @@ fn the_figure_is_the_confirming_measurement_not_the_luckiest_step() {
         assert_eq!(f.depth_knee, 16, "{name}: {f:?}");
     }
     assert_eq!(r.sweeps.confirms.len(), 4);
-    assert!(r.measuring_ns <= cfg.budget_ns, "{} ns", r.measuring_ns);
+    assert!(r.measuring_ns <= 30_000_000_000, "{} ns", r.measuring_ns);
 }
 
 #[test]
@@ -184,8 +191,8 @@ fn the_confirmations_keep_their_time_when_the_sweeps_never_end() {
 fn a_second_rise_at_the_deepest_depth_is_found() {
     // Flat from depth 2 to 64 (doubling stops after two flat steps), then 40% faster at the
     // deepest depth the device allows: a host whose read-ahead only pays with a deep queue.
-    let mut meter = Scripted {
-        rate: |l: &Load, _| {
+    let r = tune_scripted(
+        |l: &Load, _| {
             let base = plateau(l, 2);
             if l.depth >= 256 {
                 base * 1.4
@@ -193,14 +200,8 @@ fn a_second_rise_at_the_deepest_depth_is_found() {
                 base
             }
         },
-        runs: 0,
-        depth_max: 256,
-    };
-    let cfg = TuneConfig::new(30_000_000_000);
-    let r = match tune(&mut meter, &cfg) {
-        Ok(r) => r,
-        Err(e) => panic!("tune failed: {e}"),
-    };
+        30_000_000_000,
+    );
     for (name, f, truth) in [
         ("read IOPS", &r.read_iops, 80_000.0),
         ("read bandwidth", &r.read_bandwidth, 2e9),
@@ -226,16 +227,7 @@ fn a_second_rise_at_the_deepest_depth_is_found() {
 #[test]
 fn a_short_budget_shortens_the_confirmations_not_the_sweeps() {
     for budget_ns in [5_000_000_000u64, 8_000_000_000] {
-        let mut meter = Scripted {
-            rate: |l: &Load, _| plateau(l, 16),
-            runs: 0,
-            depth_max: 256,
-        };
-        let cfg = TuneConfig::new(budget_ns);
-        let r = match tune(&mut meter, &cfg) {
-            Ok(r) => r,
-            Err(e) => panic!("budget {budget_ns} ns: tune failed: {e}"),
-        };
+        let r = tune_scripted(|l: &Load, _| plateau(l, 16), budget_ns);
         // At most a quarter of the budget goes to the four confirmations.
         for m in &r.sweeps.confirms {
             assert!(m.elapsed_ns <= budget_ns / 16, "{budget_ns}: {m:?}");
