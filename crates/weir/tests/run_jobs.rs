@@ -252,17 +252,23 @@ fn open_loop_poisson_and_closed_loop_with_think_time() {
     assert_eq!(v["jobs"][0]["rps"], 200);
 }
 
-#[test]
-fn scheduler_classes_and_prometheus_metrics() {
-    let s = Scratch::new();
-    let props = s.job(
+/// An io-properties file for the scratch directory's disk: 20,000 IOPS and 500 MB/s each way,
+/// slow enough that the scheduler holds requests back on any real disk.
+fn slow_disk_properties(s: &Scratch) -> std::path::PathBuf {
+    s.job(
         "io-properties.yaml",
         &format!(
             "disks:\n  - mountpoint: {}\n    read_iops: 20000\n    read_bandwidth: 500M\n    \
              write_iops: 20000\n    write_bandwidth: 500M\n",
             s.dir().display()
         ),
-    );
+    )
+}
+
+#[test]
+fn scheduler_classes_and_prometheus_metrics() {
+    let s = Scratch::new();
+    let props = slow_disk_properties(&s);
     let job = s.job(
         "classes.yaml",
         "\
@@ -360,14 +366,7 @@ fn scheduled_sequential_writes_merge_and_land_where_they_belong() {
         for merge in [true, false] {
             let s = Scratch::new();
             // 500 MB/s: the scheduler's longest write is 128 KiB, two 64 KiB pieces.
-            let props = s.job(
-                "io-properties.yaml",
-                &format!(
-                    "disks:\n  - mountpoint: {}\n    read_iops: 20000\n    read_bandwidth: 500M\n    \
-                     write_iops: 20000\n    write_bandwidth: 500M\n",
-                    s.dir().display()
-                ),
-            );
+            let props = slow_disk_properties(&s);
             let job = s.job("w.yaml", &seqwrite_job("pretruncate"));
             let mut args = verified_run_args(backend);
             args.extend([
