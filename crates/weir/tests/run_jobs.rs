@@ -412,3 +412,30 @@ fn scheduled_sequential_writes_merge_and_land_where_they_belong() {
         }
     }
 }
+
+/// Sequential reads through the scheduler merge too (vectored reads scattered into each
+/// request's own buffer), and `--verify` checks every block read against what was written.
+#[test]
+fn scheduled_sequential_reads_merge_and_verify() {
+    for backend in BACKENDS {
+        let s = Scratch::new();
+        let props = slow_disk_properties(&s);
+        let job = s.job(
+            "r.yaml",
+            "- name: r\n  type: seqread\n  data_size: 4MB\n  shard_info:\n    parallelism: 4\n    \
+             reqsize: 64kB\n",
+        );
+        let mut args = verified_run_args(backend);
+        args.extend(["--io-properties", props.to_str().expect("utf-8")]);
+        let o = run(&job, s.dir(), &args);
+        assert_exit(&o, 0);
+        let v = json(&o);
+        assert_eq!(v["verify"]["corruptions"], 0, "{backend}: {v}");
+        assert!(
+            v["verify"]["blocks_checked"].as_u64().unwrap_or(0) > 0,
+            "{backend}: nothing checked: {v}"
+        );
+        let requests = v["scheduler"]["merged"]["requests"].as_u64().unwrap_or(0);
+        assert!(requests > 0, "{backend}: no read was merged: {v}");
+    }
+}
