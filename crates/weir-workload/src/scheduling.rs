@@ -161,19 +161,19 @@ pub(crate) fn settle_completions(
     }
     completions.clear();
     for c in &s.pieces {
-        if let Some((_, done)) = settle_piece(&mut s.queue, slots, c) {
+        if let Some(done) = settle_piece(&mut s.queue, slots, c) {
             completions.push(done);
         }
     }
 }
 
-/// Accounts one piece's completion with the scheduler. Returns the request's slot and its
-/// completion once its last piece is done.
+/// Accounts one piece's completion with the scheduler. Returns the request's completion
+/// (`user_data` = its slot) once its last piece is done.
 fn settle_piece(
     queue: &mut ShardQueue,
     slots: &mut [Option<Slot>],
     c: &IoCompletion,
-) -> Option<(usize, IoCompletion)> {
+) -> Option<IoCompletion> {
     let done = queue.complete(c.user_data, c.completed_at_ns)?;
     let slot_id = done.user_data as usize;
     let slot = slots.get_mut(slot_id).and_then(Option::as_mut)?;
@@ -189,12 +189,9 @@ fn settle_piece(
         Some((r, piece_len)) => (slot.len_bytes - piece_len) as i32 + r,
         None => slot.len_bytes as i32,
     };
-    Some((
-        slot_id,
-        IoCompletion {
-            user_data: slot_id as u64,
-            result,
-            completed_at_ns: c.completed_at_ns,
-        },
-    ))
+    Some(IoCompletion {
+        user_data: slot_id as u64,
+        result,
+        completed_at_ns: c.completed_at_ns,
+    })
 }
