@@ -17,6 +17,16 @@ pub enum Direction {
     Write,
 }
 
+impl Direction {
+    /// 0 for reads, 1 for writes: the index of per-direction arrays (`[T; 2]`).
+    pub fn index(self) -> usize {
+        match self {
+            Direction::Read => 0,
+            Direction::Write => 1,
+        }
+    }
+}
+
 /// Per-operation flags.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoFlags {

@@ -156,13 +156,6 @@ pub struct SharedBudget {
     guard_up_div: u64,
 }
 
-fn direction_index(direction: Direction) -> usize {
-    match direction {
-        Direction::Read => 0,
-        Direction::Write => 1,
-    }
-}
-
 impl SharedBudget {
     /// Builds the budget for a disk. Errors name the setting and the fix.
     pub fn new(model: CostModel, config: SchedConfig) -> Result<Self, SchedError> {
@@ -193,7 +186,7 @@ impl SharedBudget {
             }
         });
         let largest_cost_ps = [Direction::Read, Direction::Write]
-            .map(|dir| model.cost_ps(dir, max_request_bytes[direction_index(dir)]))
+            .map(|dir| model.cost_ps(dir, max_request_bytes[dir.index()]))
             .into_iter()
             .max()
             .unwrap_or(0);
@@ -254,7 +247,7 @@ impl SharedBudget {
 
     /// Longer requests are split into pieces of at most this many bytes (a power of two).
     pub fn max_request_bytes(&self, direction: Direction) -> u64 {
-        self.max_request_bytes[direction_index(direction)]
+        self.max_request_bytes[direction.index()]
     }
 
     /// The latency goal in picoseconds of disk time.
@@ -268,7 +261,7 @@ impl SharedBudget {
 
     fn lane(&self, direction: Direction) -> &Lane {
         if self.model.duplex() {
-            &self.lanes[direction_index(direction)]
+            &self.lanes[direction.index()]
         } else {
             &self.lanes[0]
         }
@@ -403,7 +396,7 @@ impl SharedBudget {
         if direction == Direction::Write {
             self.writes_in_flight.fetch_sub(1, Relaxed);
         }
-        let base = &self.base_latency_ns[direction_index(direction)];
+        let base = &self.base_latency_ns[direction.index()];
         let base_ns = base.fetch_min(disk_ns, Relaxed).min(disk_ns);
         if !self.config.feedback {
             return;

@@ -248,7 +248,7 @@ impl ShardQueue {
 
     /// Longer requests are dispatched as pieces of at most this many bytes.
     pub fn max_request_bytes(&self, direction: Direction) -> u64 {
-        self.max_request_bytes[dir_index(direction)]
+        self.max_request_bytes[direction.index()]
     }
 
     /// Queues a request. It is dispatched by a later `dispatch` call.
@@ -327,13 +327,13 @@ impl ShardQueue {
                 continue;
             };
             let direction = pending.direction;
-            if lane_full[dir_index(direction)] {
+            if lane_full[direction.index()] {
                 self.set_aside.push(Reverse((vt, index)));
                 self.heap.pop();
                 continue;
             }
             let remaining = pending.len_bytes - pending.next_offset_bytes;
-            let piece_bytes = remaining.min(self.max_request_bytes[dir_index(direction)]);
+            let piece_bytes = remaining.min(self.max_request_bytes[direction.index()]);
             let cost_ps = self.budget.model().cost_ps(direction, piece_bytes);
             let cap_increment = cap_increment_ns(&class.config, piece_bytes);
             if cap_increment.is_some() && class.cap_tat_ns > now_ns + CAP_BURST_NS {
@@ -360,7 +360,7 @@ impl ShardQueue {
                     if !duplex {
                         break;
                     }
-                    lane_full[dir_index(direction)] = true;
+                    lane_full[direction.index()] = true;
                     if lane_full == [true, true] {
                         break;
                     }
@@ -615,13 +615,6 @@ impl ShardQueue {
     /// The shared budget.
     pub fn budget(&self) -> &Arc<SharedBudget> {
         &self.budget
-    }
-}
-
-fn dir_index(direction: Direction) -> usize {
-    match direction {
-        Direction::Read => 0,
-        Direction::Write => 1,
     }
 }
 

@@ -71,13 +71,6 @@ pub(crate) struct Merger {
     pub(crate) counts: MergeCounts,
 }
 
-fn direction_index(op: &IoOp) -> usize {
-    match op.direction {
-        weir_model::device::Direction::Read => 0,
-        weir_model::device::Direction::Write => 1,
-    }
-}
-
 impl Merger {
     pub(crate) fn new(max_bytes: [u64; 2]) -> Merger {
         Merger {
@@ -104,7 +97,7 @@ impl Merger {
             end_bytes: op.offset_bytes + u64::from(op.len_bytes),
             segments: 1,
         });
-        if self.max_bytes[direction_index(&op)] > 0 {
+        if self.max_bytes[op.direction.index()] > 0 {
             self.join(self.runs.len() - 1);
         }
     }
@@ -155,7 +148,7 @@ impl Merger {
             && x.direction == y.direction
             && x.flags == y.flags
             && ra.segments + rb.segments <= MAX_SEGMENTS
-            && bytes <= self.max_bytes[direction_index(x)]
+            && bytes <= self.max_bytes[x.direction.index()]
     }
 
     /// Sends every staged run through `push`: single pieces as they are, longer runs as one
@@ -165,47 +158,52 @@ impl Merger {
         mut push: impl FnMut(IoOp) -> Result<(), Failure>,
     ) -> Result<(), Failure> {
         let mut result = Ok(());
-        for r in std::mem::take(&mut self.runs).iter() {
+        for r in &self.runs {
             let first = self.staged[r.head];
-            if r.segments == 1 || result.is_err() {
-                if result.is_ok() {
-                    result = push(first);
-                }
-                continue;
-            }
-            let index = self.free.pop().unwrap_or_else(|| {
-                self.in_flight.push(Merged::default());
-                (self.in_flight.len() - 1) as u32
-            });
-            let merged = &mut self.in_flight[index as usize];
-            let mut at = Some(r.head);
-            while let Some(i) = at {
-                let piece = &self.staged[i];
-                merged.pieces.push((piece.user_data, piece.len_bytes));
-                merged.iov.push(IoVec {
-                    base: piece.buf,
-                    len: piece.len_bytes as usize,
+            let op = if r.segments == 1 {
+                first
+            } else {
+                let index = self.free.pop().unwrap_or_else(|| {
+                    self.in_flight.push(Merged::default());
+                    (self.in_flight.len() - 1) as u32
                 });
-                at = self.next[i];
+                let merged = &mut self.in_flight[index as usize];
+                let mut at = Some(r.head);
+                while let Some(i) = at {
+                    let piece = &self.staged[i];
+                    merged.pieces.push((piece.user_data, piece.len_bytes));
+                    merged.iov.push(IoVec {
+                        base: piece.buf,
+                        len: piece.len_bytes as usize,
+                    });
+                    at = self.next[i];
+                }
+                let len_bytes = r.end_bytes - r.start_bytes;
+                debug_assert_eq!(
+                    merged.iov.iter().map(|v| v.len as u64).sum::<u64>(),
+                    len_bytes
+                );
+                self.counts.pieces += u64::from(r.segments);
+                self.counts.requests += 1;
+                IoOp {
+                    user_data: MERGED_TAG | u64::from(index),
+                    offset_bytes: r.start_bytes,
+                    len_bytes: len_bytes as u32,
+                    vectored: Some(IoVecs {
+                        ptr: merged.iov.as_ptr(),
+                        count: r.segments,
+                    }),
+                    ..first
+                }
+            };
+            // After a refusal the run is failing: the rest stays unsent.
+            if let Err(e) = push(op) {
+                result = Err(e);
+                break;
             }
-            let len_bytes = r.end_bytes - r.start_bytes;
-            debug_assert_eq!(
-                merged.iov.iter().map(|v| v.len as u64).sum::<u64>(),
-                len_bytes
-            );
-            self.counts.pieces += u64::from(r.segments);
-            self.counts.requests += 1;
-            result = push(IoOp {
-                user_data: MERGED_TAG | u64::from(index),
-                offset_bytes: r.start_bytes,
-                len_bytes: len_bytes as u32,
-                vectored: Some(IoVecs {
-                    ptr: merged.iov.as_ptr(),
-                    count: r.segments,
-                }),
-                ..first
-            });
         }
+        // Cleared, not dropped: the vectors keep their capacity for the next dispatch.
+        self.runs.clear();
         self.staged.clear();
         self.next.clear();
         result
