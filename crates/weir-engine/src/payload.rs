@@ -30,6 +30,14 @@ pub fn fill_incompressible(buf: &mut [u8], seed: u64) {
     }
 }
 
+/// Fills every buffer of `pool` with incompressible bytes, each from its own stream (`seed`
+/// mixed with the buffer's index), so no two buffers start alike.
+pub fn fill_pool_incompressible(pool: &mut crate::buffers::DmaBufferPool, seed: u64) {
+    for i in 0..pool.count() {
+        fill_incompressible(pool.slice_mut(i), seed ^ i as u64);
+    }
+}
+
 /// Stamps `offset_bytes + i * 4096` and `sequence` into the first 16 bytes of each 4 KiB
 /// block `i` of `buf` (a shorter tail block gets what fits).
 pub fn stamp_blocks(buf: &mut [u8], offset_bytes: u64, sequence: u64) {

@@ -8,7 +8,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::os::fd::RawFd;
 use weir_engine::buffers::DmaBufferPool;
-use weir_engine::payload::{fill_incompressible, stamp_blocks};
+use weir_engine::payload::{fill_pool_incompressible, stamp_blocks};
 use weir_engine::{AlignmentSource, DioAlignment};
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
 
@@ -116,9 +116,7 @@ fn buffers(
     let mut pool = DmaBufferPool::new(count as usize, len as usize, &BUFFER_ALIGNMENT)
         .map_err(|e| TuneError::Runtime(format!("I/O buffers: {e}; lower the queue depth")))?;
     if direction == Direction::Write {
-        for i in 0..pool.count() {
-            fill_incompressible(pool.slice_mut(i), seed ^ i as u64);
-        }
+        fill_pool_incompressible(&mut pool, seed);
     }
     Ok(pool)
 }

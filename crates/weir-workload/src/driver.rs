@@ -138,9 +138,7 @@ impl JobRun {
         if !job.job_type.is_read() && !verify {
             // Write data nothing below can compress or deduplicate (each write also stamps its
             // blocks with offset and sequence, in `issue`): see weir_engine::payload.
-            for i in 0..pool.count() {
-                weir_engine::payload::fill_incompressible(pool.slice_mut(i), seed ^ i as u64);
-            }
+            weir_engine::payload::fill_pool_incompressible(&mut pool, seed);
         }
         JobRun {
             index,
