@@ -187,20 +187,61 @@ pub fn measure(
             return Control::Stop;
         }
         let rates = interval_rates(&samples, metric);
-        if s.elapsed_ns >= rule.min_ns && is_steady(&rates, &rule.steady) {
+        let steady = queue_aware(&rule.steady, &samples, load.depth);
+        if s.elapsed_ns >= rule.min_ns && is_steady(&rates, &steady) {
             ended = StopReason::Steady;
             return Control::Stop;
         }
-        if is_decided(&rates, rule.steady.ramp_samples, rule.decided_above) {
+        if is_decided(&rates, steady.ramp_samples, rule.decided_above) {
             ended = StopReason::Decided;
             return Control::Stop;
         }
         Control::Continue
     })?;
-    let mut m = summarize(load, &samples, &rule.steady, false)?;
+    let steady = queue_aware(&rule.steady, &samples, load.depth);
+    let mut m = summarize(load, &samples, &steady, false)?;
     m.ended = ended;
     m.steady = ended == StopReason::Steady || window_is_steady(&samples, &m, &rule.steady);
     Ok(m)
+}
+
+/// `rule` stretched to the queue: the ramp lasts until every request of the first wave has
+/// completed, and the window covers at least `depth` completions (one turn of the queue).
+///
+/// A deep queue's first wave finishes as a burst: 256 requests of 1 MiB sent at once come back
+/// together after ~200 ms, and a 100 ms sample that catches them reads several times the
+/// steady rate. With a ramp of one fixed sample, depth-256 steps of 1 MiB reads on this
+/// project's VM read 1.6-1.9 GB/s in 0.3 s, won their sweeps, and the 1.5 s confirmation at the
+/// same depth then read 0.8-1.0 GB/s. Likewise a window shorter than one turn of the queue
+/// samples the completion convoys, not the rate. `samples` starts with the zero sample.
+fn queue_aware(rule: &SteadyRule, samples: &[Sample], depth: u32) -> SteadyRule {
+    let intervals = samples.len().saturating_sub(1);
+    let depth = u64::from(depth.max(1));
+    // Interval j runs from sample j to sample j + 1: those starting at or after the sample
+    // that saw the first wave complete are past the ramp.
+    let first_wave = samples
+        .iter()
+        .position(|s| s.ops >= depth)
+        .unwrap_or(intervals);
+    let ramp_samples = rule.ramp_samples.max(first_wave);
+    let mut window_samples = rule.window_samples;
+    if window_samples != usize::MAX {
+        let available = intervals.saturating_sub(ramp_samples);
+        let last_ops = samples.last().map_or(0, |s| s.ops);
+        let ops_in_last = |w: usize| last_ops - samples[intervals - w.min(intervals)].ops;
+        while window_samples < available && ops_in_last(window_samples) < depth {
+            window_samples += 1;
+        }
+        if window_samples >= available && ops_in_last(available) < depth {
+            // Not one turn after the ramp yet: ask for one more sample than there is.
+            window_samples = available + 1;
+        }
+    }
+    SteadyRule {
+        ramp_samples,
+        window_samples,
+        drift_max: rule.drift_max,
+    }
 }
 
 /// True when the samples after the ramp already average above `threshold`.

@@ -13,6 +13,9 @@ struct Scripted<F: FnMut(&Load, usize) -> f64> {
     rate: F,
     runs: usize,
     depth_max: u32,
+    /// Completions come as a deep queue's do behind a buffering host: nothing for one
+    /// latency (depth / rate), then the whole first wave at once, then the steady rate.
+    first_wave_burst: bool,
 }
 
 impl<F: FnMut(&Load, usize) -> f64> Meter for Scripted<F> {
@@ -40,7 +43,17 @@ impl<F: FnMut(&Load, usize) -> f64> Meter for Scripted<F> {
         let mut s = Sample::default();
         for i in 0u64.. {
             let zigzag = if i % 2 == 0 { 1.02 } else { 0.98 };
-            let n = rate * zigzag * sample_interval_ns as f64 / 1e9;
+            let mut n = rate * zigzag * sample_interval_ns as f64 / 1e9;
+            if self.first_wave_burst {
+                let latency_s = f64::from(load.depth) / rate;
+                let t_s = (s.elapsed_ns + sample_interval_ns) as f64 / 1e9;
+                let done = if t_s < latency_s {
+                    0.0
+                } else {
+                    f64::from(load.depth) + rate * (t_s - latency_s)
+                };
+                n = done - ops;
+            }
             ops += n;
             // Little's law: every request waited depth / rate.
             latency_ns += n * f64::from(load.depth) / rate * 1e9;
@@ -82,6 +95,7 @@ fn tune_scripted<F: FnMut(&Load, usize) -> f64>(rate: F, budget_ns: u64) -> weir
         rate,
         runs: 0,
         depth_max: 256,
+        first_wave_burst: false,
     };
     match tune(&mut meter, &TuneConfig::new(budget_ns)) {
         Ok(r) => r,
@@ -90,11 +104,37 @@ fn tune_scripted<F: FnMut(&Load, usize) -> f64>(rate: F, budget_ns: u64) -> weir
 }
 
 #[test]
+fn a_deep_queue_first_wave_is_ramp_not_rate() {
+    // 256 requests at 1000/s: the first wave returns together after 256 ms, and a sample
+    // holding it reads ~3x the rate. The step must neither decide on it nor report it.
+    let mut meter = Scripted {
+        rate: |_: &Load, _| 1000.0,
+        runs: 0,
+        depth_max: 256,
+        first_wave_burst: true,
+    };
+    let m = measure(&mut meter, &load(256), &rule(Some(1200.0)));
+    let Ok(m) = m else { panic!("{m:?}") };
+    assert_ne!(m.ended, StopReason::Decided, "decided on the burst: {m:?}");
+    assert!((m.iops / 1000.0 - 1.0).abs() < 0.03, "{m:?}");
+    // The window holds at least one turn of the queue (256 completions at 1000/s).
+    assert!(m.window_samples >= 3, "{m:?}");
+    // A shallow queue's first wave is done within the first sample: nothing changes there.
+    let shallow = measure(&mut meter, &load(8), &rule(Some(900.0)));
+    let Ok(shallow) = shallow else {
+        panic!("{shallow:?}")
+    };
+    assert_eq!(shallow.ended, StopReason::Decided, "{shallow:?}");
+    assert_eq!(shallow.samples, 3, "{shallow:?}");
+}
+
+#[test]
 fn a_sweep_step_that_clearly_gained_ends_early() {
     let mut meter = Scripted {
         rate: |_: &Load, _| 50_000.0,
         runs: 0,
         depth_max: 256,
+        first_wave_burst: false,
     };
     let decided = measure(&mut meter, &load(8), &rule(Some(30_000.0)));
     let Ok(decided) = decided else {
@@ -166,6 +206,7 @@ fn the_confirmations_keep_their_time_when_the_sweeps_never_end() {
         rate: |l: &Load, _| plateau(l, 256) * f64::from(l.depth.max(256)) / 256.0,
         runs: 0,
         depth_max: 1 << 30,
+        first_wave_burst: false,
     };
     let cfg = TuneConfig::new(30_000_000_000);
     let r = match tune(&mut meter, &cfg) {
