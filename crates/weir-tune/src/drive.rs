@@ -3,10 +3,8 @@
 //! thread over an io_uring ring; the simulated meter runs one over the simulated disk.
 
 use crate::error::TuneError;
-use crate::meter::{Control, Load, Pattern};
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use std::os::fd::RawFd;
+use crate::meter::{Control, Load};
+pub use crate::target::ShardTarget;
 use weir_engine::buffers::DmaBufferPool;
 use weir_engine::payload::{fill_pool_incompressible, stamp_blocks};
 use weir_engine::{AlignmentSource, DioAlignment};
@@ -18,79 +16,6 @@ const BUFFER_ALIGNMENT: DioAlignment = DioAlignment {
     offset_align_bytes: 4096,
     source: AlignmentSource::Default,
 };
-
-/// One shard's test file and where its sequential streams stand. Sequential writes only move
-/// forward into space this run never wrote (fresh, pre-truncated), so every write measurement
-/// allocates like a real append-free workload; reads stay inside what was written, because
-/// reading a hole never reaches the disk.
-#[derive(Debug)]
-pub struct ShardTarget {
-    pub fd: RawFd,
-    pub file_bytes: u64,
-    /// Offsets below this hold data written by this run.
-    pub written_bytes: u64,
-    pub seq_write_cursor: u64,
-    pub seq_read_cursor: u64,
-    /// Set when sequential writes reached the end of the file and started overwriting.
-    pub wrapped: bool,
-    /// Writes issued so far: the sequence number stamped into each write's blocks.
-    writes: u64,
-    rng: SmallRng,
-}
-
-impl ShardTarget {
-    pub fn new(fd: RawFd, file_bytes: u64, seed: u64) -> ShardTarget {
-        ShardTarget {
-            fd,
-            file_bytes,
-            written_bytes: 0,
-            seq_write_cursor: 0,
-            seq_read_cursor: 0,
-            wrapped: false,
-            writes: 0,
-            rng: SmallRng::seed_from_u64(seed),
-        }
-    }
-
-    /// The next offset for `load`; the request never crosses the end of its region.
-    fn next_offset(&mut self, load: &Load) -> u64 {
-        let req = u64::from(load.request_bytes);
-        let written = self.written_bytes.max(req);
-        match (load.pattern, load.direction) {
-            (Pattern::Random, _) => {
-                // Random writes overwrite written data, as fio's do after its layout pass; random
-                // reads must hit written data or the filesystem answers without the disk.
-                let region = if self.written_bytes >= req {
-                    written
-                } else {
-                    self.file_bytes
-                };
-                self.rng.gen_range(0..(region / req).max(1)) * req
-            }
-            (Pattern::Sequential, Direction::Write) => {
-                // A stream may follow one of another size: start on this size's boundary.
-                self.seq_write_cursor = self.seq_write_cursor.next_multiple_of(req);
-                if self.seq_write_cursor + req > self.file_bytes {
-                    self.seq_write_cursor = 0;
-                    self.wrapped = true;
-                }
-                let offset = self.seq_write_cursor;
-                self.seq_write_cursor += req;
-                self.written_bytes = self.written_bytes.max(self.seq_write_cursor);
-                offset
-            }
-            (Pattern::Sequential, Direction::Read) => {
-                self.seq_read_cursor = self.seq_read_cursor.next_multiple_of(req);
-                if self.seq_read_cursor + req > written {
-                    self.seq_read_cursor = 0;
-                }
-                let offset = self.seq_read_cursor;
-                self.seq_read_cursor += req;
-                offset
-            }
-        }
-    }
-}
 
 /// Completed work so far on one shard.
 #[derive(Debug, Clone, Copy, Default)]
@@ -131,6 +56,7 @@ pub fn drive<D: Device>(
     tick: &mut dyn FnMut(u64, &Counters) -> Result<Control, TuneError>,
 ) -> Result<Counters, TuneError> {
     let depth = depth.min(dev.capacity()).max(1);
+    target.begin_load(load, depth);
     let req = load.request_bytes;
     let mut buffers = buffers(depth, req, load.direction, u64::from(depth) ^ 0x5eed)?;
     let mut submitted_ns = vec![0u64; depth as usize];
@@ -204,9 +130,9 @@ fn push<D: Device>(
 ) -> Result<(), TuneError> {
     let offset = target.next_offset(load);
     if load.direction == Direction::Write {
-        target.writes += 1;
+        let sequence = target.count_write();
         let bytes = &mut buffers.slice_mut(slot as usize)[..load.request_bytes as usize];
-        stamp_blocks(bytes, offset, target.writes);
+        stamp_blocks(bytes, offset, sequence);
     }
     let buf = buffers.ptr(slot as usize);
     // Both ends of the request are aligned before it leaves: the offset to the request size

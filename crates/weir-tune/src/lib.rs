@@ -37,6 +37,7 @@ pub mod plan;
 pub mod real;
 pub mod search;
 pub mod steady;
+pub mod target;
 
 pub use error::TuneError;
 pub use meter::{Load, Measurement, Meter, Pattern};

@@ -160,6 +160,10 @@ pub struct TuneReport {
     /// Bytes of the test files holding data by the end (all shards): the region the random
     /// loads and the sequential reads ran over. Set by the real meter's driver; 0 otherwise.
     pub written_bytes: u64,
+    /// The part of it the sequential reads read (all shards): data written sequentially with
+    /// at most `weir_tune::target::LAYOUT_DEPTH_MAX` requests in flight per shard, or all of
+    /// it when there was too little of that. Set by the real meter's driver; 0 otherwise.
+    pub sequential_read_bytes: u64,
 }
 
 /// The raw sweeps, for `--format json` and for anyone checking the searches.
@@ -334,6 +338,7 @@ pub fn tune_with_progress(
         findings: Vec::new(),
         measuring_ns: 0,
         written_bytes: 0,
+        sequential_read_bytes: 0,
     };
     if let Some(sus) = cfg.sustained {
         run_sustained(meter, cfg, &sus, &mut budget, &mut report)?;

@@ -222,6 +222,11 @@ pub fn tune_dir(
     }
     let mut report = result?;
     report.written_bytes = meter.targets().iter().map(|t| t.written_bytes).sum();
+    report.sequential_read_bytes = meter
+        .targets()
+        .iter()
+        .map(|t| t.sequential_read_bytes())
+        .sum();
     if meter.targets().iter().any(|t| t.wrapped) {
         report.findings.push(Finding {
             what: "sequential writes reached the end of a test file and overwrote earlier data"

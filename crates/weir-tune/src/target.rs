@@ -1,0 +1,224 @@
+//! One shard's test file: where each kind of load puts its next request, and which bytes hold
+//! data worth reading.
+
+use crate::meter::{Load, Pattern};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::ops::Range;
+use std::os::fd::RawFd;
+use weir_model::device::Direction;
+
+/// Sequential writes with at most this many requests in flight on a shard lay down the data
+/// the sequential reads read back (fio's layout pass writes with a few in flight, and so does
+/// a database writing a file). Data written by deeper queues is read only when there is too
+/// little of the rest: on this project's VM it read back at 0.45-0.8x, because the host
+/// places many concurrent writes to one file out of order.
+pub const LAYOUT_DEPTH_MAX: u32 = 8;
+
+/// The least layout data a shard needs before its sequential reads keep to it: less would be
+/// re-read so often that a cache below the guest could answer it.
+pub const LAYOUT_BYTES_MIN: u64 = 1 << 30;
+
+/// One shard's test file and where its sequential streams stand. Sequential writes only move
+/// forward into space this run never wrote (fresh, pre-truncated), so every write measurement
+/// allocates like a real append-free workload; reads stay inside what was written, because
+/// reading a hole never reaches the disk.
+#[derive(Debug)]
+pub struct ShardTarget {
+    pub fd: RawFd,
+    pub file_bytes: u64,
+    /// Offsets below this hold data written by this run.
+    pub written_bytes: u64,
+    pub seq_write_cursor: u64,
+    pub seq_read_cursor: u64,
+    /// Set when sequential writes reached the end of the file and started overwriting.
+    pub wrapped: bool,
+    /// Writes issued so far: the sequence number stamped into each write's blocks.
+    writes: u64,
+    rng: SmallRng,
+    /// Ranges written by sequential writes at most [`LAYOUT_DEPTH_MAX`] deep, in the order
+    /// written (each 1 MiB-aligned when the writes were).
+    layout: Vec<Range<u64>>,
+    /// Whether the current load's writes extend `layout`.
+    laying_out: bool,
+    /// The `layout` range the sequential reads are in.
+    read_range: usize,
+}
+
+impl ShardTarget {
+    pub fn new(fd: RawFd, file_bytes: u64, seed: u64) -> ShardTarget {
+        ShardTarget {
+            fd,
+            file_bytes,
+            written_bytes: 0,
+            seq_write_cursor: 0,
+            seq_read_cursor: 0,
+            wrapped: false,
+            writes: 0,
+            rng: SmallRng::seed_from_u64(seed),
+            layout: Vec::new(),
+            laying_out: false,
+            read_range: 0,
+        }
+    }
+
+    /// Called as `load` starts with `depth` requests in flight on this shard.
+    pub fn begin_load(&mut self, load: &Load, depth: u32) {
+        self.laying_out = load.pattern == Pattern::Sequential
+            && load.direction == Direction::Write
+            && depth <= LAYOUT_DEPTH_MAX;
+    }
+
+    /// Counts one more write and returns its sequence number.
+    pub fn count_write(&mut self) -> u64 {
+        self.writes += 1;
+        self.writes
+    }
+
+    /// Bytes the sequential reads read: the layout data, or everything written when there
+    /// is too little of it.
+    pub fn sequential_read_bytes(&self) -> u64 {
+        if self.uses_layout() {
+            self.layout.iter().map(|r| r.end - r.start).sum()
+        } else {
+            self.written_bytes
+        }
+    }
+
+    fn uses_layout(&self) -> bool {
+        self.layout.iter().map(|r| r.end - r.start).sum::<u64>() >= LAYOUT_BYTES_MIN
+    }
+
+    /// The next offset for `load`; the request never crosses the end of its region.
+    pub fn next_offset(&mut self, load: &Load) -> u64 {
+        let req = u64::from(load.request_bytes);
+        match (load.pattern, load.direction) {
+            (Pattern::Random, _) => {
+                // Random writes overwrite written data, as fio's do after its layout pass; random
+                // reads must hit written data or the filesystem answers without the disk.
+                let region = if self.written_bytes >= req {
+                    self.written_bytes
+                } else {
+                    self.file_bytes
+                };
+                self.rng.gen_range(0..(region / req).max(1)) * req
+            }
+            (Pattern::Sequential, Direction::Write) => self.next_write(req),
+            (Pattern::Sequential, Direction::Read) => {
+                if self.uses_layout() {
+                    if let Some(offset) = self.next_layout_read(req) {
+                        return offset;
+                    }
+                }
+                self.next_plain_read(req)
+            }
+        }
+    }
+
+    fn next_write(&mut self, req: u64) -> u64 {
+        // A stream may follow one of another size: start on this size's boundary.
+        self.seq_write_cursor = self.seq_write_cursor.next_multiple_of(req);
+        if self.seq_write_cursor + req > self.file_bytes {
+            self.seq_write_cursor = 0;
+            self.wrapped = true;
+        }
+        let offset = self.seq_write_cursor;
+        self.seq_write_cursor += req;
+        self.written_bytes = self.written_bytes.max(self.seq_write_cursor);
+        if self.laying_out {
+            match self.layout.last_mut() {
+                Some(last) if last.end == offset => last.end = offset + req,
+                _ => self.layout.push(offset..offset + req),
+            }
+        }
+        offset
+    }
+
+    /// Reads everything written, in file order, wrapping at the end.
+    fn next_plain_read(&mut self, req: u64) -> u64 {
+        self.seq_read_cursor = self.seq_read_cursor.next_multiple_of(req);
+        if self.seq_read_cursor + req > self.written_bytes.max(req) {
+            self.seq_read_cursor = 0;
+        }
+        let offset = self.seq_read_cursor;
+        self.seq_read_cursor += req;
+        offset
+    }
+
+    /// Reads the layout ranges one after another, wrapping after the last; `None` when no
+    /// range holds a whole request.
+    fn next_layout_read(&mut self, req: u64) -> Option<u64> {
+        for _ in 0..=self.layout.len() {
+            let range = self.layout[self.read_range % self.layout.len()].clone();
+            let start = self.seq_read_cursor.max(range.start).next_multiple_of(req);
+            if start + req <= range.end {
+                self.seq_read_cursor = start + req;
+                return Some(start);
+            }
+            self.read_range = (self.read_range + 1) % self.layout.len();
+            self.seq_read_cursor = self.layout[self.read_range].start;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq(direction: Direction, request_bytes: u32) -> Load {
+        Load {
+            direction,
+            pattern: Pattern::Sequential,
+            request_bytes,
+            depth: 1,
+        }
+    }
+
+    /// Writes `bytes` sequentially at `depth` per shard.
+    fn write(t: &mut ShardTarget, bytes: u64, depth: u32) {
+        let load = seq(Direction::Write, 1 << 20);
+        t.begin_load(&load, depth);
+        for _ in 0..bytes >> 20 {
+            t.next_offset(&load);
+        }
+    }
+
+    #[test]
+    fn sequential_reads_keep_to_data_written_shallow() {
+        let mut t = ShardTarget::new(-1, 64 << 30, 1);
+        write(&mut t, 1 << 30, 2); // 0 .. 1 GiB, shallow
+        write(&mut t, 2 << 30, 128); // 1 .. 3 GiB, deep
+        write(&mut t, 512 << 20, 8); // 3 .. 3.5 GiB, shallow
+        assert_eq!(t.sequential_read_bytes(), (1 << 30) + (512 << 20));
+        let read = seq(Direction::Read, 1 << 20);
+        t.begin_load(&read, 128);
+        let offsets: Vec<u64> = (0..(3 << 10)).map(|_| t.next_offset(&read)).collect();
+        let deep = (1u64 << 30)..(3u64 << 30);
+        assert!(offsets.iter().all(|o| !deep.contains(o)), "read deep data");
+        // In order through the first range, then the second, then around again.
+        assert_eq!(offsets[1023], (1 << 30) - (1 << 20));
+        assert_eq!(offsets[1024], 3 << 30);
+        assert_eq!(offsets[1535], (3 << 30) + (511 << 20));
+        assert_eq!(offsets[1536], 0);
+        // Smaller reads walk the same ranges.
+        let small = seq(Direction::Read, 256 << 10);
+        assert_eq!(t.next_offset(&small) % (256 << 10), 0);
+    }
+
+    #[test]
+    fn too_little_shallow_data_reads_everything_written() {
+        let mut t = ShardTarget::new(-1, 64 << 30, 1);
+        write(&mut t, 256 << 20, 2);
+        write(&mut t, 2 << 30, 128);
+        assert_eq!(t.sequential_read_bytes(), (2 << 30) + (256 << 20));
+        let read = seq(Direction::Read, 1 << 20);
+        let offsets: Vec<u64> = (0..(2 << 10) + 257).map(|_| t.next_offset(&read)).collect();
+        assert_eq!(offsets[1000], 1000 << 20);
+        assert_eq!(
+            *offsets.last().unwrap_or(&1),
+            0,
+            "wraps at the end of the data"
+        );
+    }
+}
