@@ -109,6 +109,9 @@ fio_four() { # sw_qd sr_qd rw_qd rr_qd seconds
     echo "seq_write $1 $(fio_seq_write "$1" "$s")"
     fio_layout
     echo "seq_read $2 $(fio_point read 1M "$2" fio-tune-data "$READ_BYTES" "$s")"
+    # The same point again: a later pass over data that is no longer fresh from the writes
+    # (on the development VM the first read pass after writing runs up to ~2x later ones).
+    echo "seq_read_again $2 $(fio_point read 1M "$2" fio-tune-data "$READ_BYTES" "$s")"
     echo "rand_write $3 $(fio_point randwrite 4k "$3" fio-tune-data "$READ_BYTES" "$s")"
     echo "rand_read $4 $(fio_point randread 4k "$4" fio-tune-data "$READ_BYTES" "$s")"
     rm -f "$DIR"/fio-tune-data.*
@@ -193,7 +196,7 @@ walls, sectors, written = [], [], []
 for r in range(1, rounds + 1):
     for line in open(f"{work}/fio-{r}.txt"):
         name, qd, iops, bw = line.split()
-        fio[name].append((float(iops if name.startswith("rand") else bw), int(qd)))
+        fio.setdefault(name, []).append((float(iops if name.startswith("rand") else bw), int(qd)))
     rep = json.load(open(f"{work}/weir-{r}.json"))["dirs"][0]["report"]
     for n in names:
         f = rep[keys[n]]
@@ -235,6 +238,13 @@ for n in names:
     sb = statistics.median(sweep_best[n])
     print(f"  {labels[n]}: {fmt(n, sb)} ({sb / statistics.median(v for v, _ in weir[n]):.3f}x the figure, "
           f"{sb / statistics.median(v for v, _ in fio[n]):.3f}x fio)")
+again = [v for v, _ in fio.get("seq_read_again", [])]
+if again:
+    av = statistics.median(again)
+    wv = statistics.median(v for v, _ in weir["seq_read"])
+    print("\nread bandwidth, fio's second pass over the same data right after its first: "
+          + ", ".join(f"{v/1e6:,.0f}" for v in again)
+          + f" MB/s (median {av/1e6:,.0f}; weir/fio second pass {wv / av:.3f})")
 print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per point; "
       "weir: its default shards (one per CPU)")
 print("weir tune wall time: " + ", ".join(f"{w:.1f} s" for w in walls) + " (iotune default: ~144 s)")

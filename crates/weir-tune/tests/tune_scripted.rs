@@ -16,6 +16,9 @@ struct Scripted<F: FnMut(&Load, usize) -> f64> {
     /// Completions come as a deep queue's do behind a buffering host: nothing for one
     /// latency (depth / rate), then the whole first wave at once, then the steady rate.
     first_wave_burst: bool,
+    /// At the deepest depth the first 500 ms run at 2x the rate (a buffer below absorbing the
+    /// queue) and everything after at 0.9x: more depth only looks better.
+    deep_burst: bool,
 }
 
 impl<F: FnMut(&Load, usize) -> f64> Meter for Scripted<F> {
@@ -44,6 +47,9 @@ impl<F: FnMut(&Load, usize) -> f64> Meter for Scripted<F> {
         for i in 0u64.. {
             let zigzag = if i % 2 == 0 { 1.02 } else { 0.98 };
             let mut n = rate * zigzag * sample_interval_ns as f64 / 1e9;
+            if self.deep_burst && load.depth >= self.depth_max {
+                n *= if s.elapsed_ns < 500_000_000 { 2.0 } else { 0.9 };
+            }
             if self.first_wave_burst {
                 let latency_s = f64::from(load.depth) / rate;
                 let t_s = (s.elapsed_ns + sample_interval_ns) as f64 / 1e9;
@@ -96,6 +102,7 @@ fn tune_scripted<F: FnMut(&Load, usize) -> f64>(rate: F, budget_ns: u64) -> weir
         runs: 0,
         depth_max: 256,
         first_wave_burst: false,
+        deep_burst: false,
     };
     match tune(&mut meter, &TuneConfig::new(budget_ns)) {
         Ok(r) => r,
@@ -112,6 +119,7 @@ fn a_deep_queue_first_wave_is_ramp_not_rate() {
         runs: 0,
         depth_max: 256,
         first_wave_burst: true,
+        deep_burst: false,
     };
     let m = measure(&mut meter, &load(256), &rule(Some(1200.0)));
     let Ok(m) = m else { panic!("{m:?}") };
@@ -129,12 +137,36 @@ fn a_deep_queue_first_wave_is_ramp_not_rate() {
 }
 
 #[test]
+fn a_burst_at_the_deepest_depth_does_not_win_the_sweep() {
+    let mut meter = Scripted {
+        rate: |l: &Load, _| plateau(l, 8),
+        runs: 0,
+        depth_max: 256,
+        first_wave_burst: false,
+        deep_burst: true,
+    };
+    let r = match tune(&mut meter, &TuneConfig::new(30_000_000_000)) {
+        Ok(r) => r,
+        Err(e) => panic!("tune failed: {e}"),
+    };
+    for (name, f) in [
+        ("read IOPS", &r.read_iops),
+        ("write IOPS", &r.write_iops),
+        ("read bandwidth", &r.read_bandwidth),
+        ("write bandwidth", &r.write_bandwidth),
+    ] {
+        assert!(f.depth_best < 256, "{name}: chose the burst: {f:?}");
+    }
+}
+
+#[test]
 fn a_sweep_step_that_clearly_gained_ends_early() {
     let mut meter = Scripted {
         rate: |_: &Load, _| 50_000.0,
         runs: 0,
         depth_max: 256,
         first_wave_burst: false,
+        deep_burst: false,
     };
     let decided = measure(&mut meter, &load(8), &rule(Some(30_000.0)));
     let Ok(decided) = decided else {
@@ -207,6 +239,7 @@ fn the_confirmations_keep_their_time_when_the_sweeps_never_end() {
         runs: 0,
         depth_max: 1 << 30,
         first_wave_burst: false,
+        deep_burst: false,
     };
     let cfg = TuneConfig::new(30_000_000_000);
     let r = match tune(&mut meter, &cfg) {
