@@ -39,6 +39,8 @@ pub struct ShardTarget {
     /// Ranges written by sequential writes at most [`LAYOUT_DEPTH_MAX`] deep, in the order
     /// written (each 1 MiB-aligned when the writes were).
     layout: Vec<Range<u64>>,
+    /// Bytes in `layout`.
+    layout_bytes: u64,
     /// Whether the current load's writes extend `layout`.
     laying_out: bool,
     /// The `layout` range the sequential reads are in.
@@ -57,6 +59,7 @@ impl ShardTarget {
             writes: 0,
             rng: SmallRng::seed_from_u64(seed),
             layout: Vec::new(),
+            layout_bytes: 0,
             laying_out: false,
             read_range: 0,
         }
@@ -79,14 +82,14 @@ impl ShardTarget {
     /// is too little of it.
     pub fn sequential_read_bytes(&self) -> u64 {
         if self.uses_layout() {
-            self.layout.iter().map(|r| r.end - r.start).sum()
+            self.layout_bytes
         } else {
             self.written_bytes
         }
     }
 
     fn uses_layout(&self) -> bool {
-        self.layout.iter().map(|r| r.end - r.start).sum::<u64>() >= LAYOUT_BYTES_MIN
+        self.layout_bytes >= LAYOUT_BYTES_MIN
     }
 
     /// The next offset for `load`; the request never crosses the end of its region.
@@ -126,6 +129,7 @@ impl ShardTarget {
         self.seq_write_cursor += req;
         self.written_bytes = self.written_bytes.max(self.seq_write_cursor);
         if self.laying_out {
+            self.layout_bytes += req;
             match self.layout.last_mut() {
                 Some(last) if last.end == offset => last.end = offset + req,
                 _ => self.layout.push(offset..offset + req),
