@@ -165,15 +165,27 @@ impl<'a> Phase<'a> {
         load: &Load,
         decided_above: Option<f64>,
     ) -> Result<Option<Measurement>, TuneError> {
+        self.measure_for(meter, load, self.cfg.step_min_ns, decided_above)
+    }
+
+    /// A sweep step that runs at least `min_ns` (and up to the longest step), if the phase
+    /// still has that much time.
+    fn measure_for(
+        &mut self,
+        meter: &mut dyn Meter,
+        load: &Load,
+        min_ns: u64,
+        decided_above: Option<f64>,
+    ) -> Result<Option<Measurement>, TuneError> {
         let left = self.left_ns().saturating_sub(self.budget.overhead_ns);
-        if left < self.cfg.step_min_ns {
+        if left < min_ns {
             self.budget_limited = true;
             return Ok(None);
         }
         let rule = StopRule {
             sample_interval_ns: self.cfg.sample_interval_ns,
-            min_ns: self.cfg.step_min_ns,
-            max_ns: self.cfg.step_max_ns.min(left),
+            min_ns,
+            max_ns: self.cfg.step_max_ns.max(min_ns).min(left),
             steady: self.cfg.steady,
             decided_above,
         };
@@ -334,20 +346,10 @@ fn probe_deepest(
     // 2.3x) the confirmation at the same depth, median of 4 runs, and won every sweep. So this
     // step never ends early as decided and runs at least `DEEP_STEP_MIN_STEPS` ordinary
     // steps, judged on its last window.
-    let left = phase.left_ns().saturating_sub(phase.budget.overhead_ns);
     let min_ns = phase.cfg.step_min_ns * DEEP_STEP_MIN_STEPS;
-    if left < min_ns {
-        phase.budget_limited = true;
+    let Some(m) = phase.measure_for(meter, &load.with_depth(depth_max), min_ns, None)? else {
         return Ok(best);
-    }
-    let rule = StopRule {
-        sample_interval_ns: phase.cfg.sample_interval_ns,
-        min_ns,
-        max_ns: phase.cfg.step_max_ns.max(min_ns).min(left),
-        steady: phase.cfg.steady,
-        decided_above: None,
     };
-    let m = phase.measure_with(meter, &load.with_depth(depth_max), &rule)?;
     let gained = m.rate() >= best_rate * (1.0 + phase.cfg.depth_gain_min);
     steps.push(m);
     Ok(if gained { steps.len() - 1 } else { best })

@@ -75,6 +75,19 @@ impl<F: FnMut(&Load, usize) -> f64> Meter for Scripted<F> {
     }
 }
 
+impl<F: FnMut(&Load, usize) -> f64> Scripted<F> {
+    /// A meter at `rate`, up to `depth_max` in flight, without bursts.
+    fn new(rate: F, depth_max: u32) -> Self {
+        Scripted {
+            rate,
+            runs: 0,
+            depth_max,
+            first_wave_burst: false,
+            deep_burst: false,
+        }
+    }
+}
+
 fn load(depth: u32) -> Load {
     Load {
         direction: Direction::Read,
@@ -97,13 +110,7 @@ fn rule(decided_above: Option<f64>) -> StopRule {
 
 /// Tunes `rate` on a two-shard scripted meter (up to depth 256) with `budget_ns`.
 fn tune_scripted<F: FnMut(&Load, usize) -> f64>(rate: F, budget_ns: u64) -> weir_tune::TuneReport {
-    let mut meter = Scripted {
-        rate,
-        runs: 0,
-        depth_max: 256,
-        first_wave_burst: false,
-        deep_burst: false,
-    };
+    let mut meter = Scripted::new(rate, 256);
     match tune(&mut meter, &TuneConfig::new(budget_ns)) {
         Ok(r) => r,
         Err(e) => panic!("budget {budget_ns} ns: tune failed: {e}"),
@@ -114,13 +121,8 @@ fn tune_scripted<F: FnMut(&Load, usize) -> f64>(rate: F, budget_ns: u64) -> weir
 fn a_deep_queue_first_wave_is_ramp_not_rate() {
     // 256 requests at 1000/s: the first wave returns together after 256 ms, and a sample
     // holding it reads ~3x the rate. The step must neither decide on it nor report it.
-    let mut meter = Scripted {
-        rate: |_: &Load, _| 1000.0,
-        runs: 0,
-        depth_max: 256,
-        first_wave_burst: true,
-        deep_burst: false,
-    };
+    let mut meter = Scripted::new(|_: &Load, _| 1000.0, 256);
+    meter.first_wave_burst = true;
     let m = measure(&mut meter, &load(256), &rule(Some(1200.0)));
     let Ok(m) = m else { panic!("{m:?}") };
     assert_ne!(m.ended, StopReason::Decided, "decided on the burst: {m:?}");
@@ -138,13 +140,8 @@ fn a_deep_queue_first_wave_is_ramp_not_rate() {
 
 #[test]
 fn a_burst_at_the_deepest_depth_does_not_win_the_sweep() {
-    let mut meter = Scripted {
-        rate: |l: &Load, _| plateau(l, 8),
-        runs: 0,
-        depth_max: 256,
-        first_wave_burst: false,
-        deep_burst: true,
-    };
+    let mut meter = Scripted::new(|l: &Load, _| plateau(l, 8), 256);
+    meter.deep_burst = true;
     let r = match tune(&mut meter, &TuneConfig::new(30_000_000_000)) {
         Ok(r) => r,
         Err(e) => panic!("tune failed: {e}"),
@@ -161,13 +158,7 @@ fn a_burst_at_the_deepest_depth_does_not_win_the_sweep() {
 
 #[test]
 fn a_sweep_step_that_clearly_gained_ends_early() {
-    let mut meter = Scripted {
-        rate: |_: &Load, _| 50_000.0,
-        runs: 0,
-        depth_max: 256,
-        first_wave_burst: false,
-        deep_burst: false,
-    };
+    let mut meter = Scripted::new(|_: &Load, _| 50_000.0, 256);
     let decided = measure(&mut meter, &load(8), &rule(Some(30_000.0)));
     let Ok(decided) = decided else {
         panic!("{decided:?}")
@@ -234,13 +225,10 @@ fn the_figure_is_the_confirming_measurement_not_the_luckiest_step() {
 fn the_confirmations_keep_their_time_when_the_sweeps_never_end() {
     // Throughput rises with every doubling up to an enormous depth: every sweep runs out of
     // time. The reserve still gives each figure its full confirming measurement.
-    let mut meter = Scripted {
-        rate: |l: &Load, _| plateau(l, 256) * f64::from(l.depth.max(256)) / 256.0,
-        runs: 0,
-        depth_max: 1 << 30,
-        first_wave_burst: false,
-        deep_burst: false,
-    };
+    let mut meter = Scripted::new(
+        |l: &Load, _| plateau(l, 256) * f64::from(l.depth.max(256)) / 256.0,
+        1 << 30,
+    );
     let cfg = TuneConfig::new(30_000_000_000);
     let r = match tune(&mut meter, &cfg) {
         Ok(r) => r,
