@@ -261,7 +261,10 @@ impl JobRun {
 /// A request in flight.
 #[derive(Clone, Copy)]
 pub(crate) struct Slot {
-    pub(crate) job: u32,
+    /// The job's position in this shard's `jobs` slice. Not the plan's job index: a shard
+    /// runs only the jobs placed on it (`shards: [1]`), so the two differ whenever a job is
+    /// missing from some shard.
+    pub(crate) job_pos: u32,
     pub(crate) buf: u32,
     pub(crate) offset_bytes: u64,
     pub(crate) len_bytes: u32,
@@ -420,7 +423,7 @@ pub fn run_loop<D: Device>(
             };
             free_slots.push(slot_id as u32);
             in_flight -= 1;
-            let job = &mut jobs[slot.job as usize];
+            let job = &mut jobs[slot.job_pos as usize];
             let counted_until = window_end_ns.unwrap_or(end_ns);
             if let Err(failure) = complete(job, &slot, c, counted_until, window_end_ns.is_some()) {
                 stop.fail(failure);
@@ -495,7 +498,7 @@ fn issue<D: Device>(
     // device starts on none of them until the whole batch is in. An idle device (QD1, or
     // the first burst) still gets one syscall that both submits and waits.
     let busy = jobs.iter().any(|j| j.in_flight > 0);
-    for job in jobs.iter_mut() {
+    for (job_pos, job) in jobs.iter_mut().enumerate() {
         if let Some(arrivals) = &mut job.arrivals {
             while arrivals.peek_ns() <= now && !job.exhausted {
                 let t = arrivals.next_ns();
@@ -588,7 +591,7 @@ fn issue<D: Device>(
                 break;
             }
             slots[slot_id as usize] = Some(Slot {
-                job: job.index as u32,
+                job_pos: job_pos as u32,
                 buf: buf as u32,
                 offset_bytes: fd_offset,
                 len_bytes: len,
