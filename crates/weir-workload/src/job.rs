@@ -268,7 +268,10 @@ impl Job {
         if self.is_open_loop() {
             // Open-loop arrivals beyond this wait in a backlog, still timed from their
             // intended send time; the cap bounds buffers, not the measured latency.
-            (self.parallelism.max(1) * self.batch.max(1)).clamp(OPEN_LOOP_MIN_DEPTH, 256)
+            self.parallelism
+                .max(1)
+                .saturating_mul(self.batch.max(1))
+                .clamp(OPEN_LOOP_MIN_DEPTH, 256)
         } else {
             self.parallelism
         }
@@ -353,6 +356,20 @@ impl Job {
         if self.batch == 0 {
             return err("shard_info.batch", "must be at least 1".into());
         }
+        // Each round of arrivals queues parallelism x batch requests; the product of two
+        // user values must not wrap, and beyond this many a round only grows a backlog.
+        let per_round = u64::from(self.parallelism) * u64::from(self.batch);
+        if self.is_open_loop() && per_round > MAX_REQUESTS_PER_ROUND {
+            return err(
+                "shard_info.batch",
+                format!(
+                    "parallelism {} x batch {} = {per_round} requests per arrival round, above \
+                     the {MAX_REQUESTS_PER_ROUND} weir queues per shard: lower batch or \
+                     parallelism and raise rps for the same rate",
+                    self.parallelism, self.batch
+                ),
+            );
+        }
         if self.shares == 0 {
             return err("shard_info.shares", "must be at least 1".into());
         }
@@ -387,6 +404,9 @@ impl Job {
         Ok(())
     }
 }
+
+/// The most requests one round of open-loop arrivals (parallelism x batch) may queue.
+pub const MAX_REQUESTS_PER_ROUND: u64 = 1 << 20;
 
 /// Open-loop jobs get at least this many request slots per shard.
 const OPEN_LOOP_MIN_DEPTH: u32 = 32;
@@ -487,5 +507,23 @@ mod tests {
         assert!(plan.validate().expect_err("dup").message.contains("twice"));
         let bad_name = Job::new("a/b", JobType::SeqRead);
         assert_eq!(bad_name.validate().expect_err("slash").field, "name");
+    }
+
+    #[test]
+    fn parallelism_times_batch_is_checked_not_wrapped() {
+        let mut job = Job::new("flood", JobType::RandRead);
+        job.rps = Some(10);
+        job.parallelism = 1 << 16;
+        job.batch = 1 << 16;
+        // 2^32 wraps a u32 to 0; the product is checked in u64 and refused.
+        let e = job.validate().expect_err("2^32 requests per round");
+        assert_eq!(e.field, "shard_info.batch");
+        assert!(
+            e.message.contains("4294967296 requests per arrival round"),
+            "{e}"
+        );
+        assert_eq!(job.max_in_flight(), 256);
+        job.batch = 16;
+        job.validate().expect("2^20 per round is allowed");
     }
 }
