@@ -41,6 +41,7 @@ mod class_report;
 pub mod driver;
 pub mod eagain;
 pub mod hist;
+mod io_tester_yaml;
 pub mod job;
 mod merge;
 pub mod parse;
