@@ -26,6 +26,7 @@ use crate::job::Job;
 use crate::report::{CorruptionReport, JobHistograms, ShardJobStats};
 pub use crate::scheduling::Scheduling;
 use crate::scheduling::{dispatch_scheduled, enqueue, settle_completions};
+use crate::vectored::SegmentTable;
 use crate::verify::{BlockLedger, Corruption, VERIFY_BLOCK_BYTES};
 
 /// Corruptions kept per job and shard for the report (all are counted).
@@ -83,6 +84,8 @@ pub struct JobRun {
     pub base_offset_bytes: u64,
     pub prefilled: bool,
     pub(crate) pool: DmaBufferPool,
+    /// `vectorized` jobs: each buffer's segments (see [`crate::vectored`]).
+    segments: Option<SegmentTable>,
     next_seq_offset: u64,
     rng: SmallRng,
     /// Closed loop: times at which fibers became (or become) ready.
@@ -140,6 +143,9 @@ impl JobRun {
             // blocks with offset and sequence, in `issue`): see weir_engine::payload.
             weir_engine::payload::fill_pool_incompressible(&mut pool, seed);
         }
+        let segments = job
+            .iov_count
+            .map(|n| SegmentTable::new(&pool, job.request_bytes, n));
         JobRun {
             index,
             shard,
@@ -150,6 +156,7 @@ impl JobRun {
             base_offset_bytes,
             prefilled,
             pool,
+            segments,
             next_seq_offset: 0,
             rng: SmallRng::seed_from_u64(seed),
             fibers_ready_ns: VecDeque::new(),
@@ -568,7 +575,7 @@ fn issue<D: Device>(
                 len_bytes: len,
                 buf: job.pool.ptr(buf),
                 flags: options.io_flags(job.index),
-                vectored: None,
+                vectored: job.segments.as_ref().map(|s| s.for_buffer(buf)),
             };
             debug_assert_eq!(op.buf as usize % job.pool.align_bytes(), 0);
             let queued = match sched.as_deref_mut() {

@@ -184,6 +184,9 @@ pub struct Job {
     /// arrival, so sends leave on time even where waking a sleeping core takes tens of
     /// microseconds (virtual machines), at the cost of a busy core.
     pub busy_poll: bool,
+    /// io_tester's `vectorized: true` (with `iov_count`, default 1): each request is sent as
+    /// one vectored request of this many equal segments. None: one buffer per request.
+    pub iov_count: Option<u32>,
 }
 
 /// io_tester's default data size per shard.
@@ -220,6 +223,7 @@ impl Job {
             sloppy_size_hint_bytes: None,
             extent_size_hint_bytes: None,
             busy_poll: false,
+            iov_count: None,
         }
     }
 
@@ -356,6 +360,11 @@ impl Job {
         if self.batch == 0 {
             return err("shard_info.batch", "must be at least 1".into());
         }
+        if let Some(iov_count) = self.iov_count {
+            if let Err(message) = check_segments(self.request_bytes, iov_count) {
+                return err("shard_info.iov_count", message);
+            }
+        }
         // Each round of arrivals queues parallelism x batch requests; the product of two
         // user values must not wrap, and beyond this many a round only grows a backlog.
         let per_round = u64::from(self.parallelism) * u64::from(self.batch);
@@ -403,6 +412,31 @@ impl Job {
         }
         Ok(())
     }
+}
+
+/// io_tester's rule for `vectorized` requests: `iov_count` equal segments, each a multiple of
+/// (and no smaller than) 4096 bytes for requests of 4096 bytes or more, 512 below.
+fn check_segments(request_bytes: u32, iov_count: u32) -> Result<(), String> {
+    if iov_count == 0 {
+        return Err("is 0: a vectorized request needs at least 1 segment".into());
+    }
+    if request_bytes % iov_count != 0 {
+        return Err(format!(
+            "{iov_count} does not divide reqsize ({request_bytes} bytes) evenly: pick an \
+             iov_count that does, e.g. 4 for 64kB"
+        ));
+    }
+    let segment = request_bytes / iov_count;
+    let align = crate::vectored::segment_alignment_bytes(request_bytes);
+    if segment < align || segment % align != 0 {
+        return Err(format!(
+            "{iov_count} segments of {segment} bytes: each segment must be a multiple of \
+             {align} bytes (io_tester's rule for a {request_bytes}-byte request); lower \
+             iov_count to at most {}",
+            (request_bytes / align).max(1)
+        ));
+    }
+    Ok(())
 }
 
 /// The most requests one round of open-loop arrivals (parallelism x batch) may queue.
@@ -525,5 +559,28 @@ mod tests {
         assert_eq!(job.max_in_flight(), 256);
         job.batch = 16;
         job.validate().expect("2^20 per round is allowed");
+    }
+
+    #[test]
+    fn vectorized_segments_follow_io_testers_alignment_rule() {
+        let mut job = Job::new("v", JobType::RandWrite);
+        job.request_bytes = 64 << 10;
+        job.iov_count = Some(4);
+        job.validate().expect("4 x 16 KiB");
+        for (reqsize, iov, fragment) in [
+            (64 << 10, 3, "does not divide"),
+            (64 << 10, 32, "multiple of 4096"),
+            (2048, 8, "multiple of 512"),
+            (4096, 0, "is 0"),
+        ] {
+            job.request_bytes = reqsize;
+            job.iov_count = Some(iov);
+            let e = job.validate().expect_err("bad segments");
+            assert_eq!(e.field, "shard_info.iov_count");
+            assert!(e.message.contains(fragment), "{reqsize}/{iov}: {e}");
+        }
+        job.request_bytes = 2048;
+        job.iov_count = Some(4);
+        job.validate().expect("4 x 512 B below 4 KiB");
     }
 }

@@ -49,7 +49,9 @@ pub mod report;
 pub mod run;
 mod scheduling;
 mod setup;
+mod vectored;
 pub mod verify;
+pub use vectored::segment_alignment_bytes;
 
 pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;
