@@ -678,9 +678,8 @@ fn complete(
     job.pool.release(buf);
     if job.arrivals.is_none() && !stopping {
         let think = job.job.think_time.as_nanos() as u64;
-        let after = job.job.think_after.as_nanos() as u64;
-        let thinking = think > 0 && c.completed_at_ns >= job.started_at_ns.saturating_add(after);
-        let ready = if thinking {
+        let elapsed = c.completed_at_ns.saturating_sub(job.started_at_ns);
+        let ready = if job.job.thinking_at(elapsed) {
             c.completed_at_ns + think
         } else {
             c.completed_at_ns

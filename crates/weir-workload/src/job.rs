@@ -164,7 +164,9 @@ pub struct Job {
     pub request_bytes: u32,
     /// Closed-loop pause between a completion and the fiber's next request.
     pub think_time: Duration,
-    /// Think only once the job has run this long.
+    /// io_tester's active/thinking phases: when non-zero, the job runs this long without
+    /// thinking, then `think_time` long with a `think_time` pause after each completion, and
+    /// so on; 0 thinks after every completion.
     pub think_after: Duration,
     /// Scheduler class name; None means the job's own name.
     pub class: Option<String>,
@@ -265,6 +267,18 @@ impl Job {
         let bytes_per_arrival = f64::from(self.request_bytes.max(1)) * f64::from(self.batch.max(1));
         self.bandwidth_bytes_per_s
             .map(|bandwidth| bandwidth as f64 / bytes_per_arrival)
+    }
+
+    /// Whether a fiber whose request completed `elapsed_ns` after the job's start pauses
+    /// `think_time` before its next request (io_tester's thinker: with `think_after`, phases
+    /// of `think_after` without pauses and of `think_time` with them alternate).
+    pub fn thinking_at(&self, elapsed_ns: u64) -> bool {
+        let think = self.think_time.as_nanos() as u64;
+        let after = self.think_after.as_nanos() as u64;
+        if think == 0 {
+            return false;
+        }
+        after == 0 || elapsed_ns % after.saturating_add(think) >= after
     }
 
     /// The most requests of this job one shard keeps in flight.

@@ -198,16 +198,36 @@ fn raw_device_is_refused_while_mounted() {
     assert!(e.contains("not a block device"), "{e}");
 }
 
-/// The engine with every submitted request's segment lengths recorded (an empty list for a
-/// plain one-buffer request), as the kernel receives them.
+/// What the spy saw of one submitted request.
+struct Submitted {
+    /// Segment lengths; empty for a plain one-buffer request.
+    segments: Vec<usize>,
+    /// The file the descriptor names.
+    file: String,
+    dsync: bool,
+}
+
+/// The engine with every request recorded as the backend receives it.
 struct SegmentSpy {
     engine: weir_workload::EngineFactory,
-    seen: std::sync::Mutex<Vec<Vec<usize>>>,
+    seen: std::sync::Mutex<Vec<Submitted>>,
+}
+
+impl SegmentSpy {
+    fn new(backend: Backend) -> SegmentSpy {
+        SegmentSpy {
+            engine: weir_workload::EngineFactory {
+                backend,
+                nowait: true,
+            },
+            seen: std::sync::Mutex::new(Vec::new()),
+        }
+    }
 }
 
 struct SpyDevice<'a, D> {
     inner: D,
-    seen: &'a std::sync::Mutex<Vec<Vec<usize>>>,
+    seen: &'a std::sync::Mutex<Vec<Submitted>>,
 }
 
 impl<D: Device> Device for SpyDevice<'_, D> {
@@ -218,13 +238,19 @@ impl<D: Device> Device for SpyDevice<'_, D> {
         self.inner.capacity()
     }
     fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
-        let lens = op.vectored.map_or_else(Vec::new, |v| {
+        let segments = op.vectored.map_or_else(Vec::new, |v| {
             // SAFETY: the driver keeps `count` segments alive at `ptr` until completion.
             let segments = unsafe { std::slice::from_raw_parts(v.ptr, v.count as usize) };
             segments.iter().map(|s| s.len).collect()
         });
         if let Ok(mut seen) = self.seen.lock() {
-            seen.push(lens);
+            seen.push(Submitted {
+                segments,
+                file: std::fs::read_link(format!("/proc/self/fd/{}", op.fd))
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                dsync: op.flags.dsync,
+            });
         }
         self.inner.push(op)
     }
@@ -263,13 +289,7 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
                 reqsize: 4kB\n    vectorized: true\n    iov_count: 1\n";
     let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
     for backend in Backend::ALL {
-        let spy = SegmentSpy {
-            engine: weir_workload::EngineFactory {
-                backend,
-                nowait: true,
-            },
-            seen: std::sync::Mutex::new(Vec::new()),
-        };
+        let spy = SegmentSpy::new(backend);
         let options = RunOptions {
             dir: Some(dir.path().to_path_buf()),
             duration: Duration::from_millis(300),
@@ -284,7 +304,13 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
             assert!(job.ops > 0 && job.errors == 0, "{backend}: {}", job.name);
         }
         assert_eq!(report.verify.as_ref().map(|v| v.corruptions), Some(0));
-        let seen = spy.seen.lock().expect("lock");
+        let seen: Vec<Vec<usize>> = spy
+            .seen
+            .lock()
+            .expect("lock")
+            .drain(..)
+            .map(|s| s.segments)
+            .collect();
         let writes = seen.iter().filter(|l| l.len() == 4).count();
         let reads = seen.iter().filter(|l| l.len() == 1).count();
         assert!(
@@ -301,5 +327,52 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
         );
         let requests_in_report: u64 = report.jobs.iter().map(|j| j.ops).sum();
         assert!((writes + reads) as u64 >= requests_in_report, "{backend}");
+    }
+}
+
+#[test]
+fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-dsync-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // weir asks for O_DSYNC semantics per write (RWF_DSYNC, which the kernel treats as
+    // O_DSYNC for that request) rather than in the open flags.
+    let text = "- name: durable\n  type: seqwrite\n  data_size: 8MB\n  shard_info:\n    \
+                parallelism: 2\n    reqsize: 64kB\n  options:\n    dsync: true\n\
+                - name: plain\n  type: seqwrite\n  data_size: 8MB\n  shard_info:\n    \
+                parallelism: 2\n    reqsize: 64kB\n";
+    let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
+    for backend in Backend::ALL {
+        let spy = SegmentSpy::new(backend);
+        let options = RunOptions {
+            dir: Some(dir.path().to_path_buf()),
+            duration: Duration::from_millis(300),
+            shards: 1,
+            backend,
+            keep_files: false,
+            ..RunOptions::default()
+        };
+        let report = run_with(&plan, &options, &&spy, &mut |_| Control::Continue)
+            .unwrap_or_else(|e| panic!("{backend}: {e}"));
+        assert!(report.jobs.iter().all(|j| j.ops > 0 && j.errors == 0));
+        let seen = spy.seen.lock().expect("lock");
+        // Each job writes its own file, test-<job>-<shard>.
+        let (durable, plain): (Vec<&Submitted>, Vec<&Submitted>) = seen
+            .iter()
+            .partition(|s| s.file.ends_with("test-durable-0"));
+        assert!(!durable.is_empty(), "{backend}: no write of `durable` seen");
+        assert!(
+            plain.iter().all(|s| s.file.ends_with("test-plain-0")),
+            "{backend}"
+        );
+        assert!(
+            durable.iter().all(|s| s.dsync),
+            "{backend}: a durable write without RWF_DSYNC"
+        );
+        assert!(
+            plain.iter().all(|s| !s.dsync),
+            "{backend}: a plain write with RWF_DSYNC"
+        );
     }
 }
