@@ -4,4 +4,5 @@ pub mod align;
 pub mod doctor;
 pub mod qualify;
 pub mod run;
+mod run_groups;
 pub mod tune;

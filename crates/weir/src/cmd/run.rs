@@ -75,6 +75,11 @@ pub struct RunArgs {
     /// Write the scheduler's metrics in Prometheus text format to FILE (needs --io-properties).
     #[arg(long, value_name = "FILE")]
     metrics: Option<PathBuf>,
+    /// io_tester's scheduling-group file (YAML list of name, shares, parent): jobs join a
+    /// group with `class`; a group named as a `parent` is a supergroup whose share its
+    /// children divide. Shares apply with --io-properties (docs/run.md).
+    #[arg(long, value_name = "FILE")]
+    sched_groups: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +115,15 @@ pub fn run(args: RunArgs) -> CliResult {
             "--shards must be at least 1 (omit it for one per core)",
         ));
     }
+    let groups = args
+        .sched_groups
+        .as_deref()
+        .map(|path| super::run_groups::load(path, &plan, args.io_properties.is_some()))
+        .transpose()?;
+    let mut scheduler = scheduler_options(&args)?;
+    if let Some(s) = scheduler.as_mut() {
+        s.groups = groups;
+    }
     let interactive = std::io::stderr().is_terminal();
     let options = RunOptions {
         dir: args.device.is_none().then(|| args.dir.clone()),
@@ -123,7 +137,7 @@ pub fn run(args: RunArgs) -> CliResult {
         nowait: !args.no_nowait,
         sample_interval: interactive.then_some(Duration::from_secs(1)),
         seed: args.seed,
-        scheduler: scheduler_options(&args)?,
+        scheduler,
     };
     // Without the handler Ctrl-C would kill the process and leave the test files behind.
     if let Err(errno) = weir_engine::interrupt::install() {
@@ -218,6 +232,7 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         },
         mountpoint,
         merge_adjacent: !args.no_merge,
+        groups: None,
     }))
 }
 
