@@ -5,4 +5,5 @@ pub mod doctor;
 pub mod qualify;
 pub mod run;
 mod run_groups;
+mod run_sim;
 pub mod tune;

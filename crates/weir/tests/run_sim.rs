@@ -1,0 +1,212 @@
+//! `weir run --simulate DISK.yaml`: job files on the shared simulated disk, the RAID0 member
+//! load, chunk-boundary splits, and bad disk files. Virtual time: no disk is touched.
+
+mod common;
+
+use common::*;
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+
+fn example(name: &str) -> String {
+    format!("{EXAMPLES}/{name}")
+}
+
+fn simulate(job: &str, disk: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["run", job, "--simulate", disk, "--output", "json"];
+    args.extend_from_slice(extra);
+    weir_with(&args)
+}
+
+/// Seed 001: 64 shards x 8 fibers of 128 KiB writes over four members with 1 MiB chunks.
+/// Every shard's region starts on a 1 MiB boundary, so the first wave (512 requests, 64 MiB)
+/// all lands on member 0 and waits ~20 ms there; the simulated drives' service jitter then
+/// spreads the shards, and over the run no member carries much more than a quarter.
+#[test]
+fn seed_001_raid0_shards_start_piled_on_one_member_then_spread() {
+    let job = example("raid0-64-shards.yaml");
+    let disk = example("sim-raid0.yaml");
+    let o = simulate(&job, &disk, &["--shards", "64", "--duration", "100ms"]);
+    assert_exit(&o, 0);
+    let v = json(&o);
+    let members = v["simulated_disk"]["members"].as_array().expect("members");
+    assert_eq!(members.len(), 4, "{v}");
+    let ops: Vec<u64> = members.iter().filter_map(|m| m["ops"].as_u64()).collect();
+    let total: u64 = ops.iter().sum();
+    let busiest = *ops.iter().max().expect("four members") as f64 / total as f64;
+    println!("ops per member {ops:?}, busiest share {busiest:.3}");
+    assert!(
+        busiest < 0.30,
+        "a member carried {busiest:.3} of the ops: {ops:?}"
+    );
+    assert!(ops.iter().all(|&n| n > 0), "{ops:?}");
+    // 128 KiB writes inside 1 MiB chunks never cross a boundary.
+    assert_eq!(v["simulated_disk"]["split_requests"], 0, "{v}");
+    // The array writes well above one member's 3.2 GB/s (the seed measured 10.9 GB/s of 4
+    // x 3.2), though the pile-up at the start costs some of the first 100 ms.
+    let bytes_per_s = v["jobs"][0]["bandwidth_bytes_per_s"]
+        .as_f64()
+        .expect("throughput");
+    assert!(bytes_per_s > 2.5 * 3.2e9, "{bytes_per_s} B/s: {v}");
+    // The first wave waited on member 0: 512 x 128 KiB at 3.2 GB/s is ~21 ms.
+    let max_us = v["jobs"][0]["latency_us"]["max"]
+        .as_f64()
+        .expect("max latency");
+    assert!(max_us > 15_000.0, "max latency {max_us} us: {v}");
+    // Lockstep on one virtual clock: the same seed gives the same run, thread timing aside.
+    let again = json(&simulate(
+        &job,
+        &disk,
+        &["--shards", "64", "--duration", "100ms"],
+    ));
+    assert_eq!(again["simulated_disk"], v["simulated_disk"]);
+}
+
+#[test]
+fn requests_crossing_a_chunk_are_split_and_counted() {
+    let s = Scratch::new();
+    // 384 KiB requests in 1 MiB chunks: every third one crosses a boundary... and the text
+    // table names the count.
+    let job = s.job(
+        "w.yaml",
+        "- name: w\n  type: seqwrite\n  data_size: 64MB\n  shard_info:\n    parallelism: 4\n    \
+         reqsize: 384kB\n",
+    );
+    let disk = example("sim-raid0.yaml");
+    let o = weir_with(&[
+        "run",
+        job.to_str().expect("utf-8"),
+        "--simulate",
+        &disk,
+        "--shards",
+        "1",
+        "--duration",
+        "50ms",
+    ]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("requests split at chunk boundaries"))
+        .unwrap_or_else(|| panic!("no split line in:\n{out}"));
+    let split: u64 = line
+        .split_whitespace()
+        .nth(5)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(split > 0, "{line}");
+    // Nothing was written to the scratch directory or the current one.
+    assert!(files_in(s.dir()).is_empty());
+}
+
+/// Three write jobs joined to examples/sched-groups.yaml: with every class backlogged and
+/// writing alike, the scheduler's shares are what divide the disk (a read beside writes
+/// would bring in the tail guard, which holds writes back for the reads' sake).
+const GROUP_WRITES: &str = "\
+- name: w_statement
+  type: seqwrite
+  shards: all
+  data_size: 1GB
+  shard_info:
+    parallelism: 16
+    reqsize: 128kB
+    class: statement
+- name: w_compaction
+  type: seqwrite
+  shards: all
+  data_size: 1GB
+  shard_info:
+    parallelism: 16
+    reqsize: 128kB
+    class: compaction
+- name: w_backup
+  type: seqwrite
+  shards: all
+  data_size: 1GB
+  shard_info:
+    parallelism: 16
+    reqsize: 128kB
+    class: backup
+";
+
+#[test]
+fn sched_groups_run_on_the_simulated_disk_through_the_scheduler() {
+    let s = Scratch::new();
+    let props = s.job(
+        "props.yaml",
+        "disks:\n  - mountpoint: /sim\n    read_iops: 85000\n    read_bandwidth: 1900M\n    \
+         write_iops: 60000\n    write_bandwidth: 1750M\n",
+    );
+    let jobs = s.job("jobs.yaml", GROUP_WRITES);
+    let o = weir_with(&[
+        "run",
+        jobs.to_str().expect("utf-8"),
+        "--simulate",
+        &example("sim-nvme.yaml"),
+        "--sched-groups",
+        &example("sched-groups.yaml"),
+        "--io-properties",
+        props.to_str().expect("utf-8"),
+        "--shards",
+        "2",
+        "--duration",
+        "1s",
+        "--output",
+        "json",
+    ]);
+    assert_exit(&o, 0);
+    let v = json(&o);
+    let classes = v["scheduler"]["classes"].as_array().expect("classes");
+    let consumption = |name: &str| {
+        classes
+            .iter()
+            .filter(|c| c["name"] == name)
+            .filter_map(|c| c["consumption"].as_f64())
+            .sum::<f64>()
+    };
+    let (statement, compaction, backup) = (
+        consumption("statement"),
+        consumption("compaction"),
+        consumption("backup"),
+    );
+    println!("disk time per s: statement {statement}, compaction {compaction}, backup {backup}");
+    let top = statement / (compaction + backup);
+    let inner = compaction / backup;
+    assert!(
+        (top / 10.0 - 1.0).abs() < 0.1,
+        "statement : maintenance {top:.2}"
+    );
+    assert!(
+        (inner / 2.0 - 1.0).abs() < 0.1,
+        "compaction : backup {inner:.2}"
+    );
+}
+
+#[test]
+fn bad_disk_files_are_usage_errors_with_line_and_column() {
+    let s = Scratch::new();
+    let job = s.job("r.yaml", "- name: r\n  type: randread\n");
+    let disk = s.job(
+        "disk.yaml",
+        "seed: 1\nraid0:\n  members: 0\n  chunk_size: 1M\n",
+    );
+    let o = weir_with(&[
+        "run",
+        job.to_str().expect("utf-8"),
+        "--simulate",
+        disk.to_str().expect("utf-8"),
+    ]);
+    assert_exit(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("disk.yaml:3:12:") && err.contains("give 1 to 1024"),
+        "{err}"
+    );
+    let o = weir_with(&[
+        "run",
+        job.to_str().expect("utf-8"),
+        "--simulate",
+        disk.to_str().expect("utf-8"),
+        "--verify",
+    ]);
+    assert_exit(&o, 2);
+}
