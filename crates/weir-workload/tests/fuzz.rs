@@ -150,6 +150,17 @@ fn run_briefly(plan: Plan, disk: SimConfig) -> Result<(), String> {
         .unwrap_or_else(|_| Err("a 2 ms simulated run did not end within 20 s".into()))
 }
 
+/// The buffer memory a fuzz case may take (all jobs, all shards).
+const TEST_BUFFER_BYTES: u64 = 256 << 20;
+
+fn buffer_bytes(plan: &Plan) -> u64 {
+    plan.jobs
+        .iter()
+        .map(|j| u64::from(j.max_in_flight()) * u64::from(j.request_bytes))
+        .sum::<u64>()
+        .saturating_mul(RUN_SHARDS as u64)
+}
+
 #[test]
 fn job_files_never_crash_and_valid_ones_run_to_the_end() {
     let mut ran = 0;
@@ -159,6 +170,11 @@ fn job_files_never_crash_and_valid_ones_run_to_the_end() {
         };
         plan.validate()
             .map_err(|e| format!("parsed but invalid: {e}"))?;
+        // Validation allows up to 16 GiB of buffers per job and shard; a test on a shared
+        // machine runs only plans that need little memory.
+        if buffer_bytes(&plan) > TEST_BUFFER_BYTES {
+            return Ok(());
+        }
         ran += 1;
         run_briefly(plan, SimConfig::nvme_like(1))
     });
@@ -227,4 +243,51 @@ fn disk_files_never_crash_and_valid_ones_run() {
         run_briefly(plan.clone(), file.config)
     });
     assert!(ran > 0, "no mutated disk file ran");
+}
+
+/// Found by this harness: `rps` and `batch` near u32::MAX made the open-loop depth
+/// (parallelism x batch) overflow u32 in `Job::max_in_flight` and stopped the shard with an
+/// internal error; once that saturated, the run generated 1.6e19 arrivals per second and did
+/// not end. The depth saturates, and validation refuses more than 10M requests/s per shard.
+#[test]
+fn regression_open_loop_depth_overflowed_u32() {
+    let text = "- name: a\n  type: randread\n  data_size: 8MB\n  shard_info:\n    \
+                parallelism: 2\n    rps: 4000000000\n    batch: 4000000000\n    reqsize: 4kB\n";
+    let e = parse_plan(text).expect_err("too fast");
+    assert!(
+        e.to_string().contains("lower rps, batch or parallelism"),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(6), "{e}");
+    // Within the limit, the same shape runs to the end.
+    let plan = parse_plan(&text.replace("4000000000", "1000")).expect("valid");
+    run_briefly(plan, SimConfig::nvme_like(1)).expect("runs to the end");
+}
+
+/// Found while fixing the above: a data_size near u64::MAX passed validation and overflowed
+/// rounding each shard's part up to 1 MiB.
+#[test]
+fn regression_data_size_near_u64_max_overflowed() {
+    let text = "- name: a\n  type: randread\n  data_size: 18446744073709551615\n";
+    let e = parse_plan(text).expect_err("too large");
+    assert!(e.to_string().contains("1 EiB"), "{e}");
+    assert_eq!(e.line, Some(3), "{e}");
+}
+
+/// Found by this harness: parallelism in the millions passed validation and then allocated
+/// (and, for writes, filled) one buffer per request: 2,000,000 x 4 KiB is 8 GB; 4e9 x 1 GiB
+/// failed only at run time. Validation now refuses more than 16 GiB of buffers per job and
+/// shard, naming the field and the fix.
+#[test]
+fn regression_huge_parallelism_is_refused_before_allocating() {
+    let e = parse_plan(
+        "- name: a\n  type: randread\n  data_size: 8GB\n  shard_info:\n    \
+         parallelism: 4000000000\n    reqsize: 1GB\n",
+    )
+    .expect_err("too much memory");
+    assert!(
+        e.to_string().contains("lower parallelism or reqsize"),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(5), "{e}");
 }

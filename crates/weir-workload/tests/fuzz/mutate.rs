@@ -126,8 +126,9 @@ impl Mutator {
                 continue;
             }
             let i = self.rng.gen_range(0..lines.len());
-            match self.rng.gen_range(0..10) {
+            match self.rng.gen_range(0..11) {
                 0..=3 => self.replace_value(&mut lines[i]),
+                10 => self.replace_every_number(&mut lines),
                 4 => {
                     lines.remove(i);
                 }
@@ -173,6 +174,23 @@ impl Mutator {
             None => {
                 let indent = line.len() - line.trim_start().len();
                 *line = format!("{}- {value}", " ".repeat(indent));
+            }
+        }
+    }
+
+    /// Every numeric value becomes the same edge value: products and sums of several
+    /// fields (parallelism x batch, data_size / shards) then overflow together.
+    fn replace_every_number(&mut self, lines: &mut [String]) {
+        let value = self.value();
+        for line in lines.iter_mut() {
+            let Some(colon) = line.find(':') else {
+                continue;
+            };
+            let old = line[colon + 1..].trim();
+            if old.starts_with(|c: char| c.is_ascii_digit()) {
+                line.truncate(colon + 1);
+                line.push(' ');
+                line.push_str(&value);
             }
         }
     }
