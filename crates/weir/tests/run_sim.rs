@@ -64,8 +64,8 @@ fn seed_001_raid0_shards_start_piled_on_one_member_then_spread() {
 #[test]
 fn requests_crossing_a_chunk_are_split_and_counted() {
     let s = Scratch::new();
-    // 384 KiB requests in 1 MiB chunks: every third one crosses a boundary... and the text
-    // table names the count.
+    // Sequential 384 KiB requests in 1 MiB chunks: two in every eight cross a boundary; the
+    // text table names the count.
     let job = s.job(
         "w.yaml",
         "- name: w\n  type: seqwrite\n  data_size: 64MB\n  shard_info:\n    parallelism: 4\n    \
