@@ -229,6 +229,9 @@ pub struct DiskLoad {
     pub split_requests: u64,
     /// Requests served in one piece.
     pub whole_requests: u64,
+    /// Writes not aligned to the true physical sector, which paid a read-modify-write
+    /// (whatever sector the disk reports).
+    pub rmw_writes: u64,
 }
 
 /// The simulated disk. See the crate documentation.
@@ -430,6 +433,9 @@ impl SimDisk {
             } else {
                 0
             };
+            if rmw > 0 {
+                self.load.rmw_writes += 1;
+            }
             let sector = u64::from(self.config.physical_sector_bytes.max(1));
             let served_len = if rmw > 0 {
                 let first = op.offset_bytes / sector * sector;

@@ -94,6 +94,11 @@ fn requests_crossing_a_chunk_are_split_and_counted() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{line}"));
     assert!(split > 0, "{line}");
+    // 384 KiB writes at 384 KiB offsets are 4 KiB aligned: no read-modify-write.
+    assert!(
+        out.contains("(it reports 512 B), paying read-modify-write: 0"),
+        "{out}"
+    );
     // Nothing was written to the scratch directory or the current one.
     assert!(files_in(s.dir()).is_empty());
 }
@@ -127,6 +132,32 @@ const GROUP_WRITES: &str = "\
     reqsize: 128kB
     class: backup
 ";
+
+#[test]
+fn writes_misaligned_to_the_true_sector_pay_read_modify_write_whatever_it_reports() {
+    let s = Scratch::new();
+    // 2 KiB writes on a disk that reports 512 B sectors but has 4 KiB ones.
+    let job = s.job(
+        "w.yaml",
+        "- name: w\n  type: randwrite\n  data_size: 16MB\n  shard_info:\n    reqsize: 2kB\n",
+    );
+    let o = simulate(
+        job.to_str().expect("utf-8"),
+        &example("sim-raid0.yaml"),
+        &["--shards", "1", "--duration", "20ms"],
+    );
+    assert_exit(&o, 0);
+    let v = json(&o);
+    let disk = &v["simulated_disk"];
+    assert_eq!(disk["reported_physical_sector_bytes"], 512, "{disk}");
+    assert_eq!(disk["physical_sector_bytes"], 4096, "{disk}");
+    let ops = v["jobs"][0]["ops"].as_u64().expect("ops");
+    let rmw = disk["rmw_writes"].as_u64().expect("rmw");
+    assert!(
+        ops > 0 && rmw >= ops,
+        "every 2 KiB write pays: {rmw} of {ops}"
+    );
+}
 
 #[test]
 fn sched_groups_run_on_the_simulated_disk_through_the_scheduler() {

@@ -50,6 +50,9 @@ pub struct SimSummary {
     pub whole_requests: u64,
     pub chunk_bytes: u64,
     pub elapsed_s: f64,
+    pub rmw_writes: u64,
+    pub physical_sector_bytes: u32,
+    pub reported_physical_sector_bytes: u32,
 }
 
 pub struct MemberSummary {
@@ -82,6 +85,9 @@ impl SimFactory {
             whole_requests: load.whole_requests,
             chunk_bytes: config.raid0_chunk_bytes,
             elapsed_s: elapsed_ns as f64 / 1e9,
+            rmw_writes: load.rmw_writes,
+            physical_sector_bytes: config.physical_sector_bytes,
+            reported_physical_sector_bytes: config.reported_physical_sector_bytes,
         }
     }
 }
@@ -120,6 +126,11 @@ impl SimSummary {
             self.split_requests + self.whole_requests,
             100.0 * self.split_requests as f64 / requests as f64
         ));
+        out.push_str(&format!(
+            "writes not aligned to the {} B sector it has (it reports {} B), paying \
+             read-modify-write: {}\n",
+            self.physical_sector_bytes, self.reported_physical_sector_bytes, self.rmw_writes
+        ));
         out
     }
 
@@ -129,6 +140,9 @@ impl SimSummary {
             "chunk_bytes": self.chunk_bytes,
             "split_requests": self.split_requests,
             "whole_requests": self.whole_requests,
+            "rmw_writes": self.rmw_writes,
+            "physical_sector_bytes": self.physical_sector_bytes,
+            "reported_physical_sector_bytes": self.reported_physical_sector_bytes,
             "members": self.members.iter().enumerate().map(|(i, m)| serde_json::json!({
                 "member": i,
                 "ops": m.ops,
