@@ -123,3 +123,20 @@ fn a_supergroup_of_one_class_is_that_class_at_the_top_level() {
     let t = disk_times(1, seed, jobs);
     assert_ratio(seed, "a : g", t[0] / t[1], 4.0);
 }
+
+#[test]
+fn a_supergroup_is_per_shard_like_a_class() {
+    // `compaction` on shard 1 and `backup` on shard 2: each shard has its own instance of
+    // `maintenance` with its 100 shares (as io_tester's per-shard jobs each have their
+    // shares), so the two do not divide one instance's part: 1000 : 100 : 100.
+    let seed = seed(46);
+    let [statement, compaction, backup] = sched_yaml(128 << 10);
+    let jobs = vec![
+        statement.on_shard(0),
+        compaction.on_shard(1),
+        backup.on_shard(2),
+    ];
+    let t = disk_times(3, seed, jobs);
+    assert_ratio(seed, "statement : compaction", t[0] / t[1], 10.0);
+    assert_ratio(seed, "statement : backup", t[0] / t[2], 10.0);
+}

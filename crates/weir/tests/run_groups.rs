@@ -68,6 +68,13 @@ fn groups_schedule_jobs_by_class_with_a_model() {
         [("statement", 1000), ("compaction", 200), ("backup", 100)],
         "{v}"
     );
+    let supergroups: Vec<Option<&str>> = classes.iter().map(|c| c["supergroup"].as_str()).collect();
+    assert_eq!(
+        supergroups,
+        [None, Some("maintenance"), Some("maintenance")],
+        "{v}"
+    );
+    assert_eq!(classes[1]["supergroup_shares"], 100, "{v}");
 }
 
 #[test]
