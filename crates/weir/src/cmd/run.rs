@@ -83,7 +83,7 @@ pub struct RunArgs {
     /// Run on a simulated disk described by DISK.yaml (rates, channels, RAID0 members and
     /// chunk size, true and reported sector) instead of files: every shard shares the one
     /// disk on a virtual clock, and the report adds each RAID0 member's load (docs/run.md).
-    #[arg(long, value_name = "DISK.yaml", conflicts_with_all = ["device", "verify", "buffered"])]
+    #[arg(long, value_name = "DISK.yaml", conflicts_with_all = ["device", "dir", "verify", "buffered", "keep_files"])]
     simulate: Option<PathBuf>,
 }
 
