@@ -363,7 +363,7 @@ impl ShardQueue {
         let class = &mut self.classes[index as usize];
         let group = &mut self.groups[class.group as usize];
         class.vt = group.waking_vt(class.vt, class.config.shares, head_start_ps);
-        group.classes.push(Reverse((class.vt, index)));
+        group.classes.push(class.vt, index);
         if group.active {
             return;
         }
@@ -407,7 +407,7 @@ impl ShardQueue {
                 }
             }
             let group = &mut self.groups[group_index as usize];
-            let Some(&Reverse((class_vt, index))) = group.classes.peek() else {
+            let Some((class_vt, index)) = group.classes.peek() else {
                 self.heap.pop();
                 if group.set_aside.is_empty() {
                     group.active = false;
@@ -481,8 +481,8 @@ impl ShardQueue {
             if class.queue.is_empty() {
                 group.classes.pop();
                 class.state = ClassState::Idle;
-            } else if let Some(mut top) = group.classes.peek_mut() {
-                top.0 .0 = class.vt;
+            } else {
+                group.classes.set_head_vt(class.vt);
             }
             // An emptied group leaves the heap on the next pass (or the next call).
             if let Some(mut top) = self.heap.peek_mut() {
@@ -491,8 +491,9 @@ impl ShardQueue {
         }
         for group_index in self.groups_set_aside.drain(..) {
             let group = &mut self.groups[group_index as usize];
-            let classes = std::mem::take(&mut group.set_aside);
-            group.classes.extend(classes);
+            for (vt, index) in group.set_aside.drain(..) {
+                group.classes.push(vt, index);
+            }
         }
         self.heap.extend(self.set_aside.drain(..));
         if cross_shard {
@@ -510,7 +511,7 @@ impl ShardQueue {
         if group.set_aside.is_empty() {
             self.groups_set_aside.push(group_index);
         }
-        group.set_aside.push(Reverse((class_vt, index)));
+        group.set_aside.push((class_vt, index));
     }
 
     /// Takes one piece off class `index`'s front request and books it in flight.
