@@ -50,6 +50,19 @@ pub use shared::{SharedSim, SharedSimHandle};
 
 const EINVAL: i32 = 22;
 
+/// Virtual time one empty poll takes. A poll is `submit_and_wait(0, None)` that submits
+/// nothing (a busy-polling loop, io_tester's `sleep_type: busyloop`); if it took no time, a
+/// loop polling until a timer would never reach the timer, since virtual time only moves
+/// inside `submit_and_wait`.
+pub const POLL_NS: u64 = 1_000;
+
+/// Where an empty poll at `now_ns` leaves the clock: one poll later, or at the next
+/// completion if that comes first (it is then ready).
+pub(crate) fn poll_until(now_ns: u64, next_event_ns: Option<u64>) -> u64 {
+    let poll_end = now_ns.saturating_add(POLL_NS);
+    next_event_ns.map_or(poll_end, |at| at.clamp(now_ns, poll_end))
+}
+
 /// One direction's capability.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SimRates {
@@ -509,6 +522,9 @@ impl Device for SimDisk {
                 if let Some(deadline) = deadline_ns {
                     self.advance_to(deadline);
                 }
+            } else if submitted == 0 && deadline_ns.is_none() {
+                let next_event = self.events.peek().map(|e| e.0 .0);
+                self.advance_to(poll_until(self.now_ns, next_event));
             }
             return Ok(submitted);
         }

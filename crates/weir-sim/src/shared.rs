@@ -166,8 +166,13 @@ impl ShardState {
         let (min_complete, deadline) = self.waiting?;
         let wanted = (min_complete as usize).min(self.events.len());
         if wanted == 0 {
+            let next_event = self.events.peek().map(|e| e.0 .0);
             return Some(match deadline {
                 Some(d) if min_complete > 0 => d.max(now_ns),
+                // An empty poll takes a poll's time (see `POLL_NS`).
+                None if min_complete == 0 && self.submitted == 0 => {
+                    crate::poll_until(now_ns, next_event)
+                }
                 _ => now_ns,
             });
         }

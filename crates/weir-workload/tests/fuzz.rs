@@ -291,3 +291,16 @@ fn regression_huge_parallelism_is_refused_before_allocating() {
     );
     assert_eq!(e.line, Some(5), "{e}");
 }
+
+/// Found while reviewing the simulated disk's clock: `sleep_type: busyloop` polls the device
+/// without waiting, and on the simulated disk virtual time moves only inside a wait, so the
+/// run never reached its end. An empty poll now takes weir_sim::POLL_NS of virtual time.
+#[test]
+fn regression_busyloop_on_the_simulated_disk_never_ended() {
+    let plan = parse_plan(
+        "- name: a\n  type: randread\n  data_size: 8MB\n  options:\n    sleep_type: busyloop\n  \
+         shard_info:\n    parallelism: 2\n    rps: 100\n",
+    )
+    .expect("valid");
+    run_briefly(plan, SimConfig::nvme_like(1)).expect("runs to the end");
+}
