@@ -8,12 +8,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use weir_model::cost::CostModel;
 use weir_model::device::Direction;
-use weir_sched::{ClassConfig, Dispatched, Request, SchedConfig, ShardQueue, SharedBudget};
+use weir_sched::{
+    ClassConfig, Dispatched, GroupConfig, Request, SchedConfig, ShardQueue, SharedBudget,
+};
 
 const REQUESTS: u64 = 2_000_000;
 const RUNS: usize = 7;
 
-fn one_run(classes: u32) -> f64 {
+/// `groups` > 0 puts the classes in that many supergroups (round robin).
+fn one_run(classes: u32, groups: u32) -> f64 {
     // 1M IOPS: a 4 KiB request costs 1 us of disk time; a 64 us goal keeps ~64 in flight.
     let model = CostModel::new(1e6, 1e10, 1e6, 1e10, 1.0, false).expect("valid model");
     let config = SchedConfig {
@@ -23,12 +26,22 @@ fn one_run(classes: u32) -> f64 {
     };
     let budget = Arc::new(SharedBudget::new(model, config).expect("budget"));
     let mut queue = ShardQueue::new(budget, 0).expect("queue");
+    let group_ids: Vec<_> = (0..groups)
+        .map(|g| {
+            queue
+                .add_group(GroupConfig::new(format!("group-{g}"), 100 + g * 100))
+                .expect("group")
+        })
+        .collect();
     let ids: Vec<_> = (0..classes)
         .map(|i| {
             let shares = 100 + (i % 10) * 100;
-            queue
-                .add_class(ClassConfig::new(format!("class-{i}"), shares))
-                .expect("class")
+            let config = ClassConfig::new(format!("class-{i}"), shares);
+            match group_ids.get((i % groups.max(1)) as usize) {
+                Some(&g) => queue.add_class_in(g, config),
+                None => queue.add_class(config),
+            }
+            .expect("class")
         })
         .collect();
     let request = |i: u64| Request {
@@ -75,12 +88,17 @@ fn one_run(classes: u32) -> f64 {
 
 fn main() {
     println!("weir-sched overhead: enqueue + dispatch + complete, per request");
-    for (classes, target_ns) in [(8u32, 100.0), (1000, 200.0)] {
-        let mut runs: Vec<f64> = (0..RUNS).map(|_| one_run(classes)).collect();
+    for (classes, groups, target_ns) in [
+        (8u32, 0u32, 100.0),
+        (1000, 0, 200.0),
+        (8, 2, 100.0),
+        (1000, 10, 200.0),
+    ] {
+        let mut runs: Vec<f64> = (0..RUNS).map(|_| one_run(classes, groups)).collect();
         runs.sort_by(f64::total_cmp);
         let median = runs[RUNS / 2];
         println!(
-            "{classes:>5} classes: median {median:6.1} ns/request (min {:.1}, max {:.1}; target <= {target_ns} ns) {}",
+            "{classes:>5} classes in {groups:>2} supergroups: median {median:6.1} ns/request (min {:.1}, max {:.1}; target <= {target_ns} ns) {}",
             runs[0],
             runs[RUNS - 1],
             if median <= target_ns { "OK" } else { "OVER TARGET" }

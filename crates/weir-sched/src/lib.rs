@@ -19,6 +19,9 @@
 //!   (disk time consumed / shares). Each shard publishes the virtual time of its most-behind
 //!   backlogged class on the budget, and no shard runs more than about one goal ahead of the
 //!   others, so shares hold across shards too.
+//! - Supergroups ([`ShardQueue::add_group`], [`ShardQueue::add_class_in`]): a two-level
+//!   hierarchy. Shares divide disk time between the top-level entries (supergroups and classes
+//!   outside any), then a supergroup's turns between its classes; see the `group` module.
 //! - [`metrics`]: per-class counters and histograms, and Prometheus text exposition.
 //!
 //! Requests longer than [`ShardQueue::max_request_bytes`] are split by the queue into pieces;
@@ -26,10 +29,12 @@
 //! and reports it with [`ShardQueue::complete`], which says when the request's last piece is done.
 
 mod budget;
+mod group;
 pub mod metrics;
 mod queue;
 
 pub use budget::{LaneStats, SchedConfig, SharedBudget, MAX_REQUEST_BYTES_CAP};
+pub use group::{GroupConfig, GroupId};
 pub use metrics::{render_prometheus, ClassMetrics, LatencyHistogram, ShardMetrics};
 pub use queue::{ClassConfig, ClassId, Completed, Dispatched, Request, ShardQueue};
 

@@ -2,6 +2,7 @@
 //! divided by shares), dispatching into the shared budget.
 
 use crate::budget::{Blocked, SharedBudget};
+use crate::group::{Group, GroupConfig, GroupId};
 use crate::metrics::{ClassMetrics, ShardMetrics};
 use crate::SchedError;
 use std::cmp::Reverse;
@@ -100,6 +101,9 @@ enum ClassState {
 #[derive(Debug)]
 struct Class {
     config: ClassConfig,
+    /// Index of the class's group in `ShardQueue::groups`.
+    group: u32,
+    /// Virtual time within the group (disk time / the class's shares).
     vt: u64,
     queue: VecDeque<Pending>,
     state: ClassState,
@@ -133,10 +137,14 @@ pub struct ShardQueue {
     budget: Arc<SharedBudget>,
     shard: usize,
     classes: Vec<Class>,
+    groups: Vec<Group>,
+    /// Active groups by global virtual time.
     heap: BinaryHeap<Reverse<(u64, u32)>>,
-    /// Classes taken off the heap during one `dispatch` because their lane was full, put
-    /// back at its end (reused between calls).
+    /// Groups taken off the heap during one `dispatch` because every waiting class of theirs
+    /// had a full lane, put back at its end (reused between calls).
     set_aside: Vec<Reverse<(u64, u32)>>,
+    /// Groups whose classes were set aside during one `dispatch`.
+    groups_set_aside: Vec<u32>,
     throttled: Vec<(u64, u32)>,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
@@ -173,8 +181,10 @@ impl ShardQueue {
             budget,
             shard,
             classes: Vec::new(),
+            groups: Vec::new(),
             heap: BinaryHeap::new(),
             set_aside: Vec::new(),
+            groups_set_aside: Vec::new(),
             throttled: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
@@ -187,9 +197,67 @@ impl ShardQueue {
         })
     }
 
-    /// Registers a class. Errors: shares outside 1..=1_000_000, a zero cap, a duplicate name.
+    /// Registers a class outside any supergroup: it competes at the top level with its own
+    /// shares. Errors: shares outside 1..=1_000_000, a zero cap, a duplicate name.
     pub fn add_class(&mut self, config: ClassConfig) -> Result<ClassId, SchedError> {
         check_shares(&config.name, config.shares)?;
+        let group = GroupConfig::new(config.name.clone(), config.shares);
+        let index = self.push_group(group, true)?;
+        self.push_class(config, index)
+    }
+
+    /// Registers a supergroup: its classes (`add_class_in`) share its shares at the top
+    /// level, and divide its turns between them by their own shares. Errors: shares outside
+    /// 1..=1_000_000, a duplicate group name.
+    pub fn add_group(&mut self, config: GroupConfig) -> Result<GroupId, SchedError> {
+        check_shares(&config.name, config.shares)?;
+        if self
+            .groups
+            .iter()
+            .any(|g| !g.implicit && g.config.name == config.name)
+        {
+            return Err(SchedError::Config(format!(
+                "group `{}` is defined twice on shard {}",
+                config.name, self.shard
+            )));
+        }
+        self.push_group(config, false).map(GroupId)
+    }
+
+    /// The supergroup registered under `name`.
+    pub fn group_by_name(&self, name: &str) -> Option<GroupId> {
+        self.groups
+            .iter()
+            .position(|g| !g.implicit && g.config.name == name)
+            .map(|i| GroupId(i as u32))
+    }
+
+    /// Registers a class inside supergroup `group`. Errors as for `add_class`, and an unknown
+    /// group.
+    pub fn add_class_in(
+        &mut self,
+        group: GroupId,
+        config: ClassConfig,
+    ) -> Result<ClassId, SchedError> {
+        check_shares(&config.name, config.shares)?;
+        match self.groups.get(group.0 as usize) {
+            Some(g) if !g.implicit => self.push_class(config, group.0),
+            _ => Err(SchedError::Config(format!(
+                "class `{}`: group {} is not registered on shard {}; call add_group first",
+                config.name, group.0, self.shard
+            ))),
+        }
+    }
+
+    fn push_group(&mut self, config: GroupConfig, implicit: bool) -> Result<u32, SchedError> {
+        let index = u32::try_from(self.groups.len())
+            .map_err(|_| SchedError::Config("too many groups".into()))?;
+        self.groups
+            .push(Group::new(config, implicit, self.budget.vt_floor()));
+        Ok(index)
+    }
+
+    fn push_class(&mut self, config: ClassConfig, group: u32) -> Result<ClassId, SchedError> {
         if config.bandwidth_cap_bytes_per_sec == Some(0) || config.iops_cap == Some(0) {
             return Err(SchedError::Config(format!(
                 "class `{}`: a cap of 0 would never dispatch; leave it out for no cap",
@@ -212,7 +280,8 @@ impl ShardQueue {
                 ..Default::default()
             },
             config,
-            vt: self.budget.vt_floor(),
+            group,
+            vt: 0,
             queue: VecDeque::new(),
             state: ClassState::Idle,
             waiting_since_ns: None,
@@ -229,6 +298,11 @@ impl ShardQueue {
         check_shares(&c.config.name, shares)?;
         c.config.shares = shares;
         c.metrics.shares = shares;
+        let group = c.group as usize;
+        // A class outside any supergroup is its own group: its top-level weight follows.
+        if self.groups[group].implicit {
+            self.groups[group].config.shares = shares;
+        }
         Ok(())
     }
 
@@ -262,8 +336,6 @@ impl ShardQueue {
             return Err(SchedError::EmptyRequest);
         }
         let head_start_ps = self.budget.head_start_ps();
-        let global_head = self.budget.global_head_vt();
-        let floor = self.budget.vt_floor();
         let c = self.class_mut(class)?;
         c.queue.push_back(Pending {
             user_data: request.user_data,
@@ -275,22 +347,36 @@ impl ShardQueue {
         });
         c.metrics.queue_length += 1;
         if c.state == ClassState::Idle {
-            // Waking from idle: the class may start at most `head_start` of disk time ahead
-            // of the classes that kept the disk busy meanwhile (Seastar's tau, configurable).
-            let reference = if global_head == u64::MAX {
-                floor
-            } else {
-                global_head
-            };
-            let earliest = reference.saturating_sub(head_start_ps / u64::from(c.config.shares));
-            c.vt = c.vt.max(earliest);
             c.state = ClassState::InHeap;
             c.waiting_since_ns = Some(now_ns);
-            let vt = c.vt;
-            self.heap.push(Reverse((vt, class.0)));
+            self.wake_class(class.0, head_start_ps);
         }
         self.queued += 1;
         Ok(())
+    }
+
+    /// Puts a class that starts waiting (new work, or the end of its cap's hold) into its
+    /// group's heap, and the group into the top-level heap if it was idle. Waking from
+    /// idle, each may start at most `head_start` of disk time ahead of those that kept the
+    /// disk (or the group) busy meanwhile (Seastar's tau, configurable).
+    fn wake_class(&mut self, index: u32, head_start_ps: u64) {
+        let class = &mut self.classes[index as usize];
+        let group = &mut self.groups[class.group as usize];
+        class.vt = group.waking_vt(class.vt, class.config.shares, head_start_ps);
+        group.classes.push(class.vt, index);
+        if group.active {
+            return;
+        }
+        let global_head = self.budget.global_head_vt();
+        let reference = if global_head == u64::MAX {
+            self.budget.vt_floor()
+        } else {
+            global_head
+        };
+        let earliest = reference.saturating_sub(head_start_ps / u64::from(group.config.shares));
+        group.vt = group.vt.max(earliest);
+        group.active = true;
+        self.heap.push(Reverse((group.vt, class.group)));
     }
 
     /// Moves every piece that may go to the disk now into `out` (appending) and returns how
@@ -311,25 +397,36 @@ impl ShardQueue {
         // full lane means nothing fits, as before.
         let duplex = self.budget.model().duplex();
         let mut lane_full = [false; 2];
-        while let Some(&Reverse((vt, index))) = self.heap.peek() {
+        while let Some(&Reverse((group_vt, group_index))) = self.heap.peek() {
             if cross_shard {
-                self.budget.publish(self.shard, vt);
-                if vt > self.budget.global_head_vt().saturating_add(self.lag_vt) {
+                self.budget.publish(self.shard, group_vt);
+                if group_vt > self.budget.global_head_vt().saturating_add(self.lag_vt) {
                     // Another shard's class is behind in virtual time: let it catch up.
                     self.wake_at(now_ns + (goal_ns / 8).max(1000));
                     break;
                 }
             }
+            let group = &mut self.groups[group_index as usize];
+            let Some((class_vt, index)) = group.classes.peek() else {
+                self.heap.pop();
+                if group.set_aside.is_empty() {
+                    group.active = false;
+                } else {
+                    // Every waiting class of the group has a full lane: the group keeps
+                    // its place for a later call.
+                    self.set_aside.push(Reverse((group_vt, group_index)));
+                }
+                continue;
+            };
             let class = &mut self.classes[index as usize];
             let Some(pending) = class.queue.front() else {
-                self.heap.pop();
+                group.classes.pop();
                 class.state = ClassState::Idle;
                 continue;
             };
             let direction = pending.direction;
             if lane_full[direction.index()] {
-                self.set_aside.push(Reverse((vt, index)));
-                self.heap.pop();
+                self.set_class_aside(group_index, class_vt, index);
                 continue;
             }
             let remaining = pending.len_bytes - pending.next_offset_bytes;
@@ -337,7 +434,7 @@ impl ShardQueue {
             let cost_ps = self.budget.model().cost_ps(direction, piece_bytes);
             let cap_increment = cap_increment_ns(&class.config, piece_bytes);
             if cap_increment.is_some() && class.cap_tat_ns > now_ns + CAP_BURST_NS {
-                self.heap.pop();
+                group.classes.pop();
                 class.state = ClassState::Throttled;
                 let until = class.cap_tat_ns - CAP_BURST_NS;
                 self.throttled.push((until, index));
@@ -366,8 +463,7 @@ impl ShardQueue {
                     }
                     // The class keeps its place in virtual time (the piece goes on a later
                     // call).
-                    self.set_aside.push(Reverse((vt, index)));
-                    self.heap.pop();
+                    self.set_class_aside(group_index, class_vt, index);
                     continue;
                 }
             };
@@ -381,14 +477,22 @@ impl ShardQueue {
                 None => break,
             }
             let class = &mut self.classes[index as usize];
-            let Some(mut top) = self.heap.peek_mut() else {
-                break;
-            };
+            let group = &mut self.groups[group_index as usize];
             if class.queue.is_empty() {
-                std::collections::binary_heap::PeekMut::pop(top);
+                group.classes.pop();
                 class.state = ClassState::Idle;
             } else {
-                top.0 .0 = class.vt;
+                group.classes.set_head_vt(class.vt);
+            }
+            // An emptied group leaves the heap on the next pass (or the next call).
+            if let Some(mut top) = self.heap.peek_mut() {
+                top.0 .0 = group.vt;
+            }
+        }
+        for group_index in self.groups_set_aside.drain(..) {
+            let group = &mut self.groups[group_index as usize];
+            for (vt, index) in group.set_aside.drain(..) {
+                group.classes.push(vt, index);
             }
         }
         self.heap.extend(self.set_aside.drain(..));
@@ -397,6 +501,17 @@ impl ShardQueue {
             self.budget.publish(self.shard, head);
         }
         out.len() - before
+    }
+
+    /// Takes class `index` (the head of group `group_index`) off its group's heap for the
+    /// rest of this `dispatch` call: its lane is full.
+    fn set_class_aside(&mut self, group_index: u32, class_vt: u64, index: u32) {
+        let group = &mut self.groups[group_index as usize];
+        group.classes.pop();
+        if group.set_aside.is_empty() {
+            self.groups_set_aside.push(group_index);
+        }
+        group.set_aside.push((class_vt, index));
     }
 
     /// Takes one piece off class `index`'s front request and books it in flight.
@@ -410,7 +525,10 @@ impl ShardQueue {
     ) -> Option<Dispatched> {
         let class = &mut self.classes[index as usize];
         let shares = u64::from(class.config.shares);
-        let dispatched_vt = class.vt;
+        let group = &mut self.groups[class.group as usize];
+        let dispatched_vt = group.vt;
+        group.vt += (cost_ps / u64::from(group.config.shares)).max(1);
+        group.inner_clock = class.vt;
         class.vt += (cost_ps / shares).max(1);
         class.period_dispatched_ps += cost_ps;
         let m = &mut class.metrics;
@@ -563,9 +681,8 @@ impl ShardQueue {
             let (until, index) = self.throttled[i];
             if until <= now_ns {
                 self.throttled.swap_remove(i);
-                let class = &mut self.classes[index as usize];
-                class.state = ClassState::InHeap;
-                self.heap.push(Reverse((class.vt, index)));
+                self.classes[index as usize].state = ClassState::InHeap;
+                self.wake_class(index, self.budget.head_start_ps());
             } else {
                 self.wake_at(until);
                 i += 1;

@@ -42,7 +42,26 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
+mod disk_file;
+mod shared;
+
+pub use disk_file::{DiskFileError, SimDiskFile};
+pub use shared::{SharedSim, SharedSimHandle};
+
 const EINVAL: i32 = 22;
+
+/// Virtual time one empty poll takes. A poll is `submit_and_wait(0, None)` that submits
+/// nothing (a busy-polling loop, io_tester's `sleep_type: busyloop`); if it took no time, a
+/// loop polling until a timer would never reach the timer, since virtual time only moves
+/// inside `submit_and_wait`.
+pub const POLL_NS: u64 = 1_000;
+
+/// Where an empty poll at `now_ns` leaves the clock: one poll later, or at the next
+/// completion if that comes first (it is then ready).
+pub(crate) fn poll_until(now_ns: u64, next_event_ns: Option<u64>) -> u64 {
+    let poll_end = now_ns.saturating_add(POLL_NS);
+    next_event_ns.map_or(poll_end, |at| at.clamp(now_ns, poll_end))
+}
 
 /// One direction's capability.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -183,6 +202,51 @@ struct Channel {
 /// A pending completion: (time, sequence for determinism, user_data, result).
 type Event = Reverse<(u64, u64, u64, i32)>;
 
+/// What the disk needs of a request: an `IoOp` without its buffer pointers, which the
+/// simulated disk never touches (so the disk is `Send` and may be shared between threads).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PendingOp {
+    user_data: u64,
+    direction: Direction,
+    offset_bytes: u64,
+    len_bytes: u32,
+}
+
+impl From<&IoOp> for PendingOp {
+    fn from(op: &IoOp) -> Self {
+        PendingOp {
+            user_data: op.user_data,
+            direction: op.direction,
+            offset_bytes: op.offset_bytes,
+            len_bytes: op.len_bytes,
+        }
+    }
+}
+
+/// What one member disk of the array (the only one, without RAID0) served.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MemberLoad {
+    /// Request parts served (a request split at chunk boundaries counts on each member).
+    pub ops: u64,
+    pub bytes: u64,
+    /// Channel time used, summed over the member's channels, in nanoseconds: divided by
+    /// `channels x elapsed` it is the member's busy share.
+    pub channel_busy_ns: u64,
+}
+
+/// The load the disk saw, per member, for layout questions (does a striped array spread it?).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskLoad {
+    pub members: Vec<MemberLoad>,
+    /// Requests that crossed a RAID0 chunk boundary and were served in parts.
+    pub split_requests: u64,
+    /// Requests served in one piece.
+    pub whole_requests: u64,
+    /// Writes not aligned to the true physical sector, which paid a read-modify-write
+    /// (whatever sector the disk reports).
+    pub rmw_writes: u64,
+}
+
 /// The simulated disk. See the crate documentation.
 #[derive(Debug)]
 pub struct SimDisk {
@@ -190,17 +254,22 @@ pub struct SimDisk {
     rng: SmallRng,
     now_ns: u64,
     members: Vec<Vec<Channel>>,
-    submitted: Vec<IoOp>,
+    submitted: Vec<PendingOp>,
     events: BinaryHeap<Event>,
     sequence: u64,
     in_flight: u32,
     completed_ops: u64,
     scratch: Vec<u64>,
+    load: DiskLoad,
 }
 
 impl SimDisk {
     /// A disk from a config (see the presets on `SimConfig`).
     pub fn new(config: SimConfig) -> Self {
+        let load = DiskLoad {
+            members: vec![MemberLoad::default(); config.raid0_members.max(1) as usize],
+            ..DiskLoad::default()
+        };
         let members = (0..config.raid0_members.max(1))
             .map(|_| vec![Channel::default(); config.channels.max(1) as usize])
             .collect();
@@ -215,6 +284,7 @@ impl SimDisk {
             in_flight: 0,
             completed_ops: 0,
             scratch: Vec::new(),
+            load,
         }
     }
 
@@ -244,6 +314,11 @@ impl SimDisk {
     /// Requests completed since the disk was built.
     pub fn completed_ops(&self) -> u64 {
         self.completed_ops
+    }
+
+    /// The load served so far, per member.
+    pub fn load(&self) -> &DiskLoad {
+        &self.load
     }
 
     /// Requests in flight (submitted, not yet reaped).
@@ -318,6 +393,10 @@ impl SimDisk {
         let slowdown = self.slowdown_at(start);
         let service = channels / k as f64 * unit * jitter * interference * slowdown;
         let finish = start + service.max(1.0) as u64;
+        let load = &mut self.load.members[member];
+        load.ops += 1;
+        load.bytes += len_bytes;
+        load.channel_busy_ns += (service.max(1.0) as u64) * k as u64;
         for channel in &mut self.members[member][..k] {
             *channel = Channel {
                 busy_until_ns: finish,
@@ -334,7 +413,7 @@ impl SimDisk {
     }
 
     /// Number of partial physical sectors a write touches (0, 1 or 2).
-    fn rmw_sectors(&self, op: &IoOp) -> u32 {
+    fn rmw_sectors(&self, op: &PendingOp) -> u32 {
         let sector = u64::from(self.config.physical_sector_bytes.max(1));
         let start = op.offset_bytes;
         let end = op.offset_bytes + u64::from(op.len_bytes);
@@ -343,29 +422,8 @@ impl SimDisk {
         u32::from(head) + u32::from(tail)
     }
 
-    fn start(&mut self, op: IoOp) {
-        let logical = u64::from(self.config.logical_sector_bytes.max(1));
-        let len = u64::from(op.len_bytes);
-        let result_and_time = if len == 0 || op.offset_bytes % logical != 0 || len % logical != 0 {
-            (-EINVAL, self.now_ns + 1_000)
-        } else {
-            let rmw = if op.direction == Direction::Write {
-                self.rmw_sectors(&op)
-            } else {
-                0
-            };
-            let sector = u64::from(self.config.physical_sector_bytes.max(1));
-            let served_len = if rmw > 0 {
-                let first = op.offset_bytes / sector * sector;
-                (op.offset_bytes + len).div_ceil(sector) * sector - first
-            } else {
-                len
-            };
-            (
-                op.len_bytes as i32,
-                self.serve_striped(&op, served_len, rmw),
-            )
-        };
+    fn start(&mut self, op: PendingOp) {
+        let result_and_time = self.serve_op(&op);
         self.sequence += 1;
         self.events.push(Reverse((
             result_and_time.1,
@@ -376,14 +434,41 @@ impl SimDisk {
         self.in_flight += 1;
     }
 
-    fn serve_striped(&mut self, op: &IoOp, len_bytes: u64, rmw: u32) -> u64 {
+    /// Serves one request starting now: (result, completion time).
+    pub(crate) fn serve_op(&mut self, op: &PendingOp) -> (i32, u64) {
+        let logical = u64::from(self.config.logical_sector_bytes.max(1));
+        let len = u64::from(op.len_bytes);
+        if len == 0 || op.offset_bytes % logical != 0 || len % logical != 0 {
+            (-EINVAL, self.now_ns + 1_000)
+        } else {
+            let rmw = if op.direction == Direction::Write {
+                self.rmw_sectors(op)
+            } else {
+                0
+            };
+            if rmw > 0 {
+                self.load.rmw_writes += 1;
+            }
+            let sector = u64::from(self.config.physical_sector_bytes.max(1));
+            let served_len = if rmw > 0 {
+                let first = op.offset_bytes / sector * sector;
+                (op.offset_bytes + len).div_ceil(sector) * sector - first
+            } else {
+                len
+            };
+            (op.len_bytes as i32, self.serve_striped(op, served_len, rmw))
+        }
+    }
+
+    fn serve_striped(&mut self, op: &PendingOp, len_bytes: u64, rmw: u32) -> u64 {
         let members = self.members.len() as u64;
         if members == 1 {
+            self.load.whole_requests += 1;
             return self.serve(0, op.direction, len_bytes, rmw);
         }
         let chunk = self.config.raid0_chunk_bytes.max(1);
         let mut offset = op.offset_bytes;
-        let end = op.offset_bytes + len_bytes;
+        let end = op.offset_bytes.saturating_add(len_bytes);
         let mut done = 0;
         let mut first = true;
         while offset < end {
@@ -394,6 +479,11 @@ impl SimDisk {
             done = done.max(self.serve(member, op.direction, piece, extra));
             first = false;
             offset += piece;
+        }
+        if (end - 1) / chunk != op.offset_bytes / chunk {
+            self.load.split_requests += 1;
+        } else {
+            self.load.whole_requests += 1;
         }
         done
     }
@@ -412,7 +502,7 @@ impl Device for SimDisk {
         if self.in_flight + self.submitted.len() as u32 >= self.config.queue_depth {
             return Err(DeviceError::QueueFull);
         }
-        self.submitted.push(op);
+        self.submitted.push(PendingOp::from(&op));
         Ok(())
     }
 
@@ -421,7 +511,7 @@ impl Device for SimDisk {
         min_complete: u32,
         deadline_ns: Option<u64>,
     ) -> Result<u32, DeviceError> {
-        let ops: Vec<IoOp> = std::mem::take(&mut self.submitted);
+        let ops: Vec<PendingOp> = std::mem::take(&mut self.submitted);
         let submitted = ops.len() as u32;
         for op in ops {
             self.start(op);
@@ -432,6 +522,9 @@ impl Device for SimDisk {
                 if let Some(deadline) = deadline_ns {
                     self.advance_to(deadline);
                 }
+            } else if submitted == 0 && deadline_ns.is_none() {
+                let next_event = self.events.peek().map(|e| e.0 .0);
+                self.advance_to(poll_until(self.now_ns, next_event));
             }
             return Ok(submitted);
         }

@@ -171,3 +171,34 @@ fn misaligned_requests_fail_and_the_queue_has_a_depth() {
     idle.submit_and_wait(1, Some(5_000)).expect("wait");
     assert_eq!(idle.now_ns(), 5_000);
 }
+
+#[test]
+fn an_empty_poll_lets_virtual_time_pass() {
+    // A busy-polling loop (submit_and_wait(0, None), nothing submitted) must reach its timer.
+    let mut disk = SimDisk::nvme_like(1);
+    let mut polls = 0;
+    while disk.now_ns() < 50_000 {
+        disk.submit_and_wait(0, None).expect("poll");
+        polls += 1;
+        assert!(
+            polls <= 50,
+            "virtual time did not move: {} ns",
+            disk.now_ns()
+        );
+    }
+    // A poll that submits does not take the poll's time.
+    let before = disk.now_ns();
+    disk.push(IoOp {
+        user_data: 1,
+        direction: Direction::Read,
+        fd: -1,
+        offset_bytes: 0,
+        len_bytes: 4096,
+        buf: std::ptr::null_mut(),
+        flags: Default::default(),
+        vectored: None,
+    })
+    .expect("room");
+    disk.submit_and_wait(0, None).expect("submit");
+    assert_eq!(disk.now_ns(), before);
+}

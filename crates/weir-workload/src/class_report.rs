@@ -34,6 +34,10 @@ pub struct SchedulerReport {
 pub struct ClassReport {
     pub name: String,
     pub shares: u32,
+    /// The supergroup (`--sched-groups`) holding the class, and its shares; null at the top
+    /// level.
+    pub supergroup: Option<String>,
+    pub supergroup_shares: Option<u32>,
     pub jobs: Vec<String>,
     pub ops: u64,
     pub bytes: u64,
@@ -89,9 +93,17 @@ impl SchedulerReport {
                 }
                 let ops: u64 = members.iter().map(|j| j.ops).sum();
                 let bytes: u64 = members.iter().map(|j| j.bytes).sum();
+                let parent = options
+                    .groups
+                    .as_ref()
+                    .and_then(|g| g.get(name))
+                    .and_then(|g| g.parent.as_deref())
+                    .and_then(|p| options.groups.as_ref().and_then(|g| g.get(p)));
                 ClassReport {
                     name: name.to_string(),
                     shares: counters.shares,
+                    supergroup: parent.map(|p| p.name.clone()),
+                    supergroup_shares: parent.map(|p| p.shares),
                     jobs: members.iter().map(|j| j.name.clone()).collect(),
                     ops,
                     bytes,
@@ -166,9 +178,14 @@ impl SchedulerReport {
         .map(|s| s.to_string())
         .collect::<Vec<_>>()];
         for c in &self.classes {
+            // A class in a supergroup reads `group/class` and `group shares/class shares`.
+            let (name, shares) = match (&c.supergroup, c.supergroup_shares) {
+                (Some(g), Some(gs)) => (format!("{g}/{}", c.name), format!("{gs}/{}", c.shares)),
+                _ => (c.name.clone(), c.shares.to_string()),
+            };
             rows.push(vec![
-                c.name.clone(),
-                c.shares.to_string(),
+                name,
+                shares,
                 format!("{:.0}", c.iops),
                 format!("{:.1}", c.bandwidth_bytes_per_s / (1024.0 * 1024.0)),
                 format!("{:.0}", c.latency_us.p99),

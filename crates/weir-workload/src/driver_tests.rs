@@ -303,6 +303,7 @@ fn scheduled(read_iops: f64, unlimited: bool) -> crate::run::SchedulerOptions {
         },
         mountpoint: "/fake".into(),
         merge_adjacent: true,
+        groups: None,
     }
 }
 

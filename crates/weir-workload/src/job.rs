@@ -197,6 +197,14 @@ pub const DEFAULT_DATA_PER_SHARD_BYTES: u64 = 1 << 30;
 pub const DATA_SIZE_ALIGN_BYTES: u64 = 1 << 20;
 /// The largest request: a completion's byte count must fit in an i32.
 pub const MAX_REQUEST_BYTES: u32 = 1 << 30;
+/// The most requests per second one open-loop job may ask of one shard: above any disk's
+/// rate, and enough that generating the arrivals themselves cannot stall a shard.
+pub const MAX_REQUESTS_PER_S_PER_SHARD: f64 = 10_000_000.0;
+/// The largest data_size: 1 EiB, beyond any device, so sizes derived from it cannot overflow.
+pub const MAX_DATA_SIZE_BYTES: u64 = 1 << 60;
+/// The most I/O buffer memory one job may take on one shard (one buffer per request in
+/// flight, allocated up front).
+pub const MAX_BUFFER_BYTES_PER_SHARD: u64 = 16 << 30;
 /// io_tester's default shares.
 pub const DEFAULT_SHARES: u32 = 10;
 
@@ -286,9 +294,8 @@ impl Job {
         if self.is_open_loop() {
             // Open-loop arrivals beyond this wait in a backlog, still timed from their
             // intended send time; the cap bounds buffers, not the measured latency.
-            self.parallelism
-                .max(1)
-                .saturating_mul(self.batch.max(1))
+            // Saturating: both are u32 from the file, and their product may not fit.
+            (self.parallelism.max(1).saturating_mul(self.batch.max(1)))
                 .clamp(OPEN_LOOP_MIN_DEPTH, 256)
         } else {
             self.parallelism
@@ -335,6 +342,43 @@ impl Job {
             return err(
                 "shard_info.parallelism",
                 "is 0, so the job would send nothing: give 1 or more".into(),
+            );
+        }
+        let buffer_bytes = u64::from(self.max_in_flight()) * u64::from(self.request_bytes);
+        if buffer_bytes > MAX_BUFFER_BYTES_PER_SHARD {
+            return err(
+                "shard_info.parallelism",
+                format!(
+                    "{} requests in flight of {} bytes need {buffer_bytes} bytes of buffers on                      each shard, above weir's limit of 16 GiB: lower parallelism or reqsize",
+                    self.max_in_flight(),
+                    self.request_bytes
+                ),
+            );
+        }
+        if let Some(per_s) = self.arrivals_per_s() {
+            let requests_per_s = per_s * f64::from(self.batch.max(1));
+            if requests_per_s > MAX_REQUESTS_PER_S_PER_SHARD {
+                let field = if self.rps.is_some() {
+                    "shard_info.rps"
+                } else {
+                    "shard_info.bandwidth"
+                };
+                return err(
+                    field,
+                    format!(
+                        "asks for {requests_per_s:.0} requests per second on each shard                          (rps x parallelism x batch, or bandwidth / reqsize), above weir's                          limit of 10,000,000 (beyond any disk): lower rps, batch or parallelism"
+                    ),
+                );
+            }
+        }
+        if self
+            .data_size_bytes
+            .is_some_and(|d| d > MAX_DATA_SIZE_BYTES)
+        {
+            return err(
+                "data_size",
+                "is above 1 EiB (2^60 bytes), more than any device holds: give the bytes the                  job should cover, e.g. 10GB"
+                    .into(),
             );
         }
         if self.rps == Some(0) {

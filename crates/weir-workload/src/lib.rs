@@ -3,6 +3,8 @@
 //! - [`job`] and [`parse`]: the job model and the job-file reader (unknown keys are errors
 //!   with line and column; io_tester files are accepted unchanged, plus `seqwrite` and
 //!   `prepare`).
+//! - [`sched_groups`]: io_tester's `--sched-groups` file (supergroups with `parent`) and the
+//!   join of jobs to groups by `class`.
 //! - [`driver`]: the per-shard loop, generic over [`weir_model::device::Device`] so it runs on
 //!   the real rings and on the simulated disk. Closed-loop fibers (`parallelism`, `think_time`)
 //!   and open-loop arrivals ([`arrival`]: `rps`, uniform or Poisson), with open-loop latency
@@ -47,6 +49,7 @@ mod merge;
 pub mod parse;
 pub mod report;
 pub mod run;
+pub mod sched_groups;
 mod scheduling;
 mod setup;
 mod vectored;

@@ -60,7 +60,7 @@ pub fn parse_plan(text: &str) -> Result<Plan, ParseError> {
     Ok(plan)
 }
 
-fn from_yaml_error(e: &serde_yaml::Error) -> ParseError {
+pub(crate) fn from_yaml_error(e: &serde_yaml::Error) -> ParseError {
     let location = e.location();
     let mut message = e.to_string();
     // serde_yaml appends " at line L column C"; the location is printed in front instead.
@@ -98,7 +98,7 @@ fn readable_path(message: &str) -> String {
 }
 
 /// The line of `name: <job>` in the source, for errors found after parsing.
-fn find_job_line(text: &str, job: &str) -> Option<usize> {
+pub(crate) fn find_job_line(text: &str, job: &str) -> Option<usize> {
     if job.is_empty() {
         return None;
     }
@@ -115,7 +115,7 @@ fn find_job_line(text: &str, job: &str) -> Option<usize> {
 /// The 1-based line and column of `key:` inside the job whose `name:` is on `job_line`, so
 /// an error about one field points at it. The job ends at the next list item at or left of
 /// its own dash.
-fn find_key_in_job(text: &str, job_line: usize, key: &str) -> Option<(usize, usize)> {
+pub(crate) fn find_key_in_job(text: &str, job_line: usize, key: &str) -> Option<(usize, usize)> {
     let lines: Vec<&str> = text.lines().collect();
     let first = lines.get(job_line.checked_sub(1)?)?;
     let dash_column = first.find('-').unwrap_or(0);

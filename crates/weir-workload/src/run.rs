@@ -14,7 +14,7 @@ use std::time::Duration;
 use weir_engine::{Backend, DirectIo, EngineDevice, NowaitRetry};
 use weir_model::cost::CostModel;
 use weir_model::device::Device;
-use weir_sched::{ClassConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
+use weir_sched::{ClassConfig, GroupConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
 
 use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
 use crate::eagain::EagainSpy;
@@ -22,6 +22,7 @@ use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Plan;
 use crate::merge::MergeCounts;
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
+use crate::sched_groups::{ClassPlacement, SchedGroups};
 use crate::setup;
 
 /// How to run a plan.
@@ -67,6 +68,9 @@ pub struct SchedulerOptions {
     /// Send pieces that continue each other in a file as one vectored request (up to the
     /// scheduler's longest request); false submits every piece on its own (`--no-merge`).
     pub merge_adjacent: bool,
+    /// io_tester's `--sched-groups`: supergroups, and the groups jobs join by `class`.
+    /// None: every job class at the top level with its job's shares.
+    pub groups: Option<SchedGroups>,
 }
 
 impl Default for RunOptions {
@@ -226,6 +230,8 @@ pub fn run_with<F: DeviceFactory>(
         options.shards
     };
     let checked = setup::check(plan, options, shard_count)?;
+    let placements = class_placements(plan, options)?;
+    let placements = &placements;
     let budget = match &options.scheduler {
         Some(sched) => {
             let config = SchedConfig {
@@ -265,6 +271,7 @@ pub fn run_with<F: DeviceFactory>(
                     options,
                     checked,
                     budget: budget.as_ref(),
+                    placements,
                 };
                 shard_main(placement.shard, &context, factory, &signal)
             });
@@ -317,6 +324,8 @@ struct ShardContext<'a> {
     options: &'a RunOptions,
     checked: &'a setup::Checked,
     budget: Option<&'a Arc<SharedBudget>>,
+    /// Each job's class and supergroup (by job index).
+    placements: &'a [ClassPlacement],
 }
 
 struct FinishedJob {
@@ -338,6 +347,7 @@ fn shard_main<F: DeviceFactory>(
         options,
         checked,
         budget,
+        placements,
     } = *context;
     let mut result = ShardResult {
         window_ns: 0,
@@ -371,7 +381,7 @@ fn shard_main<F: DeviceFactory>(
         .as_ref()
         .is_some_and(|s| s.merge_adjacent && !s.config.unlimited);
     let mut scheduling = match budget
-        .map(|b| shard_scheduling(b, shard, plan, merge_adjacent))
+        .map(|b| shard_scheduling(b, shard, plan, placements, merge_adjacent))
         .transpose()
     {
         Ok(s) => s,
@@ -478,27 +488,60 @@ fn shard_main<F: DeviceFactory>(
     result
 }
 
-/// The shard's scheduler queue with one class per distinct job class on this shard.
+/// Each job's class: from the `--sched-groups` hierarchy when given, else the job's `class`
+/// (or name) at the top level with the job's shares.
+fn class_placements(plan: &Plan, options: &RunOptions) -> Result<Vec<ClassPlacement>, RunError> {
+    match options.scheduler.as_ref().and_then(|s| s.groups.as_ref()) {
+        Some(groups) => groups
+            .place(plan, "the --sched-groups file")
+            .map_err(RunError::Usage),
+        None => Ok(plan
+            .jobs
+            .iter()
+            .map(|job| ClassPlacement {
+                class: job.class_name().to_string(),
+                shares: job.shares,
+                supergroup: None,
+            })
+            .collect()),
+    }
+}
+
+/// The shard's scheduler queue with one class per distinct job class on this shard, each in
+/// its supergroup when it has one.
 fn shard_scheduling(
     budget: &Arc<SharedBudget>,
     shard: usize,
     plan: &Plan,
+    placements: &[ClassPlacement],
     merge_adjacent: bool,
 ) -> Result<Scheduling, RunError> {
     let sched_err = |e: weir_sched::SchedError| RunError::Usage(format!("scheduler: {e}"));
     let mut queue = ShardQueue::new(Arc::clone(budget), shard).map_err(sched_err)?;
     let mut class_by_job = Vec::with_capacity(plan.jobs.len());
-    for job in &plan.jobs {
+    for (job, placement) in plan.jobs.iter().zip(placements) {
         if !job.shards.contains(shard) {
             class_by_job.push(None);
             continue;
         }
-        let id = match queue.class_by_name(job.class_name()) {
-            Some(id) => id,
-            None => queue
-                .add_class(ClassConfig::new(job.class_name(), job.shares))
-                .map_err(sched_err)?,
-        };
+        if let Some(id) = queue.class_by_name(&placement.class) {
+            class_by_job.push(Some(id));
+            continue;
+        }
+        let config = ClassConfig::new(placement.class.clone(), placement.shares);
+        let id = match &placement.supergroup {
+            None => queue.add_class(config),
+            Some((name, shares)) => {
+                let group = match queue.group_by_name(name) {
+                    Some(g) => g,
+                    None => queue
+                        .add_group(GroupConfig::new(name.clone(), *shares))
+                        .map_err(sched_err)?,
+                };
+                queue.add_class_in(group, config)
+            }
+        }
+        .map_err(sched_err)?;
         class_by_job.push(Some(id));
     }
     Ok(Scheduling::new(queue, class_by_job, merge_adjacent))

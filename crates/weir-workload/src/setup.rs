@@ -43,6 +43,9 @@ impl DeviceLayout {
     }
 }
 
+/// (job index, shard, first byte, bytes).
+pub(crate) type Region = (usize, usize, u64, u64);
+
 /// Regions start on this boundary (any device's alignment divides it).
 const REGION_ALIGN_BYTES: u64 = 1 << 20;
 
@@ -175,15 +178,7 @@ fn check_device(
     })?;
     let alignment = device.alignment();
     check_request_alignment(plan, &alignment, &path.display().to_string())?;
-    let mut regions = Vec::new();
-    let mut next = 0u64;
-    for (index, job) in plan.jobs.iter().enumerate() {
-        let bytes = job.data_per_shard_bytes(shard_count).unwrap_or(0);
-        for shard in job.shards.resolve(shard_count) {
-            regions.push((index, shard, next, bytes));
-            next = (next + bytes).div_ceil(REGION_ALIGN_BYTES) * REGION_ALIGN_BYTES;
-        }
-    }
+    let (regions, next) = lay_out_regions(plan, shard_count)?;
     if next > device.capacity_bytes() {
         return usage(format!(
             "the jobs need {next} bytes of {} ({} regions of data_size / shards each, laid end              to end), but it holds {} bytes: lower data_size or the shard count",
@@ -200,6 +195,32 @@ fn check_device(
             regions,
         }),
     })
+}
+
+/// One disjoint region per (job index, shard), in plan order, laid end to end from 0, each
+/// starting on a [`REGION_ALIGN_BYTES`] boundary (as XFS aligns large files): (regions, end).
+pub(crate) fn lay_out_regions(
+    plan: &Plan,
+    shard_count: usize,
+) -> Result<(Vec<Region>, u64), RunError> {
+    let mut regions = Vec::new();
+    let mut next = 0u64;
+    for (index, job) in plan.jobs.iter().enumerate() {
+        let bytes = job.data_per_shard_bytes(shard_count).unwrap_or(0);
+        for shard in job.shards.resolve(shard_count) {
+            regions.push((index, shard, next, bytes));
+            next = next
+                .checked_add(bytes)
+                .and_then(|end| end.checked_next_multiple_of(REGION_ALIGN_BYTES))
+                .ok_or_else(|| {
+                    RunError::Usage(format!(
+                        "job `{}`: the jobs' data_size adds up to more than 2^64 bytes;                          lower data_size",
+                        job.name
+                    ))
+                })?;
+        }
+    }
+    Ok((regions, next))
 }
 
 fn check_directory(dir: &Path) -> Result<(), RunError> {
@@ -311,7 +332,16 @@ pub fn prepare_shard(
                 let prefilled = job.prepare() == crate::job::Prepare::Overwrite;
                 (Some(file), alignment, prefilled)
             }
-            (None, None) => (None, checked.alignment, false),
+            // No files (the simulated disk): each job and shard gets its own region of the
+            // one address space, as on a device, so a shared disk sees where each writes.
+            (None, None) => {
+                let (regions, _) = lay_out_regions(plan, shard_count)?;
+                base_offset_bytes = regions
+                    .iter()
+                    .find(|r| r.0 == index && r.1 == shard)
+                    .map_or(0, |r| r.2);
+                (None, checked.alignment, false)
+            }
         };
         let device_fd = checked.device.as_ref().map_or(-1, |l| l.device.fd());
         let fd = file.as_ref().map_or(device_fd, PreparedFile::fd);

@@ -87,6 +87,7 @@ fn scheduled_sparse_mix(seed: u64, merge_adjacent: bool) -> (f64, f64, u64) {
             config: weir_sched::SchedConfig::default(),
             mountpoint: "/sim".into(),
             merge_adjacent,
+            groups: None,
         }),
         ..RunOptions::default()
     };

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use weir_model::cost::CostModel;
 use weir_model::device::{Device, Direction, IoCompletion, IoOp};
 use weir_sched::{
-    ClassConfig, ClassId, Dispatched, Request, SchedConfig, ShardQueue, SharedBudget,
+    ClassConfig, ClassId, Dispatched, GroupConfig, Request, SchedConfig, ShardQueue, SharedBudget,
 };
 use weir_sim::{SimConfig, SimDisk};
 
@@ -47,6 +47,8 @@ pub struct Job {
     pub parallelism: u32,
     /// Active from this time (ns); idle before.
     pub start_ns: u64,
+    /// The supergroup (name, shares) the class belongs to; None: top level.
+    pub group: Option<(String, u32)>,
 }
 
 impl Job {
@@ -65,7 +67,13 @@ impl Job {
             len_bytes,
             parallelism,
             start_ns: 0,
+            group: None,
         }
+    }
+
+    pub fn in_group(mut self, name: &str, shares: u32) -> Self {
+        self.group = Some((name.into(), shares));
+        self
     }
 
     pub fn on_shard(mut self, shard: usize) -> Self {
@@ -132,8 +140,17 @@ impl Harness {
             .map(|j| {
                 let q = &mut queues[j.shard];
                 q.class_by_name(&j.class).unwrap_or_else(|| {
-                    q.add_class(ClassConfig::new(j.class.clone(), j.shares))
-                        .expect("class")
+                    let config = ClassConfig::new(j.class.clone(), j.shares);
+                    match &j.group {
+                        None => q.add_class(config).expect("class"),
+                        Some((name, shares)) => {
+                            let group = q.group_by_name(name).unwrap_or_else(|| {
+                                q.add_group(GroupConfig::new(name.clone(), *shares))
+                                    .expect("group")
+                            });
+                            q.add_class_in(group, config).expect("class")
+                        }
+                    }
                 })
             })
             .collect();

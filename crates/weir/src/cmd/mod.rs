@@ -4,4 +4,6 @@ pub mod align;
 pub mod doctor;
 pub mod qualify;
 pub mod run;
+mod run_groups;
+mod run_sim;
 pub mod tune;

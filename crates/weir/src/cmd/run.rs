@@ -75,6 +75,16 @@ pub struct RunArgs {
     /// Write the scheduler's metrics in Prometheus text format to FILE (needs --io-properties).
     #[arg(long, value_name = "FILE")]
     metrics: Option<PathBuf>,
+    /// io_tester's scheduling-group file (YAML list of name, shares, parent): jobs join a
+    /// group with `class`; a group named as a `parent` is a supergroup whose share its
+    /// children divide. Shares apply with --io-properties (docs/run.md).
+    #[arg(long, value_name = "FILE")]
+    sched_groups: Option<PathBuf>,
+    /// Run on a simulated disk described by DISK.yaml (rates, channels, RAID0 members and
+    /// chunk size, true and reported sector) instead of files: every shard shares the one
+    /// disk on a virtual clock, and the report adds each RAID0 member's load (docs/run.md).
+    #[arg(long, value_name = "DISK.yaml", conflicts_with_all = ["device", "dir", "verify", "buffered", "keep_files"])]
+    simulate: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
@@ -110,12 +120,28 @@ pub fn run(args: RunArgs) -> CliResult {
             "--shards must be at least 1 (omit it for one per core)",
         ));
     }
+    let groups = args
+        .sched_groups
+        .as_deref()
+        .map(|path| super::run_groups::load(path, &plan, args.io_properties.is_some()))
+        .transpose()?;
+    let mut scheduler = scheduler_options(&args)?;
+    if let Some(s) = scheduler.as_mut() {
+        s.groups = groups;
+    }
     let interactive = std::io::stderr().is_terminal();
+    let shard_count = args.shards.unwrap_or_else(weir_engine::available_cores);
+    let sim = args
+        .simulate
+        .as_deref()
+        .map(|path| super::run_sim::load(path, shard_count))
+        .transpose()?;
     let options = RunOptions {
-        dir: args.device.is_none().then(|| args.dir.clone()),
+        // The simulated disk has no files: each job and shard gets a region of its space.
+        dir: (args.device.is_none() && sim.is_none()).then(|| args.dir.clone()),
         device: args.device.clone(),
         duration,
-        shards: args.shards.unwrap_or(0),
+        shards: shard_count,
         backend,
         buffered: args.buffered,
         keep_files: args.keep_files,
@@ -123,7 +149,7 @@ pub fn run(args: RunArgs) -> CliResult {
         nowait: !args.no_nowait,
         sample_interval: interactive.then_some(Duration::from_secs(1)),
         seed: args.seed,
-        scheduler: scheduler_options(&args)?,
+        scheduler,
     };
     // Without the handler Ctrl-C would kill the process and leave the test files behind.
     if let Err(errno) = weir_engine::interrupt::install() {
@@ -133,12 +159,13 @@ pub fn run(args: RunArgs) -> CliResult {
         )));
     }
     if interactive {
+        let target = match (&args.device, &args.simulate) {
+            (Some(d), _) => format!("regions of {}", d.display()),
+            (None, Some(s)) => format!("the simulated disk of {}", s.display()),
+            (None, None) => format!("files in {}", args.dir.display()),
+        };
         eprintln!(
-            "weir run: preparing {} ({} job(s))...",
-            args.device.as_ref().map_or_else(
-                || format!("files in {}", args.dir.display()),
-                |d| format!("regions of {}", d.display())
-            ),
+            "weir run: preparing {target} ({} job(s))...",
             plan.jobs.len()
         );
     }
@@ -146,14 +173,18 @@ pub fn run(args: RunArgs) -> CliResult {
         show_progress(p, duration);
         Control::Continue
     };
-    let outcome = weir_workload::run(&plan, &options, &mut on_sample);
+    let outcome = match &sim {
+        Some(factory) => weir_workload::run_with(&plan, &options, factory, &mut on_sample),
+        None => weir_workload::run(&plan, &options, &mut on_sample),
+    };
+    let sim = sim.map(|factory| factory.summary());
     if interactive {
         // Clear the progress line.
         eprint!("\r\x1b[K");
     }
     match outcome {
         Ok(report) => {
-            print_report(&report, args.output);
+            print_report(&report, args.output, sim.as_ref());
             write_metrics(&report, &args, options.scheduler.as_ref())?;
             corruption_result(&report)
         }
@@ -162,7 +193,7 @@ pub fn run(args: RunArgs) -> CliResult {
         Err(RunError::Failed {
             message, partial, ..
         }) => {
-            print_report(&partial, args.output);
+            print_report(&partial, args.output, sim.as_ref());
             Err(CliError::runtime(format!(
                 "{message}\nThe results above cover the time until the stop; the test files \
                  were {}.",
@@ -185,15 +216,22 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
     };
     let properties = IoProperties::load(path).map_err(|e| CliError::usage(e.to_string()))?;
     let target = args.device.as_ref().unwrap_or(&args.dir);
-    let disk = properties.disk_for_path(target).ok_or_else(|| {
-        CliError::usage(format!(
-            "{} describes no disk holding {}: add an entry whose mountpoint is on that disk, \
+    // The simulated disk is on no mount point: it takes the file's first disk.
+    let simulated = args
+        .simulate
+        .as_ref()
+        .and_then(|_| properties.disks.first());
+    let disk = simulated
+        .or_else(|| properties.disk_for_path(target))
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "{} describes no disk holding {}: add an entry whose mountpoint is on that disk, \
              or pass the io-properties file measured for it (weir tune --dir {})",
-            path.display(),
-            target.display(),
-            args.dir.display()
-        ))
-    })?;
+                path.display(),
+                target.display(),
+                args.dir.display()
+            ))
+        })?;
     let model = disk
         .cost_model()
         .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
@@ -218,6 +256,7 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         },
         mountpoint,
         merge_adjacent: !args.no_merge,
+        groups: None,
     }))
 }
 
@@ -238,15 +277,26 @@ fn write_metrics(
     })
 }
 
-fn print_report(report: &Report, output: Output) {
+fn print_report(report: &Report, output: Output, sim: Option<&super::run_sim::SimSummary>) {
     // Options the filesystem could not apply: on stderr, so JSON and YAML stay parseable.
     for warning in &report.warnings {
         eprintln!("weir run: {warning}");
     }
-    let text = match output {
-        Output::Text => report.to_text(),
-        Output::Json => report.to_json() + "\n",
-        Output::Yaml => report.to_io_tester_yaml(),
+    let text = match (output, sim) {
+        (Output::Text, None) => report.to_text(),
+        (Output::Json, None) => report.to_json() + "\n",
+        (Output::Yaml, None) => report.to_io_tester_yaml(),
+        (Output::Text, Some(s)) => report.to_text() + &s.to_text(),
+        (Output::Yaml, Some(s)) => report.to_io_tester_yaml() + &s.to_yaml_comments(),
+        (Output::Json, Some(s)) => {
+            match serde_json::from_str::<serde_json::Value>(&report.to_json()) {
+                Ok(mut v) => {
+                    v["simulated_disk"] = s.to_json();
+                    v.to_string() + "\n"
+                }
+                Err(_) => report.to_json() + "\n",
+            }
+        }
     };
     let mut stdout = std::io::stdout().lock();
     // A closed stdout (e.g. piped into `head`) is not worth a panic.
