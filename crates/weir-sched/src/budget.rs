@@ -3,6 +3,7 @@
 //! the virtual-time board that makes shares hold across shards. Everything is atomics: shards
 //! never take a lock and never wait for each other.
 
+use crate::rate::{RateControl, RATE_ONE};
 use crate::SchedError;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -34,13 +35,17 @@ pub struct SchedConfig {
     pub head_start: Option<Duration>,
     /// Follow the disk down when completions show it is slower than the model.
     pub feedback: bool,
-    /// How far above the model the feedback may raise the disk's speed when completions show
-    /// the disk drains its queue faster than modelled. The default, 1.0, never exceeds the
-    /// io-properties rates: on this project's virtio disk 2.0 raised the mixed read p99 from
-    /// ~1.1 ms to ~5.5 ms without more write throughput (the host cache absorbs writes in
-    /// bursts, so short latencies overstate the speed). Raise it only for disks measured to
-    /// overlap reads and writes better than the half-duplex model.
+    /// How far above the model the feedback may raise the disk's *drain speed*, which sizes
+    /// the in-disk window. The default, 1.0, never lets the window hold more than one goal of
+    /// model time: on this project's virtio disk 2.0 raised the mixed read p99 from ~1.1 ms
+    /// to ~5.5 ms without more write throughput (the host cache absorbs writes in bursts, so
+    /// short latencies overstate the speed and the window grew). The rate at which work may
+    /// *enter* the disk is `max_rate_factor`'s business.
     pub max_speed_factor: f64,
+    /// How far above the model run-time K (the token bucket's refill rate, found from
+    /// completions: `rate.rs`) may rise while the disk keeps up. 1.0 keeps the model's rate
+    /// as a ceiling (K still falls to a slower disk's rate). Default 4.0.
+    pub max_rate_factor: f64,
     /// Steer the write window by the reads' tail latency (see `SharedBudget::release`): the
     /// window that holds writes shrinks when more than `1 - tail_quantile` of the reads that
     /// ran beside writes waited longer than the goal in the disk, and grows otherwise.
@@ -61,6 +66,7 @@ impl Default for SchedConfig {
             head_start: None,
             feedback: true,
             max_speed_factor: 1.0,
+            max_rate_factor: 4.0,
             tail_guard: true,
             tail_quantile: 0.99,
             shards: 1,
@@ -86,6 +92,8 @@ struct Lane {
     /// The tail guard: a further factor on the window, steered by the reads' tail latency
     /// (fixed point, `SPEED_ONE` = 1.0; stays 1.0 on a lane that carries no writes).
     guard_q16: AtomicU64,
+    /// Run-time K: the bucket's refill rate relative to the model.
+    rate: RateControl,
 }
 
 impl Lane {
@@ -97,6 +105,7 @@ impl Lane {
             in_flight_ps: AtomicU64::new(0),
             speed_q16: AtomicU64::new(SPEED_ONE),
             guard_q16: AtomicU64::new(SPEED_ONE),
+            rate: RateControl::new(),
         }
     }
 }
@@ -129,6 +138,9 @@ pub struct LaneStats {
     /// The tail guard's factor on the window (1.0 = none; below 1 the reads' tail latency
     /// held the writes back).
     pub tail_guard: f64,
+    /// Run-time K: the rate the bucket refills at, relative to the model (1.0 = the model's
+    /// rate; above 1 the disk was found to take more than the model says).
+    pub rate_factor: f64,
     /// Disk time granted since start, in seconds.
     pub granted_sec: f64,
 }
@@ -152,6 +164,8 @@ pub struct SharedBudget {
     head_start_ps: u64,
     max_request_bytes: [u64; 2],
     speed_max_q16: u64,
+    rate_max_q16: u64,
+    period_ns: u64,
     /// Good reads per bad read at the target quantile, minus one (99 for the p99).
     guard_up_div: u64,
 }
@@ -203,6 +217,13 @@ impl SharedBudget {
             )));
         }
         let speed_max_q16 = (config.max_speed_factor * SPEED_ONE as f64) as u64;
+        if !(1.0..=16.0).contains(&config.max_rate_factor) {
+            return Err(SchedError::Config(format!(
+                "max_rate_factor is {}; give between 1.0 (never above the model) and 16.0",
+                config.max_rate_factor
+            )));
+        }
+        let rate_max_q16 = (config.max_rate_factor * RATE_ONE as f64) as u64;
         if !(0.5..=0.9999).contains(&config.tail_quantile) {
             return Err(SchedError::Config(format!(
                 "tail_quantile is {}; give a fraction between 0.5 and 0.9999 (0.99 = p99)",
@@ -229,6 +250,8 @@ impl SharedBudget {
             head_start_ps,
             max_request_bytes,
             speed_max_q16,
+            rate_max_q16,
+            period_ns: RateControl::period_ns(goal_ps),
             guard_up_div,
             model,
             config,
@@ -274,10 +297,22 @@ impl SharedBudget {
             as u64
     }
 
-    /// Adds the disk time that passed since the last refill, at the model's rate, capped
-    /// at one bucket (one latency goal, or one largest request) of idle credit.
+    /// Adds the disk time that passed since the last refill, at K times the model's rate,
+    /// capped at one bucket (one latency goal, or one largest request) of idle credit, and
+    /// lets run-time K judge the period that ended, if one did.
     pub(crate) fn refill(&self, now_ns: u64) {
         for lane in self.lanes_in_use() {
+            if self.config.feedback && !self.config.unlimited {
+                lane.rate
+                    .maybe_close(now_ns, self.period_ns, self.rate_max_q16, || {
+                        (
+                            lane.tail_ps.load(Relaxed),
+                            lane.in_flight_ps.load(Relaxed),
+                            self.window_ps(lane),
+                            lane.guard_q16.load(Relaxed) < SPEED_ONE,
+                        )
+                    });
+            }
             let last = lane.last_refill_ns.load(Relaxed);
             if now_ns <= last
                 || lane
@@ -287,13 +322,12 @@ impl SharedBudget {
             {
                 continue;
             }
-            // The bucket refills at the model's rate (times `max_speed_factor`), not at the
-            // measured speed: the window, which the speed and the tail guard scale, is what
-            // follows the disk. A speed read from write latency also counts filesystem work
-            // that does not hold the disk (~0.7 of the model for 128 KiB writes to a sparse
-            // XFS file on this project's disk), and a bucket refilled at it capped the writes
-            // below what the disk took.
-            let speed = self.speed_max_q16;
+            // The bucket refills at run-time K, not at the drain speed the window uses: a
+            // speed read from write latency also counts filesystem work that does not hold
+            // the disk (~0.7 of the model for 128 KiB writes to a sparse XFS file on this
+            // project's disk), and a bucket refilled at it capped the writes below what the
+            // disk took. K is judged on rates over whole periods instead (`rate.rs`).
+            let speed = self.rate_q16(lane);
             let elapsed_ps = u128::from(now_ns - last) * 1000;
             let add =
                 ((elapsed_ps * u128::from(speed)) >> SPEED_SHIFT).min(u128::from(u64::MAX / 4));
@@ -302,6 +336,15 @@ impl SharedBudget {
             if head > ceiling {
                 lane.head_ps.fetch_min(ceiling, Relaxed);
             }
+        }
+    }
+
+    /// Run-time K of a lane (1.0 without feedback: the model's rate).
+    fn rate_q16(&self, lane: &Lane) -> u64 {
+        if self.config.feedback {
+            lane.rate.rate_q16()
+        } else {
+            SPEED_ONE
         }
     }
 
@@ -323,7 +366,7 @@ impl SharedBudget {
         let head = lane.head_ps.load(Relaxed);
         let tail = lane.tail_ps.load(Relaxed);
         if tail >= head {
-            return Err(self.bucket_wait(tail - head));
+            return Err(self.bucket_wait(lane, tail - head));
         }
         // The window: a request goes in if at least half of it fits (rounding to the nearest
         // request), or if the disk is empty; the overshoot is at most half a request.
@@ -331,6 +374,7 @@ impl SharedBudget {
         let mut in_flight = lane.in_flight_ps.load(Relaxed);
         loop {
             if in_flight > 0 && in_flight + cost_ps / 2 > window {
+                lane.rate.note_window_refused();
                 return Err(Blocked::Window);
             }
             match lane.in_flight_ps.compare_exchange_weak(
@@ -349,13 +393,14 @@ impl SharedBudget {
             let head = lane.head_ps.load(Relaxed);
             if tail >= head {
                 lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
-                return Err(self.bucket_wait(tail - head));
+                return Err(self.bucket_wait(lane, tail - head));
             }
             match lane
                 .tail_ps
                 .compare_exchange_weak(tail, tail + cost_ps, Relaxed, Relaxed)
             {
                 Ok(_) => {
+                    lane.rate.note_granted(cost_ps);
                     if direction == Direction::Write {
                         self.writes_in_flight.fetch_add(1, Relaxed);
                     }
@@ -366,8 +411,8 @@ impl SharedBudget {
         }
     }
 
-    fn bucket_wait(&self, debt_ps: u64) -> Blocked {
-        let speed = self.speed_max_q16.max(SPEED_MIN);
+    fn bucket_wait(&self, lane: &Lane, debt_ps: u64) -> Blocked {
+        let speed = self.rate_q16(lane).max(SPEED_MIN);
         let wait_ps = (u128::from(debt_ps + 1) << SPEED_SHIFT) / u128::from(speed);
         Blocked::Bucket {
             wait_ns: (wait_ps / 1000) as u64 + 1,
@@ -393,6 +438,7 @@ impl SharedBudget {
         }
         let lane = self.lane(direction);
         lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
+        lane.rate.note_completed(cost_ps);
         if direction == Direction::Write {
             self.writes_in_flight.fetch_sub(1, Relaxed);
         }
@@ -448,6 +494,13 @@ impl SharedBudget {
         let threshold_ps = self.goal_ps - self.goal_ps / 16;
         let new = if read_queued_ns.saturating_mul(1000) > threshold_ps {
             old - old / GUARD_DOWN_DIV
+        } else if lane.in_flight_ps.load(Relaxed).saturating_mul(4) < self.window_ps(lane) * 3 {
+            // Anti-windup: the window is not what holds the writes now (run-time K's bucket
+            // is, or the writes are few), so a good read is no evidence that a wider window
+            // would be safe. Growing anyway let the guard reach 2.0 under the bucket, and
+            // the first pile the bucket let in then cost 40 bad reads in a row and threw the
+            // guard to its floor.
+            return;
         } else {
             old + (old / self.guard_up_div).max(1)
         };
@@ -489,6 +542,7 @@ impl SharedBudget {
             window_sec: self.window_ps(lane) as f64 / 1e12,
             speed_factor: lane.speed_q16.load(Relaxed) as f64 / SPEED_ONE as f64,
             tail_guard: lane.guard_q16.load(Relaxed) as f64 / SPEED_ONE as f64,
+            rate_factor: self.rate_q16(lane) as f64 / RATE_ONE as f64,
             granted_sec: lane.tail_ps.load(Relaxed) as f64 / 1e12,
         }
     }
@@ -515,8 +569,21 @@ mod tests {
             .expect("empty disk");
         // The unloaded read latency: 100 us.
         b.release(Direction::Read, 1, 0, 100_000);
-        // 2% of reads over the goal: the guard must fall; 0.5%: it must rise.
+        // One write is far from filling the window: good reads must not widen it (anti-windup).
+        for _ in 0..10_000 {
+            b.release(Direction::Read, 1, 0, 300_000);
+        }
         let guard = |b: &SharedBudget| b.lane_stats(Direction::Write).tail_guard;
+        assert_eq!(
+            guard(&b),
+            1.0,
+            "the guard grew under a window that did not bind"
+        );
+        // From here the writes fill the window (the disk time stays booked, so it binds).
+        b.lane(Direction::Write)
+            .in_flight_ps
+            .store(b.goal_ps * 4, Relaxed);
+        // 2% of reads over the goal: the guard must fall; 0.5%: it must rise.
         for _ in 0..2000 {
             for i in 0..100 {
                 let disk_ns = if i < 2 { 1_000_000 } else { 300_000 };

@@ -28,6 +28,7 @@
 mod budget;
 pub mod metrics;
 mod queue;
+mod rate;
 
 pub use budget::{LaneStats, SchedConfig, SharedBudget, MAX_REQUEST_BYTES_CAP};
 pub use metrics::{render_prometheus, ClassMetrics, LatencyHistogram, ShardMetrics};
