@@ -3,7 +3,7 @@
 //! the virtual-time board that makes shares hold across shards. Everything is atomics: shards
 //! never take a lock and never wait for each other.
 
-use crate::rate::{RateControl, RATE_ONE};
+use crate::rate::{RateControl, Verdict, RATE_ONE};
 use crate::SchedError;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -94,6 +94,8 @@ struct Lane {
     guard_q16: AtomicU64,
     /// Run-time K: the bucket's refill rate relative to the model.
     rate: RateControl,
+    /// The costliest write piece granted so far (the half-duplex guard's floor).
+    largest_write_ps: AtomicU64,
 }
 
 impl Lane {
@@ -106,6 +108,7 @@ impl Lane {
             speed_q16: AtomicU64::new(SPEED_ONE),
             guard_q16: AtomicU64::new(SPEED_ONE),
             rate: RateControl::new(),
+            largest_write_ps: AtomicU64::new(0),
         }
     }
 }
@@ -293,8 +296,17 @@ impl SharedBudget {
     fn window_ps(&self, lane: &Lane) -> u64 {
         let speed = lane.speed_q16.load(Relaxed);
         let guard = lane.guard_q16.load(Relaxed);
-        ((u128::from(self.goal_ps) * u128::from(speed) * u128::from(guard)) >> (2 * SPEED_SHIFT))
-            as u64
+        let window = ((u128::from(self.goal_ps) * u128::from(speed) * u128::from(guard))
+            >> (2 * SPEED_SHIFT)) as u64;
+        if self.model.duplex() || guard >= SPEED_ONE {
+            return window;
+        }
+        // On a half-duplex disk the guard never closes the window below one write plus an
+        // eighth of it: below that a read can never be in the disk beside a write, the guard
+        // hears no more reads and stays shut for good (seen in simulation: a start-up pile
+        // threw it to its floor and a 4 KiB read / 128 KiB write mix ran at half the disk).
+        let write_ps = lane.largest_write_ps.load(Relaxed);
+        window.max(write_ps + write_ps / 8)
     }
 
     /// Adds the disk time that passed since the last refill, at K times the model's rate,
@@ -303,15 +315,21 @@ impl SharedBudget {
     pub(crate) fn refill(&self, now_ns: u64) {
         for lane in self.lanes_in_use() {
             if self.config.feedback && !self.config.unlimited {
-                lane.rate
-                    .maybe_close(now_ns, self.period_ns, self.rate_max_q16, || {
-                        (
-                            lane.tail_ps.load(Relaxed),
-                            lane.in_flight_ps.load(Relaxed),
-                            self.window_ps(lane),
-                            lane.guard_q16.load(Relaxed) < SPEED_ONE,
-                        )
-                    });
+                let verdict =
+                    lane.rate
+                        .maybe_close(now_ns, self.period_ns, self.rate_bounds(lane), || {
+                            (
+                                lane.tail_ps.load(Relaxed),
+                                lane.in_flight_ps.load(Relaxed),
+                                self.window_ps(lane),
+                                lane.guard_q16.load(Relaxed) < SPEED_ONE,
+                            )
+                        });
+                if matches!(verdict, Some(Verdict::Knee | Verdict::Window)) {
+                    // Credit banked at a rate the disk did not take would refill the pile K
+                    // just decided to drain (a goal's worth: exactly the pile, in simulation).
+                    lane.head_ps.fetch_min(lane.tail_ps.load(Relaxed), Relaxed);
+                }
             }
             let last = lane.last_refill_ns.load(Relaxed);
             if now_ns <= last
@@ -337,6 +355,16 @@ impl SharedBudget {
                 lane.head_ps.fetch_min(ceiling, Relaxed);
             }
         }
+    }
+
+    /// Where K may go: never more than one margin (1/32) under the drain speed the window
+    /// uses, so the rate never undercuts what the delay signal says the disk drains (a
+    /// read/write mix slows the disk in the model's units as the pacing interleaves reads
+    /// with writes, and K alone followed that down to 0.77 of the writes' share in
+    /// simulation), and never above `max_rate_factor`.
+    fn rate_bounds(&self, lane: &Lane) -> (u64, u64) {
+        let speed = lane.speed_q16.load(Relaxed);
+        (speed - speed / 32, self.rate_max_q16)
     }
 
     /// Run-time K of a lane (1.0 without feedback: the model's rate).
@@ -402,6 +430,9 @@ impl SharedBudget {
                 Ok(_) => {
                     lane.rate.note_granted(cost_ps);
                     if direction == Direction::Write {
+                        if lane.largest_write_ps.load(Relaxed) < cost_ps {
+                            lane.largest_write_ps.fetch_max(cost_ps, Relaxed);
+                        }
                         self.writes_in_flight.fetch_add(1, Relaxed);
                     }
                     return Ok(in_flight);

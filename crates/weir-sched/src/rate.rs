@@ -138,13 +138,13 @@ impl RateControl {
     }
 
     /// Closes the period if `period_ns` has passed since it began. `lane_now` reads the lane
-    /// as (granted total, in flight, window, guard binds). Returns the verdict when this call
-    /// closed a period.
+    /// as (granted total, in flight, window, guard binds). K stays within `[floor, max]`.
+    /// Returns the verdict when this call closed a period.
     pub(crate) fn maybe_close(
         &self,
         now_ns: u64,
         period_ns: u64,
-        max_q16: u64,
+        (floor_q16, max_q16): (u64, u64),
         lane_now: impl FnOnce() -> (u64, u64, u64, bool),
     ) -> Option<Verdict> {
         let start = self.period_start_ns.load(Relaxed);
@@ -187,22 +187,18 @@ impl RateControl {
                     rate + ((u128::from(rate) * u128::from(step)) >> RATE_SHIFT) as u64
                 }
             }
-            Verdict::Knee => {
+            Verdict::Knee | Verdict::Window => {
                 self.step_q16.store(STEP_AFTER_KNEE, Relaxed);
                 let delivered = rate_of(period.completed_ps, period.elapsed_ps);
                 self.cruise_q16
                     .store((delivered - delivered / MARGIN_DIV).max(RATE_MIN), Relaxed);
                 next
             }
-            Verdict::Window => {
-                self.step_q16.store(STEP_AFTER_KNEE, Relaxed);
-                self.cruise_q16.store(0, Relaxed);
-                next
-            }
             Verdict::Hold => next,
         };
+        let floor = floor_q16.clamp(RATE_MIN, max_q16);
         self.rate_q16
-            .store(next.clamp(RATE_MIN, max_q16.max(RATE_MIN)), Relaxed);
+            .store(next.clamp(floor, max_q16.max(floor)), Relaxed);
         Some(verdict)
     }
 }
@@ -227,14 +223,21 @@ pub(crate) fn judge(rate_q16: u64, p: &Period) -> (Verdict, u64) {
         let cruise = delivered - delivered / MARGIN_DIV;
         return (Verdict::Knee, cruise.saturating_sub(pile).max(cruise / 2));
     }
-    if saturated {
-        return (Verdict::Probe, rate_q16);
-    }
     let half = p.window_ps / 2;
     let window_full_all_period =
         p.window_refused && p.in_flight_start_ps >= half && p.in_flight_end_ps >= half;
     if window_full_all_period && !p.guard_binds && delivered < rate_q16 {
-        return (Verdict::Window, delivered);
+        // The disk holds a goal's worth of queue and takes no more: the same knee, reached
+        // through the window. Drain half the window's pile in the next period, then cruise.
+        let pile = rate_of(p.in_flight_end_ps / 2, p.elapsed_ps);
+        let cruise = delivered - delivered / MARGIN_DIV;
+        return (Verdict::Window, cruise.saturating_sub(pile).max(cruise / 2));
+    }
+    // A window that turned work away is a latency signal's doing (drain speed or tail
+    // guard): more rate would only queue in the scheduler, so K only probes past it when
+    // the window never bound.
+    if saturated && !p.window_refused {
+        return (Verdict::Probe, rate_q16);
     }
     (Verdict::Hold, rate_q16)
 }
@@ -297,7 +300,9 @@ mod tests {
         p.window_refused = true;
         let (v, next) = judge(RATE_ONE * 2, &p);
         assert_eq!(v, Verdict::Window);
-        assert_eq!(next, RATE_ONE * 3 / 4);
+        // Delivered 0.75, less 1/32, less half the 0.72 ms pile over the 4 ms period.
+        let next = next as f64 / RATE_ONE as f64;
+        assert!((next - (0.75 * 31.0 / 32.0 - 0.09)).abs() < 1e-3, "{next}");
         p.guard_binds = true;
         assert_eq!(judge(RATE_ONE * 2, &p), (Verdict::Hold, RATE_ONE * 2));
     }
@@ -309,7 +314,12 @@ mod tests {
         let lane = |granted, in_flight| move || (granted, in_flight, 75 * MS_PS / 100, false);
         // The first close only starts the clock.
         assert_eq!(
-            control.maybe_close(period_ns, period_ns, RATE_ONE * 4, lane(0, MS_PS / 10)),
+            control.maybe_close(
+                period_ns,
+                period_ns,
+                (RATE_MIN, RATE_ONE * 4),
+                lane(0, MS_PS / 10)
+            ),
             Some(Verdict::Hold)
         );
         let mut granted = 0;
@@ -321,7 +331,12 @@ mod tests {
             granted += offered;
             control.note_completed(offered);
             now += period_ns;
-            let v = control.maybe_close(now, period_ns, RATE_ONE * 4, lane(granted, MS_PS / 10));
+            let v = control.maybe_close(
+                now,
+                period_ns,
+                (RATE_MIN, RATE_ONE * 4),
+                lane(granted, MS_PS / 10),
+            );
             assert_eq!(v, Some(Verdict::Probe));
             rates.push(control.rate_q16() as f64 / RATE_ONE as f64);
         }
@@ -333,7 +348,12 @@ mod tests {
         granted += offered;
         control.note_completed(4 * MS_PS);
         now += period_ns;
-        let v = control.maybe_close(now, period_ns, RATE_ONE * 4, lane(granted, MS_PS * 6 / 10));
+        let v = control.maybe_close(
+            now,
+            period_ns,
+            (RATE_MIN, RATE_ONE * 4),
+            lane(granted, MS_PS * 6 / 10),
+        );
         assert_eq!(v, Some(Verdict::Knee));
         let drain = control.rate_q16() as f64 / RATE_ONE as f64;
         assert!((drain - (1.0 - 1.0 / 32.0 - 0.125)).abs() < 1e-3, "{drain}");
@@ -342,7 +362,12 @@ mod tests {
         granted += offered;
         control.note_completed(offered);
         now += period_ns;
-        control.maybe_close(now, period_ns, RATE_ONE * 4, lane(granted, MS_PS / 10));
+        control.maybe_close(
+            now,
+            period_ns,
+            (RATE_MIN, RATE_ONE * 4),
+            lane(granted, MS_PS / 10),
+        );
         let cruise = control.rate_q16() as f64 / RATE_ONE as f64;
         assert!((cruise - (1.0 - 1.0 / 32.0)).abs() < 1e-3, "{cruise}");
     }
