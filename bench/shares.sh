@@ -91,7 +91,10 @@ EOF
 row() { # tier dir op size split round [flags...]
     local tier=$1 dir=$2 op=$3 size=$4 split=$5 round=$6
     shift 6
-    local sa=${split%%:*} sb=${split##*:}
+    # The unscheduled row's shares do nothing (no scheduler): any pair will do.
+    local pair=$split
+    [[ $pair == none ]] && pair=1:1
+    local sa=${pair%%:*} sb=${pair##*:}
     job_file "$op" "$size" "$sa" "$sb" >"$WORK/job.yaml"
     echo "shares: $tier $op $size $split round $round $*" >&2
     "$WEIR" run "$WORK/job.yaml" --dir "$dir" --duration "$DURATION" --shards 2 --keep-files \

@@ -162,6 +162,10 @@ pub struct SharedBudget {
     writes_in_flight: AtomicU64,
     /// Smallest in-disk latency ever seen per direction: the disk's unloaded latency.
     base_latency_ns: [AtomicU64; 2],
+    /// Mean in-disk latency (EMA 1/8) of requests that found at most their own cost of work
+    /// ahead, per direction (0 until one has): the unloaded latency the drain-speed samples
+    /// subtract (see `release`).
+    solo_latency_ns: [AtomicU64; 2],
     goal_ps: u64,
     bucket_ps: u64,
     head_start_ps: u64,
@@ -248,6 +252,7 @@ impl SharedBudget {
             vt_floor: AtomicU64::new(0),
             writes_in_flight: AtomicU64::new(0),
             base_latency_ns: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
+            solo_latency_ns: [AtomicU64::new(0), AtomicU64::new(0)],
             goal_ps,
             bucket_ps,
             head_start_ps,
@@ -481,13 +486,30 @@ impl SharedBudget {
         if direction == Direction::Read && self.config.tail_guard {
             self.steer_guard(disk_ns.saturating_sub(base_ns));
         }
+        let solo = &self.solo_latency_ns[direction.index()];
+        let solo_ns = solo.load(Relaxed);
+        if ahead_ps <= cost_ps {
+            let next = if solo_ns == 0 {
+                disk_ns
+            } else {
+                (solo_ns * 7 + disk_ns) / 8
+            };
+            solo.store(next.max(1), Relaxed);
+        }
         let window = self.window_ps(lane);
         if ahead_ps.saturating_mul(2) < window {
             return;
         }
         // The unloaded latency already holds the request's own service time, so what is left
-        // is the wait for the work ahead: `ahead_ps` of model time at the model's speed.
-        let queued_ns = disk_ns.saturating_sub(base_ns).max(1);
+        // is the wait for the work ahead: `ahead_ps` of model time at the model's speed. It is
+        // the *mean* latency of requests that found (almost) nothing ahead, not the smallest
+        // ever seen: on this project's virtio disk the smallest is ~60 us and a lone 4 KiB
+        // read's typical ~290 us, so with a window of two requests every sample read that
+        // spread as queueing (a speed of ~0.08), the window stayed two requests wide and the
+        // drain speed never recovered from a stall (scheduled 4 KiB reads at 0.03 of
+        // unscheduled, `bench/shares.sh`, once run-time K let the disk's queue fill).
+        let unloaded_ns = base_ns.max(solo_ns);
+        let queued_ns = disk_ns.saturating_sub(unloaded_ns).max(1);
         let expected_ns = ahead_ps / 1000;
         let sample = ((u128::from(expected_ns) << SPEED_SHIFT) / u128::from(queued_ns))
             .min(u128::from(self.speed_max_q16)) as u64;
