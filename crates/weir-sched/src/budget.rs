@@ -3,6 +3,7 @@
 //! the virtual-time board that makes shares hold across shards. Everything is atomics: shards
 //! never take a lock and never wait for each other.
 
+use crate::rate::{RateControl, Verdict, RATE_ONE};
 use crate::SchedError;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -34,13 +35,17 @@ pub struct SchedConfig {
     pub head_start: Option<Duration>,
     /// Follow the disk down when completions show it is slower than the model.
     pub feedback: bool,
-    /// How far above the model the feedback may raise the disk's speed when completions show
-    /// the disk drains its queue faster than modelled. The default, 1.0, never exceeds the
-    /// io-properties rates: on this project's virtio disk 2.0 raised the mixed read p99 from
-    /// ~1.1 ms to ~5.5 ms without more write throughput (the host cache absorbs writes in
-    /// bursts, so short latencies overstate the speed). Raise it only for disks measured to
-    /// overlap reads and writes better than the half-duplex model.
+    /// How far above the model the feedback may raise the disk's *drain speed*, which sizes
+    /// the in-disk window. The default, 1.0, never lets the window hold more than one goal of
+    /// model time: on this project's virtio disk 2.0 raised the mixed read p99 from ~1.1 ms
+    /// to ~5.5 ms without more write throughput (the host cache absorbs writes in bursts, so
+    /// short latencies overstate the speed and the window grew). The rate at which work may
+    /// *enter* the disk is `max_rate_factor`'s business.
     pub max_speed_factor: f64,
+    /// How far above the model run-time K (the token bucket's refill rate, found from
+    /// completions: `rate.rs`) may rise while the disk keeps up. 1.0 keeps the model's rate
+    /// as a ceiling (K still falls to a slower disk's rate). Default 4.0.
+    pub max_rate_factor: f64,
     /// Steer the write window by the reads' tail latency (see `SharedBudget::release`): the
     /// window that holds writes shrinks when more than `1 - tail_quantile` of the reads that
     /// ran beside writes waited longer than the goal in the disk, and grows otherwise.
@@ -61,6 +66,7 @@ impl Default for SchedConfig {
             head_start: None,
             feedback: true,
             max_speed_factor: 1.0,
+            max_rate_factor: 4.0,
             tail_guard: true,
             tail_quantile: 0.99,
             shards: 1,
@@ -86,6 +92,10 @@ struct Lane {
     /// The tail guard: a further factor on the window, steered by the reads' tail latency
     /// (fixed point, `SPEED_ONE` = 1.0; stays 1.0 on a lane that carries no writes).
     guard_q16: AtomicU64,
+    /// Run-time K: the bucket's refill rate relative to the model.
+    rate: RateControl,
+    /// The costliest write piece granted so far (the half-duplex guard's floor).
+    largest_write_ps: AtomicU64,
 }
 
 impl Lane {
@@ -97,6 +107,8 @@ impl Lane {
             in_flight_ps: AtomicU64::new(0),
             speed_q16: AtomicU64::new(SPEED_ONE),
             guard_q16: AtomicU64::new(SPEED_ONE),
+            rate: RateControl::new(),
+            largest_write_ps: AtomicU64::new(0),
         }
     }
 }
@@ -129,6 +141,9 @@ pub struct LaneStats {
     /// The tail guard's factor on the window (1.0 = none; below 1 the reads' tail latency
     /// held the writes back).
     pub tail_guard: f64,
+    /// Run-time K: the rate the bucket refills at, relative to the model (1.0 = the model's
+    /// rate; above 1 the disk was found to take more than the model says).
+    pub rate_factor: f64,
     /// Disk time granted since start, in seconds.
     pub granted_sec: f64,
 }
@@ -147,11 +162,17 @@ pub struct SharedBudget {
     writes_in_flight: AtomicU64,
     /// Smallest in-disk latency ever seen per direction: the disk's unloaded latency.
     base_latency_ns: [AtomicU64; 2],
+    /// Mean in-disk latency (EMA 1/8) of requests that found at most their own cost of work
+    /// ahead, per direction (0 until one has): the unloaded latency the drain-speed samples
+    /// subtract (see `release`).
+    solo_latency_ns: [AtomicU64; 2],
     goal_ps: u64,
     bucket_ps: u64,
     head_start_ps: u64,
     max_request_bytes: [u64; 2],
     speed_max_q16: u64,
+    rate_max_q16: u64,
+    period_ns: u64,
     /// Good reads per bad read at the target quantile, minus one (99 for the p99).
     guard_up_div: u64,
 }
@@ -203,6 +224,13 @@ impl SharedBudget {
             )));
         }
         let speed_max_q16 = (config.max_speed_factor * SPEED_ONE as f64) as u64;
+        if !(1.0..=16.0).contains(&config.max_rate_factor) {
+            return Err(SchedError::Config(format!(
+                "max_rate_factor is {}; give between 1.0 (never above the model) and 16.0",
+                config.max_rate_factor
+            )));
+        }
+        let rate_max_q16 = (config.max_rate_factor * RATE_ONE as f64) as u64;
         if !(0.5..=0.9999).contains(&config.tail_quantile) {
             return Err(SchedError::Config(format!(
                 "tail_quantile is {}; give a fraction between 0.5 and 0.9999 (0.99 = p99)",
@@ -224,11 +252,14 @@ impl SharedBudget {
             vt_floor: AtomicU64::new(0),
             writes_in_flight: AtomicU64::new(0),
             base_latency_ns: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
+            solo_latency_ns: [AtomicU64::new(0), AtomicU64::new(0)],
             goal_ps,
             bucket_ps,
             head_start_ps,
             max_request_bytes,
             speed_max_q16,
+            rate_max_q16,
+            period_ns: RateControl::period_ns(goal_ps),
             guard_up_div,
             model,
             config,
@@ -270,14 +301,41 @@ impl SharedBudget {
     fn window_ps(&self, lane: &Lane) -> u64 {
         let speed = lane.speed_q16.load(Relaxed);
         let guard = lane.guard_q16.load(Relaxed);
-        ((u128::from(self.goal_ps) * u128::from(speed) * u128::from(guard)) >> (2 * SPEED_SHIFT))
-            as u64
+        let window = ((u128::from(self.goal_ps) * u128::from(speed) * u128::from(guard))
+            >> (2 * SPEED_SHIFT)) as u64;
+        if self.model.duplex() || guard >= SPEED_ONE {
+            return window;
+        }
+        // On a half-duplex disk the guard never closes the window below one write plus an
+        // eighth of it: below that a read can never be in the disk beside a write, the guard
+        // hears no more reads and stays shut for good (seen in simulation: a start-up pile
+        // threw it to its floor and a 4 KiB read / 128 KiB write mix ran at half the disk).
+        let write_ps = lane.largest_write_ps.load(Relaxed);
+        window.max(write_ps + write_ps / 8)
     }
 
-    /// Adds the disk time that passed since the last refill, at the model's rate, capped
-    /// at one bucket (one latency goal, or one largest request) of idle credit.
+    /// Adds the disk time that passed since the last refill, at K times the model's rate,
+    /// capped at one bucket (one latency goal, or one largest request) of idle credit, and
+    /// lets run-time K judge the period that ended, if one did.
     pub(crate) fn refill(&self, now_ns: u64) {
         for lane in self.lanes_in_use() {
+            if self.config.feedback && !self.config.unlimited {
+                let verdict =
+                    lane.rate
+                        .maybe_close(now_ns, self.period_ns, self.rate_bounds(lane), || {
+                            (
+                                lane.tail_ps.load(Relaxed),
+                                lane.in_flight_ps.load(Relaxed),
+                                self.window_ps(lane),
+                                lane.guard_q16.load(Relaxed) < SPEED_ONE,
+                            )
+                        });
+                if matches!(verdict, Some(Verdict::Knee | Verdict::Window)) {
+                    // Credit banked at a rate the disk did not take would refill the pile K
+                    // just decided to drain (a goal's worth: exactly the pile, in simulation).
+                    lane.head_ps.fetch_min(lane.tail_ps.load(Relaxed), Relaxed);
+                }
+            }
             let last = lane.last_refill_ns.load(Relaxed);
             if now_ns <= last
                 || lane
@@ -287,13 +345,12 @@ impl SharedBudget {
             {
                 continue;
             }
-            // The bucket refills at the model's rate (times `max_speed_factor`), not at the
-            // measured speed: the window, which the speed and the tail guard scale, is what
-            // follows the disk. A speed read from write latency also counts filesystem work
-            // that does not hold the disk (~0.7 of the model for 128 KiB writes to a sparse
-            // XFS file on this project's disk), and a bucket refilled at it capped the writes
-            // below what the disk took.
-            let speed = self.speed_max_q16;
+            // The bucket refills at run-time K, not at the drain speed the window uses: a
+            // speed read from write latency also counts filesystem work that does not hold
+            // the disk (~0.7 of the model for 128 KiB writes to a sparse XFS file on this
+            // project's disk), and a bucket refilled at it capped the writes below what the
+            // disk took. K is judged on rates over whole periods instead (`rate.rs`).
+            let speed = self.rate_q16(lane);
             let elapsed_ps = u128::from(now_ns - last) * 1000;
             let add =
                 ((elapsed_ps * u128::from(speed)) >> SPEED_SHIFT).min(u128::from(u64::MAX / 4));
@@ -302,6 +359,25 @@ impl SharedBudget {
             if head > ceiling {
                 lane.head_ps.fetch_min(ceiling, Relaxed);
             }
+        }
+    }
+
+    /// Where K may go: never more than one margin (1/32) under the drain speed the window
+    /// uses, so the rate never undercuts what the delay signal says the disk drains (a
+    /// read/write mix slows the disk in the model's units as the pacing interleaves reads
+    /// with writes, and K alone followed that down to 0.77 of the writes' share in
+    /// simulation), and never above `max_rate_factor`.
+    fn rate_bounds(&self, lane: &Lane) -> (u64, u64) {
+        let speed = lane.speed_q16.load(Relaxed);
+        (speed - speed / 32, self.rate_max_q16)
+    }
+
+    /// Run-time K of a lane (1.0 without feedback: the model's rate).
+    fn rate_q16(&self, lane: &Lane) -> u64 {
+        if self.config.feedback {
+            lane.rate.rate_q16()
+        } else {
+            SPEED_ONE
         }
     }
 
@@ -323,7 +399,7 @@ impl SharedBudget {
         let head = lane.head_ps.load(Relaxed);
         let tail = lane.tail_ps.load(Relaxed);
         if tail >= head {
-            return Err(self.bucket_wait(tail - head));
+            return Err(self.bucket_wait(lane, tail - head));
         }
         // The window: a request goes in if at least half of it fits (rounding to the nearest
         // request), or if the disk is empty; the overshoot is at most half a request.
@@ -331,6 +407,7 @@ impl SharedBudget {
         let mut in_flight = lane.in_flight_ps.load(Relaxed);
         loop {
             if in_flight > 0 && in_flight + cost_ps / 2 > window {
+                lane.rate.note_window_refused();
                 return Err(Blocked::Window);
             }
             match lane.in_flight_ps.compare_exchange_weak(
@@ -349,14 +426,18 @@ impl SharedBudget {
             let head = lane.head_ps.load(Relaxed);
             if tail >= head {
                 lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
-                return Err(self.bucket_wait(tail - head));
+                return Err(self.bucket_wait(lane, tail - head));
             }
             match lane
                 .tail_ps
                 .compare_exchange_weak(tail, tail + cost_ps, Relaxed, Relaxed)
             {
                 Ok(_) => {
+                    lane.rate.note_granted(cost_ps);
                     if direction == Direction::Write {
+                        if lane.largest_write_ps.load(Relaxed) < cost_ps {
+                            lane.largest_write_ps.fetch_max(cost_ps, Relaxed);
+                        }
                         self.writes_in_flight.fetch_add(1, Relaxed);
                     }
                     return Ok(in_flight);
@@ -366,8 +447,8 @@ impl SharedBudget {
         }
     }
 
-    fn bucket_wait(&self, debt_ps: u64) -> Blocked {
-        let speed = self.speed_max_q16.max(SPEED_MIN);
+    fn bucket_wait(&self, lane: &Lane, debt_ps: u64) -> Blocked {
+        let speed = self.rate_q16(lane).max(SPEED_MIN);
         let wait_ps = (u128::from(debt_ps + 1) << SPEED_SHIFT) / u128::from(speed);
         Blocked::Bucket {
             wait_ns: (wait_ps / 1000) as u64 + 1,
@@ -393,6 +474,7 @@ impl SharedBudget {
         }
         let lane = self.lane(direction);
         lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
+        lane.rate.note_completed(cost_ps);
         if direction == Direction::Write {
             self.writes_in_flight.fetch_sub(1, Relaxed);
         }
@@ -404,13 +486,30 @@ impl SharedBudget {
         if direction == Direction::Read && self.config.tail_guard {
             self.steer_guard(disk_ns.saturating_sub(base_ns));
         }
+        let solo = &self.solo_latency_ns[direction.index()];
+        let solo_ns = solo.load(Relaxed);
+        if ahead_ps <= cost_ps {
+            let next = if solo_ns == 0 {
+                disk_ns
+            } else {
+                (solo_ns * 7 + disk_ns) / 8
+            };
+            solo.store(next.max(1), Relaxed);
+        }
         let window = self.window_ps(lane);
         if ahead_ps.saturating_mul(2) < window {
             return;
         }
         // The unloaded latency already holds the request's own service time, so what is left
-        // is the wait for the work ahead: `ahead_ps` of model time at the model's speed.
-        let queued_ns = disk_ns.saturating_sub(base_ns).max(1);
+        // is the wait for the work ahead: `ahead_ps` of model time at the model's speed. It is
+        // the *mean* latency of requests that found (almost) nothing ahead, not the smallest
+        // ever seen: on this project's virtio disk the smallest is ~60 us and a lone 4 KiB
+        // read's typical ~290 us, so with a window of two requests every sample read that
+        // spread as queueing (a speed of ~0.08), the window stayed two requests wide and the
+        // drain speed never recovered from a stall (scheduled 4 KiB reads at 0.03 of
+        // unscheduled, `bench/shares.sh`, once run-time K let the disk's queue fill).
+        let unloaded_ns = base_ns.max(solo_ns);
+        let queued_ns = disk_ns.saturating_sub(unloaded_ns).max(1);
         let expected_ns = ahead_ps / 1000;
         let sample = ((u128::from(expected_ns) << SPEED_SHIFT) / u128::from(queued_ns))
             .min(u128::from(self.speed_max_q16)) as u64;
@@ -448,6 +547,13 @@ impl SharedBudget {
         let threshold_ps = self.goal_ps - self.goal_ps / 16;
         let new = if read_queued_ns.saturating_mul(1000) > threshold_ps {
             old - old / GUARD_DOWN_DIV
+        } else if lane.in_flight_ps.load(Relaxed).saturating_mul(4) < self.window_ps(lane) * 3 {
+            // Anti-windup: the window is not what holds the writes now (run-time K's bucket
+            // is, or the writes are few), so a good read is no evidence that a wider window
+            // would be safe. Growing anyway let the guard reach 2.0 under the bucket, and
+            // the first pile the bucket let in then cost 40 bad reads in a row and threw the
+            // guard to its floor.
+            return;
         } else {
             old + (old / self.guard_up_div).max(1)
         };
@@ -489,6 +595,7 @@ impl SharedBudget {
             window_sec: self.window_ps(lane) as f64 / 1e12,
             speed_factor: lane.speed_q16.load(Relaxed) as f64 / SPEED_ONE as f64,
             tail_guard: lane.guard_q16.load(Relaxed) as f64 / SPEED_ONE as f64,
+            rate_factor: self.rate_q16(lane) as f64 / RATE_ONE as f64,
             granted_sec: lane.tail_ps.load(Relaxed) as f64 / 1e12,
         }
     }
@@ -515,8 +622,21 @@ mod tests {
             .expect("empty disk");
         // The unloaded read latency: 100 us.
         b.release(Direction::Read, 1, 0, 100_000);
-        // 2% of reads over the goal: the guard must fall; 0.5%: it must rise.
+        // One write is far from filling the window: good reads must not widen it (anti-windup).
+        for _ in 0..10_000 {
+            b.release(Direction::Read, 1, 0, 300_000);
+        }
         let guard = |b: &SharedBudget| b.lane_stats(Direction::Write).tail_guard;
+        assert_eq!(
+            guard(&b),
+            1.0,
+            "the guard grew under a window that did not bind"
+        );
+        // From here the writes fill the window (the disk time stays booked, so it binds).
+        b.lane(Direction::Write)
+            .in_flight_ps
+            .store(b.goal_ps * 4, Relaxed);
+        // 2% of reads over the goal: the guard must fall; 0.5%: it must rise.
         for _ in 0..2000 {
             for i in 0..100 {
                 let disk_ns = if i < 2 { 1_000_000 } else { 300_000 };

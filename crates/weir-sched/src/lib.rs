@@ -32,6 +32,7 @@ mod budget;
 mod group;
 pub mod metrics;
 mod queue;
+mod rate;
 
 pub use budget::{LaneStats, SchedConfig, SharedBudget, MAX_REQUEST_BYTES_CAP};
 pub use group::{GroupConfig, GroupId};

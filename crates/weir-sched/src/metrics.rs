@@ -175,6 +175,8 @@ pub struct ShardMetrics {
     pub speed_factor: f64,
     /// The tail guard's factor on the write window (see `LaneStats::tail_guard`).
     pub tail_guard: f64,
+    /// Run-time K of the write lane (see `LaneStats::rate_factor`).
+    pub rate_factor: f64,
 }
 
 fn escape(label: &str) -> String {
@@ -366,6 +368,7 @@ mod tests {
                 classes: vec![c],
                 speed_factor: 1.0,
                 tail_guard: 1.0,
+                rate_factor: 1.0,
             }],
         );
         assert!(text.contains("# TYPE weir_io_queue_total_ops counter"));

@@ -726,6 +726,7 @@ impl ShardQueue {
             classes: self.classes.iter().map(|c| c.metrics.clone()).collect(),
             speed_factor: self.budget.lane_stats(Direction::Write).speed_factor,
             tail_guard: self.budget.lane_stats(Direction::Write).tail_guard,
+            rate_factor: self.budget.lane_stats(Direction::Write).rate_factor,
         }
     }
 

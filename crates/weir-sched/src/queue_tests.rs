@@ -57,10 +57,11 @@ fn run_backlogged(
 
 #[test]
 fn shares_split_disk_time_and_the_bucket_holds_the_rate() {
-    // This ideal disk never queues, so the feedback would rightly raise its speed; hold it
-    // at the model to check the bucket's rate.
+    // This ideal disk never queues, so run-time K would rightly rise above the model; hold
+    // it at the model to check the bucket's rate.
     let mut q = queue(SchedConfig {
         max_speed_factor: 1.0,
+        max_rate_factor: 1.0,
         ..Default::default()
     });
     let a = q.add_class(ClassConfig::new("a", 100)).expect("class");
@@ -177,6 +178,7 @@ fn duplex_disks_give_each_direction_a_full_budget() {
     let duplex = CostModel::new(85_000.0, 1.9e9, 60_000.0, 1.75e9, 1.0, true).expect("valid");
     let config = SchedConfig {
         max_speed_factor: 1.0,
+        max_rate_factor: 1.0,
         ..Default::default()
     };
     let budget = Arc::new(SharedBudget::new(duplex, config).expect("budget"));

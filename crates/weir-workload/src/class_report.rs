@@ -23,6 +23,9 @@ pub struct SchedulerReport {
     /// The tail guard's factor on the write window (1.0 = none; below 1 the reads' tail
     /// latency held the writes back). The smallest over shards.
     pub tail_guard: f64,
+    /// Run-time K: the rate the budget refills at, relative to the model, at the end of
+    /// the run (the budget is shared, so every shard reports the same).
+    pub rate_factor: f64,
     /// Pieces sent merged with their neighbours in the file, and the requests that carried
     /// them (all classes and shards).
     pub merged: MergeCounts,
@@ -131,6 +134,7 @@ impl SchedulerReport {
                 .map(|s| s.tail_guard)
                 .fold(f64::INFINITY, f64::min)
                 .min(1e9),
+            rate_factor: shards.first().map_or(1.0, |s| s.rate_factor),
             merged,
             classes,
         }
@@ -141,13 +145,15 @@ impl SchedulerReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "scheduler: {}, latency goal {:.0} us, disk speed {:.2} x model, tail guard {:.2}",
+            "scheduler: {}, latency goal {:.0} us, rate K {:.2} x model, disk speed {:.2} x model, \
+             tail guard {:.2}",
             if self.limiting {
                 "on"
             } else {
                 "measuring only (--no-scheduler)"
             },
             self.latency_goal_us,
+            self.rate_factor,
             self.speed_factor,
             self.tail_guard
         );

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# shares.sh: do two classes get their shares AND the whole disk? (issue 24; a benchmark, not a
+# test).
+#
+# Two classes doing the same op (random 4/16/128 KiB reads, then random writes over a laid-out
+# file: the overwrite regime), parallelism 32 per class per shard, 2 shards, shares 1000:100,
+# 1:1 and 100:1000, through weir's scheduler (the model from `weir tune` on the same
+# filesystem), against the same two jobs without the scheduler (`--no-scheduler`). Every
+# round runs each op x size's four rows (unscheduled, then the three share splits) in an
+# order rotated by the round, so each scheduled row is judged against the unscheduled row of
+# its own round (the disk moves 10-20% within minutes). Printed: every round's total MB/s,
+# scheduled / unscheduled, and the share ratio measured / asked; then per op x size x split
+# the median of the rounds and the spread (max - min) of the per-round ratios.
+#
+# Tiers: `vda` (DIR, default /var/tmp/weir-shares, on the virtio disk) and `zram` (a zram
+# device of our own from /sys/class/zram-control/hot_add, never zram0, with ext4 on it,
+# removed afterwards; CPU-bound, so the scheduler's own cost per I/O shows). TIERS picks.
+#
+# Usage: bench/shares.sh [DIR]
+# Environment: DURATION (5s per row), ROUNDS (3), SIZES ("4kB 16kB 128kB"),
+#   OPS ("randread randwrite"), SPLITS ("1000:100 1:1 100:1000"), TIERS ("vda zram"),
+#   GOAL (0.75ms), TUNE_DURATION (30s), PROPS (a model to use on the vda tier instead of
+#   tuning), WEIR (a built weir), BENCH_LOCK (/work/bench.lock if present).
+# The zram tier needs root (it skips with the reason otherwise).
+set -euo pipefail
+
+DIR=${1:-/var/tmp/weir-shares}
+DURATION=${DURATION:-5s}
+ROUNDS=${ROUNDS:-3}
+SIZES=${SIZES:-"4kB 16kB 128kB"}
+OPS=${OPS:-"randread randwrite"}
+SPLITS=${SPLITS:-"1000:100 1:1 100:1000"}
+TIERS=${TIERS:-"vda zram"}
+GOAL=${GOAL:-0.75ms}
+TUNE_DURATION=${TUNE_DURATION:-30s}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+
+command -v python3 >/dev/null || { echo "shares: python3 is required" >&2; exit 2; }
+if [[ -z "${WEIR:-}" ]]; then
+    (cd "$REPO" && cargo build --release -p weir >&2)
+    WEIR="${CARGO_TARGET_DIR:-$REPO/target}/release/weir"
+fi
+[[ -x "$WEIR" ]] || { echo "shares: no weir binary at $WEIR" >&2; exit 2; }
+
+LOCK=${BENCH_LOCK:-}
+[[ -z "$LOCK" && -e /work/bench.lock ]] && LOCK=/work/bench.lock
+if [[ -n "$LOCK" ]]; then
+    exec 9>"$LOCK"
+    echo "shares: waiting for $LOCK" >&2
+    flock 9
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-shares.XXXXXX")
+ZRAM_ID=""
+ZRAM_MNT=""
+cleanup() {
+    if [[ -n "$ZRAM_MNT" ]]; then
+        umount "$ZRAM_MNT" 2>/dev/null || true
+        rmdir "$ZRAM_MNT" 2>/dev/null || true
+    fi
+    if [[ -n "$ZRAM_ID" ]]; then
+        echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
+        echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
+    fi
+    rm -f "$DIR"/shares-* 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+RESULTS=$WORK/results.jsonl
+
+job_file() { # op size shares_a shares_b -> stdout
+    local op=$1 size=$2 sa=$3 sb=$4 name shares
+    for name in a b; do
+        shares=$sa
+        [[ $name == b ]] && shares=$sb
+        cat <<EOF
+- name: $name
+  type: $op
+  shards: all
+  data_size: 1GB
+  shard_info:
+    parallelism: 32
+    reqsize: $size
+    class: $name
+    shares: $shares
+EOF
+    done
+}
+
+row() { # tier dir op size split round [flags...]
+    local tier=$1 dir=$2 op=$3 size=$4 split=$5 round=$6
+    shift 6
+    # The unscheduled row's shares do nothing (no scheduler): any pair will do.
+    local pair=$split
+    [[ $pair == none ]] && pair=1:1
+    local sa=${pair%%:*} sb=${pair##*:}
+    job_file "$op" "$size" "$sa" "$sb" >"$WORK/job.yaml"
+    echo "shares: $tier $op $size $split round $round $*" >&2
+    "$WEIR" run "$WORK/job.yaml" --dir "$dir" --duration "$DURATION" --shards 2 --keep-files \
+        --output json "$@" >"$WORK/row.json"
+    python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" >>"$RESULTS" <<'EOF'
+import json, sys
+tier, op, size, split, rnd, path = sys.argv[1:]
+jobs = {j["name"]: j for j in json.load(open(path))["jobs"]}
+print(json.dumps({"tier": tier, "op": op, "size": size, "split": split, "round": int(rnd),
+                  "a": jobs["a"]["bandwidth_bytes_per_s"] / 1e6,
+                  "b": jobs["b"]["bandwidth_bytes_per_s"] / 1e6}))
+EOF
+}
+
+run_tier() { # tier dir props
+    local tier=$1 dir=$2 props=$3 op size round k
+    for op in $OPS; do
+        for size in $SIZES; do
+            # The rows of one op x size: unscheduled, then each split through the scheduler.
+            local rows=("none" $SPLITS)
+            for ((round = 1; round <= ROUNDS; round++)); do
+                for ((k = 0; k < ${#rows[@]}; k++)); do
+                    local r=${rows[$(((k + round - 1) % ${#rows[@]}))]}
+                    if [[ $r == none ]]; then
+                        row "$tier" "$dir" "$op" "$size" none "$round" --no-scheduler \
+                            --io-properties "$props"
+                    else
+                        row "$tier" "$dir" "$op" "$size" "$r" "$round" --io-properties "$props" \
+                            --latency-goal "$GOAL"
+                    fi
+                done
+            done
+        done
+    done
+}
+
+tune_into() { # dir props
+    "$WEIR" tune --dir "$1" --duration "$TUNE_DURATION" --properties-file "$2" >&2
+    echo "shares: model for $1:" >&2
+    cat "$2" >&2
+}
+
+for tier in $TIERS; do
+    case $tier in
+    vda)
+        mkdir -p "$DIR"
+        if [[ -n "${PROPS:-}" ]]; then
+            cp "$PROPS" "$WORK/vda.yaml"
+        else
+            tune_into "$DIR" "$WORK/vda.yaml"
+        fi
+        run_tier vda "$DIR" "$WORK/vda.yaml"
+        ;;
+    zram)
+        if [[ $EUID -ne 0 || ! -w /sys/class/zram-control/hot_add ]]; then
+            echo "SKIP zram tier: needs root and /sys/class/zram-control (modprobe zram)" >&2
+            continue
+        fi
+        ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
+        echo 6G >"/sys/block/zram$ZRAM_ID/disksize"
+        mkfs.ext4 -q "/dev/zram$ZRAM_ID"
+        ZRAM_MNT=$(mktemp -d /tmp/weir-shares-zram.XXXXXX)
+        mount "/dev/zram$ZRAM_ID" "$ZRAM_MNT"
+        tune_into "$ZRAM_MNT" "$WORK/zram.yaml"
+        run_tier zram "$ZRAM_MNT" "$WORK/zram.yaml"
+        umount "$ZRAM_MNT" && rmdir "$ZRAM_MNT" && ZRAM_MNT=""
+        echo 1 >"/sys/block/zram$ZRAM_ID/reset"
+        echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove && ZRAM_ID=""
+        ;;
+    *) echo "shares: unknown tier $tier (vda, zram)" >&2; exit 2 ;;
+    esac
+done
+
+python3 - "$RESULTS" <<'EOF'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def key(r):
+    return (r["tier"], r["op"], r["size"])
+bare = {(key(r), r["round"]): r["a"] + r["b"] for r in rows if r["split"] == "none"}
+print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")
+groups = {}
+for r in rows:
+    if r["split"] == "none":
+        continue
+    sa, sb = (int(x) for x in r["split"].split(":"))
+    total = r["a"] + r["b"]
+    anchor = bare.get((key(r), r["round"]))
+    share = (r["a"] / r["b"]) / (sa / sb) if r["b"] > 0 else float("nan")
+    frac = total / anchor if anchor else float("nan")
+    groups.setdefault(key(r) + (r["split"],), []).append((frac, share, total, anchor))
+    print(f"  {r['tier']:4} {r['op']:9} {r['size']:>6} {r['split']:>9} round {r['round']}: "
+          f"{total:8.1f} MB/s / {anchor or float('nan'):8.1f} = {frac:.3f}, ratio {r['a'] / max(r['b'], 1e-9):7.3f} "
+          f"({share:.3f} of asked)")
+print("\nmedians over rounds (spread = max - min of the per-round figure)")
+print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'unsched MB/s':>12} {'sched MB/s':>10} "
+      f"{'sched/unsched':>13} {'spread':>6} {'ratio/asked':>11} {'spread':>6}")
+for k, v in groups.items():
+    fr = [x[0] for x in v]
+    sh = [x[1] for x in v]
+    print(f"  {k[0]:4} {k[1]:9} {k[2]:>6} {k[3]:>9} {statistics.median(x[3] for x in v):12.1f} "
+          f"{statistics.median(x[2] for x in v):10.1f} {statistics.median(fr):13.3f} "
+          f"{max(fr) - min(fr):6.3f} {statistics.median(sh):11.3f} {max(sh) - min(sh):6.3f}")
+EOF

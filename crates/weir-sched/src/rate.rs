@@ -1,0 +1,374 @@
+//! Run-time K: the rate the token bucket refills at, found from completions.
+//!
+//! The model (`weir tune`'s io-properties) is a measurement taken once, at depths and sizes
+//! that are not the workload's: on this project's disk tune priced 4 KiB reads at 73k IOPS
+//! where the disk gave 86k at the scheduler's depth, so a bucket refilled at the model's rate
+//! held a pure 4 KiB load to 0.82 of the disk (issue 24). Pricing the model higher by hand
+//! moved the queue into the disk instead, where shares mean nothing. So the bucket's rate is
+//! a factor K on the model that this controller moves at run time, once per *period* (a few
+//! latency goals), from what the period showed:
+//!
+//! - **Probe** (the bucket bound, the disk kept up): the scheduler dispatched at K for the
+//!   whole period and the disk's in-flight work did not grow, so the disk took everything it
+//!   was given and may take more: K rises by a step (doubling on consecutive probes, up to
+//!   1/8 per period, and reset to 1/64 at every knee, so it climbs fast far from the knee
+//!   and creeps near it).
+//! - **Knee** (the bucket bound, the disk fell behind): in-flight work grew by more than an
+//!   eighth of the window (or one request) in one period while the scheduler dispatched at K:
+//!   latency grew with no gain in rate. K drops to the period's *delivered* rate less 1/32,
+//!   minus what piled up (so the pile drains in the next period), then cruises at delivered
+//!   less 1/32. The bucket thus settles just under the disk's real rate, the disk's queue
+//!   stays near the depth where its rate stops rising, and the backlog waits in the
+//!   scheduler, where shares apply.
+//! - **Window** (the window bound for a whole period, the tail guard not shrinking it): the
+//!   disk's drain speed, which sizes the window, is what limits; K snaps to the delivered rate
+//!   so that the bucket, not a goal's worth of queue in the disk, becomes what binds.
+//! - **Hold** (anything else: idle, light or bursty load, or the tail guard holding the
+//!   write window below the drain speed): K does not move. A light load dispatches less than
+//!   K offers, which says nothing about the disk, so K never creeps down.
+//!
+//! K never scales the in-disk window. The window (latency goal x drain speed x tail guard)
+//! bounds how much work a read can find ahead of it; letting a run-time factor above 1 grow
+//! it is what made mixed read p99 5x worse on this project's disk when `max_speed_factor` was
+//! 2.0 (host-cached writes completed fast, the window doubled, and reads queued behind it
+//! when the host flushed). K only lets work *enter* faster; the window still caps what is in
+//! the disk, so the latency signals (tail guard first, then the drain speed) win whenever
+//! the window binds, and K steers only while the bucket binds: the two never act at once.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Fixed point: 1.0 = the model's rate (as `SPEED_ONE` in the budget).
+pub(crate) const RATE_SHIFT: u32 = 16;
+pub(crate) const RATE_ONE: u64 = 1 << RATE_SHIFT;
+/// The lowest K (1/32 of the model), as for the drain speed.
+const RATE_MIN: u64 = RATE_ONE / 32;
+/// Probe steps: the first after a knee, the first ever, and the largest.
+const STEP_AFTER_KNEE: u64 = RATE_ONE / 64;
+const STEP_FIRST: u64 = RATE_ONE / 16;
+const STEP_MAX: u64 = RATE_ONE / 8;
+/// K settles this far under the delivered rate at a knee (1/32).
+const MARGIN_DIV: u64 = 32;
+/// A period is at least this long, so it holds enough completions to judge.
+const PERIOD_MIN_NS: u64 = 1_000_000;
+/// ... and this many latency goals.
+const PERIOD_GOALS: u64 = 4;
+
+/// What one period showed, in picoseconds of model disk time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Period {
+    pub elapsed_ps: u64,
+    /// Disk time the bucket granted in the period.
+    pub dispatched_ps: u64,
+    /// Disk time of the requests that completed in the period.
+    pub completed_ps: u64,
+    pub in_flight_start_ps: u64,
+    pub in_flight_end_ps: u64,
+    /// The in-disk window at the end of the period.
+    pub window_ps: u64,
+    /// The largest piece granted in the period: in-flight work moves by whole requests.
+    pub largest_piece_ps: u64,
+    /// The window turned a request away during the period.
+    pub window_refused: bool,
+    /// The tail guard holds the window below the drain speed's (guard < 1).
+    pub guard_binds: bool,
+}
+
+/// The controller's verdict on one period (for tests and the docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Probe,
+    Knee,
+    Window,
+    Hold,
+}
+
+/// Run-time K of one lane. Only the shard that closes a period writes `rate_q16`, `step_q16`
+/// and `cruise_q16`; the accumulators take relaxed adds from every shard.
+#[derive(Debug)]
+pub(crate) struct RateControl {
+    rate_q16: AtomicU64,
+    step_q16: AtomicU64,
+    /// The rate to return to after a knee's one draining period (0: not draining).
+    cruise_q16: AtomicU64,
+    period_start_ns: AtomicU64,
+    granted_at_start_ps: AtomicU64,
+    in_flight_at_start_ps: AtomicU64,
+    completed_ps: AtomicU64,
+    window_refusals: AtomicU64,
+    largest_piece_ps: AtomicU64,
+}
+
+impl RateControl {
+    pub(crate) fn new() -> Self {
+        RateControl {
+            rate_q16: AtomicU64::new(RATE_ONE),
+            step_q16: AtomicU64::new(STEP_FIRST),
+            cruise_q16: AtomicU64::new(0),
+            period_start_ns: AtomicU64::new(0),
+            granted_at_start_ps: AtomicU64::new(0),
+            in_flight_at_start_ps: AtomicU64::new(0),
+            completed_ps: AtomicU64::new(0),
+            window_refusals: AtomicU64::new(0),
+            largest_piece_ps: AtomicU64::new(0),
+        }
+    }
+
+    /// K now (fixed point).
+    pub(crate) fn rate_q16(&self) -> u64 {
+        self.rate_q16.load(Relaxed)
+    }
+
+    pub(crate) fn note_granted(&self, cost_ps: u64) {
+        if self.largest_piece_ps.load(Relaxed) < cost_ps {
+            self.largest_piece_ps.fetch_max(cost_ps, Relaxed);
+        }
+    }
+
+    pub(crate) fn note_window_refused(&self) {
+        self.window_refusals.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn note_completed(&self, cost_ps: u64) {
+        self.completed_ps.fetch_add(cost_ps, Relaxed);
+    }
+
+    /// The period length for a latency goal.
+    pub(crate) fn period_ns(goal_ps: u64) -> u64 {
+        (goal_ps / 1000 * PERIOD_GOALS).max(PERIOD_MIN_NS)
+    }
+
+    /// Closes the period if `period_ns` has passed since it began. `lane_now` reads the lane
+    /// as (granted total, in flight, window, guard binds). K stays within `[floor, max]`.
+    /// Returns the verdict when this call closed a period.
+    pub(crate) fn maybe_close(
+        &self,
+        now_ns: u64,
+        period_ns: u64,
+        (floor_q16, max_q16): (u64, u64),
+        lane_now: impl FnOnce() -> (u64, u64, u64, bool),
+    ) -> Option<Verdict> {
+        let start = self.period_start_ns.load(Relaxed);
+        if now_ns < start.saturating_add(period_ns)
+            || self
+                .period_start_ns
+                .compare_exchange(start, now_ns, Relaxed, Relaxed)
+                .is_err()
+        {
+            return None;
+        }
+        let (granted_ps, in_flight_ps, window_ps, guard_binds) = lane_now();
+        let period = Period {
+            elapsed_ps: (now_ns - start).saturating_mul(1000),
+            dispatched_ps: granted_ps
+                .saturating_sub(self.granted_at_start_ps.swap(granted_ps, Relaxed)),
+            completed_ps: self.completed_ps.swap(0, Relaxed),
+            in_flight_start_ps: self.in_flight_at_start_ps.swap(in_flight_ps, Relaxed),
+            in_flight_end_ps: in_flight_ps,
+            window_ps,
+            largest_piece_ps: self.largest_piece_ps.swap(0, Relaxed),
+            window_refused: self.window_refusals.swap(0, Relaxed) > 0,
+            guard_binds,
+        };
+        // The first period starts at time 0, before anything ran: it judges nothing.
+        if start == 0 {
+            return Some(Verdict::Hold);
+        }
+        let rate = self.rate_q16.load(Relaxed);
+        let (verdict, next) = judge(rate, &period);
+        let next = match verdict {
+            Verdict::Probe => {
+                let cruise = self.cruise_q16.swap(0, Relaxed);
+                if cruise > 0 {
+                    // The period after a knee drained the pile; go back to cruising.
+                    cruise
+                } else {
+                    let step = self.step_q16.load(Relaxed);
+                    self.step_q16.store((step * 2).min(STEP_MAX), Relaxed);
+                    rate + ((u128::from(rate) * u128::from(step)) >> RATE_SHIFT) as u64
+                }
+            }
+            Verdict::Knee | Verdict::Window => {
+                self.step_q16.store(STEP_AFTER_KNEE, Relaxed);
+                let delivered = rate_of(period.completed_ps, period.elapsed_ps);
+                self.cruise_q16
+                    .store((delivered - delivered / MARGIN_DIV).max(RATE_MIN), Relaxed);
+                next
+            }
+            Verdict::Hold => next,
+        };
+        let floor = floor_q16.clamp(RATE_MIN, max_q16);
+        self.rate_q16
+            .store(next.clamp(floor, max_q16.max(floor)), Relaxed);
+        Some(verdict)
+    }
+}
+
+/// Disk time per second of wall time, fixed point.
+fn rate_of(disk_ps: u64, elapsed_ps: u64) -> u64 {
+    ((u128::from(disk_ps) << RATE_SHIFT) / u128::from(elapsed_ps.max(1))) as u64
+}
+
+/// The pure decision: the verdict and the next K (before probing's step, which needs state).
+pub(crate) fn judge(rate_q16: u64, p: &Period) -> (Verdict, u64) {
+    let offered_ps = ((u128::from(p.elapsed_ps) * u128::from(rate_q16)) >> RATE_SHIFT) as u64;
+    // The scheduler dispatched (nearly) all K offered: the demand was above K all period.
+    // A light or bursty load dispatches less and is never evidence either way.
+    let saturated = p.dispatched_ps >= offered_ps - offered_ps / 8;
+    let growth_ps = p.in_flight_end_ps.saturating_sub(p.in_flight_start_ps);
+    let threshold_ps = (p.window_ps / 8).max(p.largest_piece_ps);
+    let delivered = rate_of(p.completed_ps, p.elapsed_ps);
+    if saturated && growth_ps > threshold_ps {
+        // The disk fell behind K: back to just under what it delivered, minus the pile.
+        let pile = rate_of(growth_ps, p.elapsed_ps);
+        let cruise = delivered - delivered / MARGIN_DIV;
+        return (Verdict::Knee, cruise.saturating_sub(pile).max(cruise / 2));
+    }
+    let half = p.window_ps / 2;
+    let window_full_all_period =
+        p.window_refused && p.in_flight_start_ps >= half && p.in_flight_end_ps >= half;
+    if window_full_all_period && !p.guard_binds && delivered < rate_q16 {
+        // The disk holds a goal's worth of queue and takes no more: the same knee, reached
+        // through the window. Drain half the window's pile in the next period, then cruise.
+        let pile = rate_of(p.in_flight_end_ps / 2, p.elapsed_ps);
+        let cruise = delivered - delivered / MARGIN_DIV;
+        return (Verdict::Window, cruise.saturating_sub(pile).max(cruise / 2));
+    }
+    // A window that turned work away is a latency signal's doing (drain speed or tail
+    // guard): more rate would only queue in the scheduler, so K only probes past it when
+    // the window never bound.
+    if saturated && !p.window_refused {
+        return (Verdict::Probe, rate_q16);
+    }
+    (Verdict::Hold, rate_q16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS_PS: u64 = 1_000_000_000;
+
+    fn period(dispatched_ms: u64, completed_ms: u64, start_ms: u64, end_ms: u64) -> Period {
+        // Values in milliseconds of disk time over a 4 ms period, window 0.75 ms.
+        Period {
+            elapsed_ps: 4 * MS_PS,
+            dispatched_ps: dispatched_ms * MS_PS / 100,
+            completed_ps: completed_ms * MS_PS / 100,
+            in_flight_start_ps: start_ms * MS_PS / 100,
+            in_flight_end_ps: end_ms * MS_PS / 100,
+            window_ps: 75 * MS_PS / 100,
+            largest_piece_ps: MS_PS / 100,
+            window_refused: false,
+            guard_binds: false,
+        }
+    }
+
+    #[test]
+    fn a_saturated_period_the_disk_kept_up_with_probes() {
+        // K = 1.0: 4 ms offered, 4 ms dispatched and completed, in flight flat.
+        let (v, _) = judge(RATE_ONE, &period(400, 400, 10, 12));
+        assert_eq!(v, Verdict::Probe);
+    }
+
+    #[test]
+    fn a_pile_growing_under_a_saturated_bucket_is_the_knee() {
+        // Dispatched 4.4 ms at K = 1.1, completed 4.0 ms: 0.4 ms piled up in the disk.
+        let rate = RATE_ONE + RATE_ONE / 10;
+        let (v, next) = judge(rate, &period(440, 400, 10, 50));
+        assert_eq!(v, Verdict::Knee);
+        // Under the delivered 1.0, and under its cruise (31/32) by the pile's 0.1.
+        let next = next as f64 / RATE_ONE as f64;
+        assert!((next - (1.0 - 1.0 / 32.0 - 0.1)).abs() < 1e-3, "{next}");
+    }
+
+    #[test]
+    fn light_or_bursty_load_never_moves_k() {
+        // Half of what K offers, a burst that filled the window at the end: hold.
+        let mut p = period(200, 150, 0, 60);
+        p.window_refused = true;
+        assert_eq!(judge(RATE_ONE * 2, &p), (Verdict::Hold, RATE_ONE * 2));
+        // Idle.
+        assert_eq!(
+            judge(RATE_ONE, &period(0, 0, 0, 0)),
+            (Verdict::Hold, RATE_ONE)
+        );
+    }
+
+    #[test]
+    fn a_window_full_all_period_hands_k_to_the_delivered_rate_unless_the_guard_holds_it() {
+        let mut p = period(300, 300, 70, 72);
+        p.window_refused = true;
+        let (v, next) = judge(RATE_ONE * 2, &p);
+        assert_eq!(v, Verdict::Window);
+        // Delivered 0.75, less 1/32, less half the 0.72 ms pile over the 4 ms period.
+        let next = next as f64 / RATE_ONE as f64;
+        assert!((next - (0.75 * 31.0 / 32.0 - 0.09)).abs() < 1e-3, "{next}");
+        p.guard_binds = true;
+        assert_eq!(judge(RATE_ONE * 2, &p), (Verdict::Hold, RATE_ONE * 2));
+    }
+
+    #[test]
+    fn probing_doubles_its_step_and_a_knee_resets_it_then_drains_once() {
+        let control = RateControl::new();
+        let period_ns = 4_000_000;
+        let lane = |granted, in_flight| move || (granted, in_flight, 75 * MS_PS / 100, false);
+        // The first close only starts the clock.
+        assert_eq!(
+            control.maybe_close(
+                period_ns,
+                period_ns,
+                (RATE_MIN, RATE_ONE * 4),
+                lane(0, MS_PS / 10)
+            ),
+            Some(Verdict::Hold)
+        );
+        let mut granted = 0;
+        let mut now = period_ns;
+        let mut rates = Vec::new();
+        for _ in 0..3 {
+            // Dispatch exactly what K offers; the disk keeps up.
+            let offered = ((u128::from(4 * MS_PS) * u128::from(control.rate_q16())) >> 16) as u64;
+            granted += offered;
+            control.note_completed(offered);
+            now += period_ns;
+            let v = control.maybe_close(
+                now,
+                period_ns,
+                (RATE_MIN, RATE_ONE * 4),
+                lane(granted, MS_PS / 10),
+            );
+            assert_eq!(v, Some(Verdict::Probe));
+            rates.push(control.rate_q16() as f64 / RATE_ONE as f64);
+        }
+        // Steps 1/16, 1/8, 1/8.
+        assert!((rates[0] - 1.0625).abs() < 1e-3, "{rates:?}");
+        assert!((rates[1] - 1.0625 * 1.125).abs() < 1e-3, "{rates:?}");
+        // A knee: the disk completed 4 ms while 0.5 ms piled up.
+        let offered = ((u128::from(4 * MS_PS) * u128::from(control.rate_q16())) >> 16) as u64;
+        granted += offered;
+        control.note_completed(4 * MS_PS);
+        now += period_ns;
+        let v = control.maybe_close(
+            now,
+            period_ns,
+            (RATE_MIN, RATE_ONE * 4),
+            lane(granted, MS_PS * 6 / 10),
+        );
+        assert_eq!(v, Some(Verdict::Knee));
+        let drain = control.rate_q16() as f64 / RATE_ONE as f64;
+        assert!((drain - (1.0 - 1.0 / 32.0 - 0.125)).abs() < 1e-3, "{drain}");
+        // The next saturated period returns to cruise (31/32 of delivered), not a probe step.
+        let offered = ((u128::from(4 * MS_PS) * u128::from(control.rate_q16())) >> 16) as u64;
+        granted += offered;
+        control.note_completed(offered);
+        now += period_ns;
+        control.maybe_close(
+            now,
+            period_ns,
+            (RATE_MIN, RATE_ONE * 4),
+            lane(granted, MS_PS / 10),
+        );
+        let cruise = control.rate_q16() as f64 / RATE_ONE as f64;
+        assert!((cruise - (1.0 - 1.0 / 32.0)).abs() < 1e-3, "{cruise}");
+    }
+}
