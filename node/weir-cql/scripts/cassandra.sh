@@ -3,6 +3,10 @@
 #
 #   usage: scripts/cassandra.sh start|stop|fetch
 #   env:   CASSANDRA_VERSION (5.0.9)  CASSANDRA_HOME_DIR (<package>/.cassandra)  CASSANDRA_HEAP (512M)
+#          CASSANDRA_ADDR (127.0.0.1: listen, rpc and seed address; CQL on port 9042)
+#          CASSANDRA_JMX_PORT (unset: no JMX; set it for nodetool)
+#          CASSANDRA_CLIENT_TLS (1: generate a CA and a node certificate for CASSANDRA_ADDR into
+#          $DIR/node/tls with openssl, and accept TLS and plaintext clients on the CQL port)
 #
 # `fetch` downloads cassandra-all and its runtime dependencies once into the cache directory
 # (~67 MB, Maven's local repository lives beside it). `start` wipes the node's data, starts the
@@ -15,7 +19,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VER="${CASSANDRA_VERSION:-5.0.9}"
 DIR="${CASSANDRA_HOME_DIR:-$HERE/.cassandra}"
 HEAP="${CASSANDRA_HEAP:-512M}"
-ADDR=127.0.0.1
+ADDR="${CASSANDRA_ADDR:-127.0.0.1}"
 JARS="$DIR/cassandra-$VER"
 NODE="$DIR/node"
 PIDFILE="$NODE/cassandra.pid"
@@ -45,9 +49,43 @@ POM
   rm -rf "$JARS/lib" && mv "$JARS/lib.tmp" "$JARS/lib"
 }
 
+# A throw-away CA and a node certificate whose subjectAltName is the node's IP (clients
+# check the IP they connected to), plus a second CA that signed nothing the node serves
+# (tests use it as the "bad certificate" case). The node's key and chain go into a PKCS#12
+# keystore for Cassandra's default SSL context factory.
+make_tls() {
+  command -v openssl >/dev/null || { echo "cassandra.sh: openssl not found (apt-get install openssl)" >&2; exit 1; }
+  local t="$NODE/tls"
+  mkdir -p "$t"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=weir-cql test CA" \
+    -keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=weir-cql other CA" \
+    -keyout "$t/other-ca.key" -out "$t/other-ca.pem" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=${ADDR}" -keyout "$t/node.key" -out "$t/node.csr" 2>/dev/null
+  printf 'subjectAltName=IP:%s\n' "$ADDR" > "$t/node.ext"
+  openssl x509 -req -in "$t/node.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial -days 2 \
+    -extfile "$t/node.ext" -out "$t/node.pem" 2>/dev/null
+  openssl pkcs12 -export -inkey "$t/node.key" -in "$t/node.pem" -certfile "$t/ca.pem" \
+    -passout pass:weircql -out "$t/node.p12"
+}
+
+tls_config() {
+  [ "${CASSANDRA_CLIENT_TLS:-0}" = 1 ] || return 0
+  cat <<YAML
+client_encryption_options:
+  enabled: true
+  optional: true
+  keystore: ${NODE}/tls/node.p12
+  keystore_password: weircql
+  store_type: PKCS12
+  require_client_auth: false
+YAML
+}
+
 write_config() {
   rm -rf "$NODE"
   mkdir -p "$NODE"/{conf,data,commitlog,saved_caches,hints,cdc_raw,logs}
+  if [ "${CASSANDRA_CLIENT_TLS:-0}" = 1 ]; then make_tls; fi
   cat > "$NODE/conf/cassandra.yaml" <<YAML
 cluster_name: 'weir-cql-test'
 num_tokens: 16
@@ -80,6 +118,7 @@ memtable_allocation_type: heap_buffers
 user_defined_functions_enabled: true
 # Tests create a keyspace per file; keep schema changes quick on one node.
 auto_snapshot: false
+$(tls_config)
 YAML
   cat > "$NODE/conf/logback.xml" <<XML
 <configuration scan="false">
@@ -145,6 +184,7 @@ start() {
     -Dcassandra.logdir="$NODE/logs" -Dcassandra.storagedir="$NODE"
     -Dcassandra-foreground=yes
   )
+  if [ -n "${CASSANDRA_JMX_PORT:-}" ]; then opts+=(-Dcassandra.jmx.local.port="$CASSANDRA_JMX_PORT"); fi
   local start_s pid
   start_s=$(date +%s)
   nohup java "${opts[@]}" -cp "$NODE/conf:$JARS/lib/*" org.apache.cassandra.service.CassandraDaemon \
