@@ -8,7 +8,8 @@
 //      stops it by pid afterwards, also when tests fail or the run is interrupted;
 //   4. fails when any test failed or when zero tests ran.
 // Set WEIR_CQL_CONTACT_POINT=host:port to use an already running server instead (nothing
-// is started or stopped then).
+// is started or stopped then; WEIR_CQL_TLS_DIR names its tls/ directory, see
+// scripts/cassandra.sh CASSANDRA_CLIENT_TLS, else the TLS tests skip and say why).
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -44,6 +45,7 @@ function main() {
   }
   const unit = runTests('unit', 'test/unit', {});
   let external = process.env.WEIR_CQL_CONTACT_POINT;
+  let tlsDir = process.env.WEIR_CQL_TLS_DIR || '';
   let started = false;
   const stop = () => {
     if (started) { started = false; run('bash', [cassandra, 'stop']); }
@@ -53,13 +55,16 @@ function main() {
   try {
     if (!external) {
       started = true;
-      if (run('bash', [cassandra, 'start']) !== 0) {
+      // The node accepts TLS and plaintext on its CQL port, with a certificate made for
+      // this run; the TLS tests read the CA from WEIR_CQL_TLS_DIR.
+      if (run('bash', [cassandra, 'start'], { CASSANDRA_CLIENT_TLS: '1' }) !== 0) {
         console.error('weir-cql: could not start Cassandra; see .cassandra/node/logs');
         return 1;
       }
-      external = '127.0.0.1:9042';
+      external = `${process.env.CASSANDRA_ADDR || '127.0.0.1'}:9042`;
+      tlsDir = path.join(process.env.CASSANDRA_HOME_DIR || path.join(root, '.cassandra'), 'node', 'tls');
     }
-    integration = runTests('integration', 'test/integration', { WEIR_CQL_CONTACT_POINT: external });
+    integration = runTests('integration', 'test/integration', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_TLS_DIR: tlsDir });
   } finally {
     stop();
   }
