@@ -14,6 +14,8 @@ const types = require('./types');
 const { ResultSet, Reader, readResult } = require('./result');
 const req = require('./request');
 const clientOptions = require('./options');
+const { HostWatcher, ClientState } = require('./hosts');
+const { Metadata } = require('./metadata');
 
 const DEFAULTS = {
   queryOptions: { fetchSize: 5000, prepare: false, consistency: types.consistencies.localOne, autoPage: true },
@@ -55,6 +57,8 @@ class Client extends EventEmitter {
     this._resolved = clientOptions.resolve(this.options);
     this._timestampGenerator = this._resolved.timestampGenerator;
     this._profileBase = new Map();
+    this.metadata = new Metadata(this);
+    this._hostWatcher = new HostWatcher(this, 1000);
     this.keyspace = options.keyspace;
     this.connected = false;
     this._native = new native.NativeSession();
@@ -99,6 +103,8 @@ class Client extends EventEmitter {
       throw r.error();
     }
     this.connected = true;
+    this._hostWatcher.start();
+    this.log('info', `Connected to cluster ${this.metadata.clusterName} through ${contactPoints.join(', ')}`);
     this.emit('connected');
   }
 
@@ -378,6 +384,7 @@ class Client extends EventEmitter {
       // Let requests already handed to the native side finish before dropping the session.
       while (this._pending || this._runsInFlight.size) await new Promise((r) => setImmediate(r));
       this._prepared.clear();
+      this._hostWatcher.stop();
       this._native.shutdown();
       clearInterval(this._keepAlive);
       this.emit('shutdown');
@@ -388,7 +395,21 @@ class Client extends EventEmitter {
   /** Number of prepared statements held natively (bounded by maxPrepared). */
   getPreparedCount() { return this._native.preparedCount(); }
 
-  getState() { return { connected: this.connected, prepared: this._prepared.size }; }
+  /** HostMap of the cluster's nodes (empty before connect()). */
+  get hosts() { return this._hostWatcher.map; }
+
+  /** A ClientState snapshot (getConnectedHosts()); `connected` and `prepared` are weir-cql extras. */
+  getState() {
+    const state = new ClientState(this.hosts.values());
+    state.connected = this.connected;
+    state.prepared = this._prepared.size;
+    return state;
+  }
+
+  /** Emits cassandra-driver's 'log' event: (level, className, message, furtherInfo). */
+  log(level, message, furtherInfo) {
+    if (this.listenerCount('log') > 0) this.emit('log', level, 'Client', message, furtherInfo);
+  }
 }
 
 module.exports = { Client };

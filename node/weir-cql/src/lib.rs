@@ -18,6 +18,7 @@
 mod config;
 mod errors;
 mod exec;
+mod metadata;
 mod tls;
 mod wire;
 
