@@ -289,6 +289,63 @@ export namespace metadata {
   }
 }
 
+export namespace mapping {
+  interface FindDocInfo { fields?: string[]; orderBy?: { [key: string]: string }; limit?: number }
+  interface InsertDocInfo { fields?: string[]; ttl?: number; ifNotExists?: boolean }
+  interface UpdateDocInfo { fields?: string[]; ttl?: number; ifExists?: boolean; when?: { [key: string]: any } }
+  interface RemoveDocInfo { fields?: string[]; ttl?: number; ifExists?: boolean; when?: { [key: string]: any } }
+  interface ModelOptions { tables?: Array<string | { name: string; isView?: boolean }>; mappings?: TableMappings; columns?: { [key: string]: string | { name: string } }; keyspace?: string }
+  interface MappingOptions { models: { [key: string]: ModelOptions } }
+  interface ModelBatchItem { build(): Promise<Array<{ query: string; params: any[] }>> }
+  class Result<T = any> implements Iterable<T> {
+    length: number;
+    pageState: string | null;
+    first(): T | null;
+    toArray(): T[];
+    forEach(callback: (currentValue: T, index: number) => void): void;
+    wasApplied(): boolean;
+    [Symbol.iterator](): Iterator<T>;
+  }
+  class TableMappings {
+    getColumnName(propName: string): string;
+    getPropertyName(columnName: string): string;
+    newObjectInstance(): any;
+  }
+  class DefaultTableMappings extends TableMappings {}
+  class UnderscoreCqlToCamelCaseMappings extends TableMappings {}
+  class ModelMapper<T = any> {
+    name: string;
+    batching: { insert(doc: T, docInfo?: InsertDocInfo): ModelBatchItem; update(doc: T, docInfo?: UpdateDocInfo): ModelBatchItem; remove(doc: T, docInfo?: RemoveDocInfo): ModelBatchItem };
+    get(doc: { [key: string]: any }, docInfo?: { fields?: string[] }, executionOptions?: string | QueryOptions): Promise<null | T>;
+    find(doc: { [key: string]: any }, docInfo?: FindDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    findAll(docInfo?: FindDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    insert(doc: { [key: string]: any }, docInfo?: InsertDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    update(doc: { [key: string]: any }, docInfo?: UpdateDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    remove(doc: { [key: string]: any }, docInfo?: RemoveDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    mapWithQuery(query: string, paramsHandler: (doc: any) => any[], executionOptions?: string | QueryOptions): (doc: any, executionOptions?: string | QueryOptions) => Promise<Result<T>>;
+  }
+  class Mapper {
+    constructor(client: Client, options?: MappingOptions);
+    batch(items: ModelBatchItem[], executionOptions?: string | QueryOptions): Promise<Result>;
+    forModel<T = any>(name: string): ModelMapper<T>;
+  }
+  namespace q {
+    interface QueryOperator {}
+    function in_(arr: any[]): QueryOperator;
+    function gt(value: any): QueryOperator;
+    function gte(value: any): QueryOperator;
+    function lt(value: any): QueryOperator;
+    function lte(value: any): QueryOperator;
+    function notEq(value: any): QueryOperator;
+    function and(condition1: any, condition2: any): QueryOperator;
+    function incr(value: any): QueryOperator;
+    function decr(value: any): QueryOperator;
+    function append(value: any): QueryOperator;
+    function prepend(value: any): QueryOperator;
+    function remove(value: any): QueryOperator;
+  }
+}
+
 export namespace auth {
   interface Authenticator {
     initialResponse(callback: Function): void;

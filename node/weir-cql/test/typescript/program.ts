@@ -2,7 +2,7 @@
 // resolves to weir-cql's index.d.ts (tsconfig.json paths), and `tsc --noEmit` must accept it
 // (test/unit/typescript.test.js). It is type-checked only, never run.
 import * as fs from 'fs';
-import cassandra, { Client, ExecutionProfile, auth, errors, policies, types } from 'cassandra-driver';
+import cassandra, { Client, ExecutionProfile, auth, errors, mapping, policies, types } from 'cassandra-driver';
 
 const { DCAwareRoundRobinPolicy, TokenAwarePolicy } = policies.loadBalancing;
 
@@ -75,6 +75,11 @@ async function main(): Promise<void> {
   client.execute('SELECT now() FROM system.local', (err, result) => {
     if (!err && result) console.log(result.rowLength);
   });
+  const mapper = new mapping.Mapper(client, { models: { Order: { tables: ['orders'], mappings: new mapping.UnderscoreCqlToCamelCaseMappings() } } });
+  const orders = mapper.forModel<Order>('Order');
+  const found = await orders.find({ id, total: mapping.q.gte(1) }, { limit: 10 });
+  const firstOrder: Order | null = found.first();
+  console.log(firstOrder, (await orders.get({ id }))?.placed);
   await client.shutdown();
 }
 
