@@ -17,6 +17,7 @@
 
 mod errors;
 mod exec;
+mod ring;
 mod wire;
 
 use errors::{ErrorInfo, ErrorKind};
@@ -319,6 +320,26 @@ impl NativeSession {
             completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
         });
         Ok(())
+    }
+
+    /// Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
+    /// primary first; empty when not connected or the keyspace is unknown.
+    #[napi]
+    pub fn replicas(&self, keyspace: String, routing_key: Buffer) -> Vec<String> {
+        match self.inner.session() {
+            Ok(s) => ring::replicas(&s, &keyspace, &routing_key),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The ring's ranges with their replicas in `keyspace`, as JSON
+    /// (`[{start, end, replicas}]`, tokens as decimal strings).
+    #[napi]
+    pub fn token_ranges(&self, keyspace: String) -> String {
+        match self.inner.session() {
+            Ok(s) => ring::token_ranges_json(&s, &keyspace),
+            Err(_) => "[]".into(),
+        }
     }
 
     /// Drops the session: every connection of this client closes.
