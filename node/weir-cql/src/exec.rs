@@ -6,8 +6,7 @@
 //! tick (coalesced) and for `executeConcurrent` (all parameter rows at once).
 
 use crate::errors::{execution_error, ErrorInfo, ErrorKind};
-use crate::wire::{self, Reader, Writer};
-use bytes::Bytes;
+use crate::wire::{self, BatchItem, RawValues, Reader, RequestBody, Writer};
 use scylla::client::session::Session;
 use scylla::errors::IntoRowsResultError;
 use scylla::response::query_result::QueryResult;
@@ -22,14 +21,6 @@ use scylla::statement::{Consistency, SerialConsistency};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Values already encoded to CQL cells by the JS codec: `n` cells of `i32 len` + bytes
-/// (little-endian length; -1 null, -2 unset). Serializing only copies the cells.
-#[derive(Clone)]
-pub struct RawValues {
-    count: u16,
-    cells: Bytes,
-}
 
 #[derive(Debug)]
 struct CellTooLarge;
@@ -75,24 +66,6 @@ impl SerializeRow for RawValues {
     }
 }
 
-fn read_values(r: &mut Reader<'_>, whole: &Bytes) -> Result<RawValues, String> {
-    let count = r.u16()?;
-    // Walk the cells once to find the region's end (and validate lengths).
-    let start = r.position();
-    for _ in 0..count {
-        let len = r.i32()?;
-        if len >= 0 {
-            r.bytes(len as usize)?;
-        } else if len != -1 && len != -2 {
-            return Err(format!("invalid cell length {len}"));
-        }
-    }
-    Ok(RawValues {
-        count,
-        cells: whole.slice_ref(r.slice_from(start)),
-    })
-}
-
 pub struct Options {
     flags: u8,
     page_size: i32,
@@ -116,39 +89,26 @@ pub struct Job {
 
 pub type PreparedMap = HashMap<u32, Arc<PreparedStatement>>;
 
-fn read_options(r: &mut Reader<'_>) -> Result<Options, String> {
-    let flags = r.u8()?;
-    let page_size = r.i32()?;
-    let consistency = match r.u16()? {
+fn options(h: wire::RequestHeader) -> Result<Options, String> {
+    let consistency = match h.consistency {
         0xFFFF => None,
         c => Some(Consistency::try_from(c).map_err(|_| format!("unknown consistency {c}"))?),
     };
-    let serial = match r.u16()? {
+    let serial = match h.serial_consistency {
         0xFFFF => None,
         c => Some(
             SerialConsistency::try_from(c as i16)
                 .map_err(|_| format!("unknown serial consistency {c}"))?,
         ),
     };
-    let timeout_ms = r.u32()?;
-    let timestamp = if flags & wire::FLAG_TIMESTAMP != 0 {
-        Some(r.i64()?)
-    } else {
-        None
-    };
-    let paging_state = if flags & wire::FLAG_PAGING_STATE != 0 {
-        Some(Arc::from(r.blob()?))
-    } else {
-        None
-    };
     Ok(Options {
-        flags,
-        page_size,
+        flags: h.flags,
+        page_size: h.page_size,
         consistency,
         serial,
-        timeout_ms,
-        timestamp,
-        paging_state,
+        timeout_ms: h.timeout_ms,
+        timestamp: h.timestamp,
+        paging_state: h.paging_state.map(|b| Arc::from(&b[..])),
     })
 }
 
@@ -158,39 +118,32 @@ fn lookup(prepared: &PreparedMap, handle: u32) -> Result<Arc<PreparedStatement>,
     })
 }
 
-/// Decodes one request. The prepared-statement map is only read here, so the executor
-/// never holds its lock across an await.
-pub fn read_job(r: &mut Reader<'_>, whole: &Bytes, prepared: &PreparedMap) -> Result<Job, String> {
-    let kind = r.u8()?;
-    let opts = read_options(r)?;
-    let stmt = match kind {
-        0 => {
-            let p = lookup(prepared, r.u32()?)?;
-            Stmt::Prepared(p, read_values(r, whole)?)
-        }
-        1 => {
-            let q = r.string()?.to_string();
-            Stmt::Query(q, read_values(r, whole)?)
-        }
-        2 => {
-            let batch_type = match r.u8()? {
+/// Resolves a parsed request's prepared handles into a job. The prepared-statement map is
+/// only read here, so the executor never holds its lock across an await.
+pub fn resolve(req: wire::Request, prepared: &PreparedMap) -> Result<Job, String> {
+    let opts = options(req.header)?;
+    let stmt = match req.body {
+        RequestBody::Prepared(handle, values) => Stmt::Prepared(lookup(prepared, handle)?, values),
+        RequestBody::Query(q, values) => Stmt::Query(q, values),
+        RequestBody::Batch(batch_type, items) => {
+            let batch_type = match batch_type {
                 0 => BatchType::Logged,
                 1 => BatchType::Unlogged,
                 2 => BatchType::Counter,
                 t => return Err(format!("unknown batch type {t}")),
             };
-            let n = r.u16()?;
-            let mut items = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                let st = match r.u8()? {
-                    0 => BatchStatement::PreparedStatement((*lookup(prepared, r.u32()?)?).clone()),
-                    _ => BatchStatement::Query(Statement::new(r.string()?.to_string())),
+            let mut out = Vec::with_capacity(items.len());
+            for (item, values) in items {
+                let st = match item {
+                    BatchItem::Prepared(h) => {
+                        BatchStatement::PreparedStatement((*lookup(prepared, h)?).clone())
+                    }
+                    BatchItem::Query(q) => BatchStatement::Query(Statement::new(q)),
                 };
-                items.push((st, read_values(r, whole)?));
+                out.push((st, values));
             }
-            Stmt::Batch(batch_type, items)
+            Stmt::Batch(batch_type, out)
         }
-        k => return Err(format!("unknown request kind {k}")),
     };
     Ok(Job { opts, stmt })
 }

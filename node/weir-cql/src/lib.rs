@@ -6,7 +6,7 @@
 //!
 //! - parameters arrive already encoded as CQL cells (the JS codec knows the column types
 //!   from the prepared metadata it keeps), so Rust only copies bytes;
-//! - one `run` call carries any number of requests (every `execute` of one event-loop tick,
+//! - one `submit` call carries any number of requests (every `execute` of one event-loop tick,
 //!   or all parameter rows of `executeConcurrent`), executes them concurrently on the tokio
 //!   runtime, and answers with one `Buffer` holding every result page as raw CQL cells,
 //!   which JS decodes lazily; no JS object is created per row in Rust;
@@ -35,7 +35,7 @@ use scylla::policies::load_balancing::DefaultPolicy;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
-use wire::{Reader, Writer};
+use wire::Writer;
 
 /// Sizes the tokio runtime that runs every session of this process. One worker by default:
 /// a request, its connection's router task and the reply then stay on one thread, which
@@ -265,25 +265,6 @@ impl NativeSession {
             .unwrap_or(0)
     }
 
-    /// Executes every request of `requests` with at most `concurrency` in flight; resolves to
-    /// `u8 0` followed by each result in request order, or `u8 1` and one error when the
-    /// buffer itself is malformed or the client is not connected.
-    #[napi]
-    pub fn run<'env>(
-        &self,
-        env: &'env Env,
-        requests: Buffer,
-        concurrency: u32,
-    ) -> napi::Result<PromiseRaw<'env, Buffer>> {
-        let inner = self.inner.clone();
-        let requests = bytes::Bytes::from(requests.to_vec());
-        env.spawn_future(async move {
-            Ok(run_requests(inner, requests, concurrency, Vec::new())
-                .await
-                .into())
-        })
-    }
-
     /// Registers the function that receives the results of `submit`.
     #[napi]
     pub fn set_completion(&self, callback: Function<Buffer, ()>) -> napi::Result<()> {
@@ -298,9 +279,11 @@ impl NativeSession {
         Ok(())
     }
 
-    /// Like `run`, without a promise: the result, prefixed by `u32 token`, goes to the
-    /// completion function. This is the per-statement path, where a promise per call
-    /// costs more than the JS work of the statement.
+    /// The one execution path of `execute`, `batch` and `executeConcurrent`: executes every
+    /// request of `requests` with at most `concurrency` in flight and hands the results,
+    /// `u32 token` then `u8 0` and each result in request order (or `u8 1` and one error
+    /// when the buffer is malformed or the client is not connected), to the completion
+    /// function. No promise per call: one long-lived threadsafe function serves them all.
     #[napi]
     pub fn submit(&self, requests: Buffer, concurrency: u32, token: u32) -> napi::Result<()> {
         let completion = self
@@ -372,8 +355,7 @@ async fn run_requests(
             return out.buf;
         }
     };
-    let mut r = Reader::new(&requests);
-    let jobs = match read_jobs(&inner, &mut r, &requests) {
+    let jobs = match read_jobs(&inner, &requests) {
         Ok(jobs) => jobs,
         Err(e) => {
             e.write(&mut out);
@@ -408,25 +390,28 @@ async fn run_requests(
     out.buf
 }
 
-fn read_jobs(
-    inner: &Inner,
-    r: &mut Reader<'_>,
-    whole: &bytes::Bytes,
-) -> Result<Vec<exec::Job>, ErrorInfo> {
+fn read_jobs(inner: &Inner, whole: &bytes::Bytes) -> Result<Vec<exec::Job>, ErrorInfo> {
+    let requests =
+        wire::read_requests(whole).map_err(|e| ErrorInfo::new(ErrorKind::Argument, e))?;
     let map = inner
         .prepared
         .lock()
         .map_err(|_| ErrorInfo::new(ErrorKind::Driver, "prepared-statement lock poisoned"))?;
-    let count = r
-        .u32()
-        .map_err(|e| ErrorInfo::new(ErrorKind::Argument, e))?;
-    let mut jobs = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        jobs.push(
-            exec::read_job(r, whole, &map).map_err(|e| ErrorInfo::new(ErrorKind::Argument, e))?,
-        );
-    }
-    Ok(jobs)
+    requests
+        .into_iter()
+        .map(|r| exec::resolve(r, &map).map_err(|e| ErrorInfo::new(ErrorKind::Argument, e)))
+        .collect()
+}
+
+/// Test hook for the request format: parses a request buffer exactly as `submit` does and
+/// writes it back, so a JS test can check that the Rust decoder keeps every field the JS
+/// encoder writes. A malformed buffer gives an `Error` naming the offset, never a panic.
+#[napi]
+pub fn wire_echo_requests(requests: Buffer) -> napi::Result<Buffer> {
+    let whole = bytes::Bytes::from(requests.to_vec());
+    wire::read_requests(&whole)
+        .map(|reqs| wire::write_requests(&reqs).into())
+        .map_err(napi::Error::from_reason)
 }
 
 impl Default for NativeSession {

@@ -15,20 +15,26 @@ export declare class NativeSession {
   release(handle: number): void
   /** Number of prepared statements held (for tests of the bounded cache). */
   preparedCount(): number
-  /**
-   * Executes every request of `requests` with at most `concurrency` in flight; resolves to
-   * `u8 0` followed by each result in request order, or `u8 1` and one error when the
-   * buffer itself is malformed or the client is not connected.
-   */
-  run(requests: Buffer, concurrency: number): Promise<Buffer>
   /** Registers the function that receives the results of `submit`. */
   setCompletion(callback: (arg: Buffer) => void): void
   /**
-   * Like `run`, without a promise: the result, prefixed by `u32 token`, goes to the
-   * completion function. This is the per-statement path, where a promise per call
-   * costs more than the JS work of the statement.
+   * The one execution path of `execute`, `batch` and `executeConcurrent`: executes every
+   * request of `requests` with at most `concurrency` in flight and hands the results,
+   * `u32 token` then `u8 0` and each result in request order (or `u8 1` and one error
+   * when the buffer is malformed or the client is not connected), to the completion
+   * function. No promise per call: one long-lived threadsafe function serves them all.
    */
   submit(requests: Buffer, concurrency: number, token: number): void
+  /**
+   * Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
+   * primary first; empty when not connected or the keyspace is unknown.
+   */
+  replicas(keyspace: string, routingKey: Buffer): Array<string>
+  /**
+   * The ring's ranges with their replicas in `keyspace`, as JSON
+   * (`[{start, end, replicas}]`, tokens as decimal strings).
+   */
+  tokenRanges(keyspace: string): string
   /** Drops the session: every connection of this client closes. */
   shutdown(): void
 }
@@ -44,3 +50,10 @@ export interface ConnectOptions {
   connectTimeoutMs?: number
   requestTimeoutMs?: number
 }
+
+/**
+ * Test hook for the request format: parses a request buffer exactly as `submit` does and
+ * writes it back, so a JS test can check that the Rust decoder keeps every field the JS
+ * encoder writes. A malformed buffer gives an `Error` naming the offset, never a panic.
+ */
+export declare function wireEchoRequests(requests: Buffer): Buffer
