@@ -240,9 +240,8 @@ async fn execute(session: &Session, job: Job) -> Outcome {
     res.map_err(|e| execution_error(&e))
 }
 
-/// Result layout: `u8 0`, `u8 flags` (1 more pages, 2 rows, 4 tracing id), `[paging state]`,
-/// `[16-byte tracing id]`, `u16 warnings` + strings, and for rows the column specs,
-/// `i32 row_count`, `u32 bytes` and the rows as CQL cells (`i32 BE len` + bytes each).
+/// Writes a server result in the result layout of [`wire::write_result_head`] and
+/// [`wire::write_rows`].
 fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, skip_rows: bool) {
     let tracing = result.tracing_id();
     let warnings: Vec<String> = result.warnings().map(str::to_string).collect();
@@ -254,59 +253,35 @@ fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, 
             return;
         }
     };
-    let mut flags = 0u8;
-    if paging.is_some() {
-        flags |= 1;
-    }
-    if rows.is_some() && !skip_rows {
-        flags |= 2;
-    }
-    if tracing.is_some() {
-        flags |= 4;
-    }
-    w.u8(0);
-    w.u8(flags);
-    if let Some(p) = &paging {
-        w.blob(p);
-    }
-    if let Some(t) = tracing {
-        w.buf.extend_from_slice(t.as_bytes());
-    }
-    w.u16(warnings.len() as u16);
-    for warning in &warnings {
-        w.blob(warning.as_bytes());
-    }
-    let Some(rows) = rows.filter(|_| !skip_rows) else {
+    let rows = rows.filter(|_| !skip_rows);
+    let tracing = tracing.map(|t| *t.as_bytes());
+    wire::write_result_head(
+        w,
+        paging.as_deref(),
+        tracing.as_ref(),
+        &warnings,
+        rows.is_some(),
+    );
+    let Some(rows) = rows else {
         return;
     };
-    // The specs' byte length first, so JS can cache their parse by content.
-    let specs_at = w.buf.len();
-    w.u32(0);
-    wire::write_specs(w, rows.column_specs().as_slice());
-    let specs_bytes = (w.buf.len() - specs_at - 4) as u32;
-    w.buf[specs_at..specs_at + 4].copy_from_slice(&specs_bytes.to_le_bytes());
-    w.i32(rows.rows_num() as i32);
-    let len_at = w.buf.len();
-    w.u32(0);
-    // ColumnIterator accepts any column types, so only a malformed frame can fail here;
-    // the row count written above then disagrees and the JS reader reports it.
-    if let Ok(iter) = rows.rows::<scylla::deserialize::row::ColumnIterator>() {
-        for row in iter {
-            let Ok(row) = row else { break };
-            for col in row {
-                match col.ok().and_then(|c| c.slice) {
-                    Some(s) => {
-                        let bytes = s.as_slice();
-                        w.buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
-                        w.buf.extend_from_slice(bytes);
+    wire::write_rows(
+        w,
+        rows.column_specs().as_slice(),
+        rows.rows_num() as i32,
+        |buf| {
+            // ColumnIterator accepts any column types, so only a malformed frame can fail here;
+            // the row count written before then disagrees and the JS reader reports it.
+            if let Ok(iter) = rows.rows::<scylla::deserialize::row::ColumnIterator>() {
+                for row in iter {
+                    let Ok(row) = row else { break };
+                    for col in row {
+                        wire::push_cell(buf, col.ok().and_then(|c| c.slice).map(|s| s.as_slice()));
                     }
-                    None => w.buf.extend_from_slice(&(-1i32).to_be_bytes()),
                 }
             }
-        }
-    }
-    let rows_bytes = (w.buf.len() - len_at - 4) as u32;
-    w.buf[len_at..len_at + 4].copy_from_slice(&rows_bytes.to_le_bytes());
+        },
+    );
 }
 
 /// Runs one job and returns its encoded result.

@@ -19,6 +19,7 @@ mod errors;
 mod exec;
 mod ring;
 mod wire;
+mod wire_hooks;
 
 use errors::{ErrorInfo, ErrorKind};
 use exec::PreparedMap;
@@ -401,17 +402,6 @@ fn read_jobs(inner: &Inner, whole: &bytes::Bytes) -> Result<Vec<exec::Job>, Erro
         .into_iter()
         .map(|r| exec::resolve(r, &map).map_err(|e| ErrorInfo::new(ErrorKind::Argument, e)))
         .collect()
-}
-
-/// Test hook for the request format: parses a request buffer exactly as `submit` does and
-/// writes it back, so a JS test can check that the Rust decoder keeps every field the JS
-/// encoder writes. A malformed buffer gives an `Error` naming the offset, never a panic.
-#[napi]
-pub fn wire_echo_requests(requests: Buffer) -> napi::Result<Buffer> {
-    let whole = bytes::Bytes::from(requests.to_vec());
-    wire::read_requests(&whole)
-        .map(|reqs| wire::write_requests(&reqs).into())
-        .map_err(napi::Error::from_reason)
 }
 
 impl Default for NativeSession {

@@ -233,7 +233,7 @@ pub struct RawValues {
 }
 
 impl RawValues {
-    fn read(r: &mut Reader<'_>, whole: &Bytes) -> Result<Self, String> {
+    pub fn read(r: &mut Reader<'_>, whole: &Bytes) -> Result<Self, String> {
         let count = r.u16()?;
         // Walk the cells once to find the region's end and validate every length.
         let start = r.position();
@@ -424,4 +424,85 @@ pub fn write_requests(requests: &[Request]) -> Vec<u8> {
         r.write(&mut w);
     }
     w.buf
+}
+
+/// Result layout, head: `u8 0`, `u8 flags` (1 more pages, 2 rows, 4 tracing id),
+/// `[u32 len + paging state]`, `[16-byte tracing id]`, `u16 warnings` + (`u32 len` + UTF-8)
+/// each. With rows, [`write_rows`] follows.
+pub fn write_result_head(
+    w: &mut Writer,
+    paging: Option<&[u8]>,
+    tracing: Option<&[u8; 16]>,
+    warnings: &[String],
+    has_rows: bool,
+) {
+    let mut flags = 0u8;
+    if paging.is_some() {
+        flags |= 1;
+    }
+    if has_rows {
+        flags |= 2;
+    }
+    if tracing.is_some() {
+        flags |= 4;
+    }
+    w.u8(0);
+    w.u8(flags);
+    if let Some(p) = paging {
+        w.blob(p);
+    }
+    if let Some(t) = tracing {
+        w.buf.extend_from_slice(t);
+    }
+    w.u16(warnings.len() as u16);
+    for warning in warnings {
+        w.blob(warning.as_bytes());
+    }
+}
+
+/// Result layout, rows: `u32` byte length of the specs (so JS can cache their parse by
+/// content), the specs, `i32 row_count`, `u32` byte length of the rows, then the rows as
+/// CQL cells ([`push_cell`]) written by `write_cells`.
+pub fn write_rows(
+    w: &mut Writer,
+    specs: &[ColumnSpec<'_>],
+    row_count: i32,
+    write_cells: impl FnOnce(&mut Vec<u8>),
+) {
+    let specs_at = w.buf.len();
+    w.u32(0);
+    write_specs(w, specs);
+    let specs_bytes = (w.buf.len() - specs_at - 4) as u32;
+    w.buf[specs_at..specs_at + 4].copy_from_slice(&specs_bytes.to_le_bytes());
+    w.i32(row_count);
+    let len_at = w.buf.len();
+    w.u32(0);
+    write_cells(&mut w.buf);
+    let rows_bytes = (w.buf.len() - len_at - 4) as u32;
+    w.buf[len_at..len_at + 4].copy_from_slice(&rows_bytes.to_le_bytes());
+}
+
+/// One result cell as on the CQL wire: `i32 BE len` + bytes, -1 for null.
+pub fn push_cell(buf: &mut Vec<u8>, cell: Option<&[u8]>) {
+    match cell {
+        Some(bytes) => {
+            buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+            buf.extend_from_slice(bytes);
+        }
+        None => buf.extend_from_slice(&(-1i32).to_be_bytes()),
+    }
+}
+
+/// Walks request-format cells (`i32 LE len`, -1 null, -2 unset) as result cells.
+pub fn cells_of(values: &RawValues) -> Result<Vec<Option<&[u8]>>, String> {
+    let mut r = Reader::new(&values.cells);
+    let mut out = Vec::with_capacity(values.count as usize);
+    for _ in 0..values.count {
+        match r.i32()? {
+            -1 => out.push(None),
+            -2 => return Err("an unset value cannot be a result cell".into()),
+            n => out.push(Some(r.bytes(n as usize)?)),
+        }
+    }
+    Ok(out)
 }

@@ -52,8 +52,16 @@ export interface ConnectOptions {
 }
 
 /**
- * Test hook for the request format: parses a request buffer exactly as `submit` does and
- * writes it back, so a JS test can check that the Rust decoder keeps every field the JS
- * encoder writes. A malformed buffer gives an `Error` naming the offset, never a panic.
+ * Parses a request buffer exactly as `submit` does and writes it back, so a test can check
+ * that the decoder keeps every field the JS encoder writes. A malformed buffer gives an
+ * `Error` naming the offset, never a panic.
  */
 export declare function wireEchoRequests(requests: Buffer): Buffer
+
+/**
+ * Writes a rows result through the execution path's writers: the columns of
+ * [`sample_specs`], `row_count` rows whose cells are `cells` (request-values format as the
+ * JS codec writes them: `u16 n`, then `i32 LE len` + bytes, -1 null), the paging state,
+ * tracing id and warnings given.
+ */
+export declare function wireSampleResult(pagingState: Buffer | undefined | null, tracingId: Buffer | undefined | null, warnings: Array<string>, rowCount: number, cells: Buffer): Buffer
