@@ -19,7 +19,8 @@ mod errors;
 mod exec;
 mod ring;
 mod wire;
-mod wire_hooks;
+// Public: its functions are reachable only through napi registration.
+pub mod wire_hooks;
 
 use errors::{ErrorInfo, ErrorKind};
 use exec::PreparedMap;
