@@ -214,27 +214,39 @@ class Client extends EventEmitter {
     this._pending = null;
     if (!p || p.count === 0) { if (p) this._spare = p.w; return; }
     p.w.buf.writeUInt32LE(p.count, 0);
-    const seq = ++this._runSeq;
+    let seq;
     try {
-      this._native.submit(p.w.done(), p.count, seq);
+      seq = this._submit(p.w.done(), p.count, (buf) => this._dispatch(buf, p.slots, 4));
     } catch (e) {
       for (const s of p.slots) s.reject(e);
       return;
     }
     // The native side copied the request synchronously: reuse the buffer.
     this._spare = p.w;
+    return seq;
+  }
+
+  /**
+   * The one native execution path (execute, batch, executeConcurrent): runs the encoded
+   * requests with at most `concurrency` in flight; `onResult(buf)` gets the answer, which
+   * starts with the u32 run token. Returns the run's sequence number.
+   */
+  _submit(buf, concurrency, onResult) {
+    const seq = ++this._runSeq;
+    this._native.submit(buf, concurrency, seq);
     this._runsInFlight.add(seq);
-    this._waiting.set(seq, p.slots);
+    this._waiting.set(seq, onResult);
     if (this._waiting.size === 1) this._keepAlive.ref();
+    return seq;
   }
 
   _complete(buf) {
     const seq = buf.readUInt32LE(0);
-    const slots = this._waiting.get(seq);
+    const onResult = this._waiting.get(seq);
     this._waiting.delete(seq);
     this._runsInFlight.delete(seq);
     if (this._waiting.size === 0) this._keepAlive.unref();
-    if (slots) this._dispatch(buf, slots, 4);
+    if (onResult) onResult(buf);
     this._releaseRetired();
   }
 

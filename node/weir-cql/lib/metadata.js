@@ -111,7 +111,9 @@ class Metadata {
   /** Hosts holding the partition whose serialized partition key is `token` (a Buffer). */
   getReplicas(keyspace, token) {
     if (!Buffer.isBuffer(token)) throw new errors.ArgumentError('getReplicas(keyspace, routingKey): routingKey must be the serialized partition key as a Buffer');
-    return this._client._native.replicas(keyspace, token).map((a) => this._client.hosts.get(a)).filter(Boolean);
+    // The native call answers IPs (src/ring.rs); hosts are keyed by ip:port.
+    const hosts = this._client.hosts.values();
+    return this._client._native.replicas(keyspace, token).map((ip) => hosts.find((h) => h.address.startsWith(`${ip}:`))).filter(Boolean);
   }
 
   /** The token ring as ranges ]start, end], each owned by the node at its end. */

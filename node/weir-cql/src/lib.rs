@@ -6,7 +6,7 @@
 //!
 //! - parameters arrive already encoded as CQL cells (the JS codec knows the column types
 //!   from the prepared metadata it keeps), so Rust only copies bytes;
-//! - one `run` call carries any number of requests (every `execute` of one event-loop tick,
+//! - one `submit` call carries any number of requests (every `execute` of one event-loop tick,
 //!   or all parameter rows of `executeConcurrent`), executes them concurrently on the tokio
 //!   runtime, and answers with one `Buffer` holding every result page as raw CQL cells,
 //!   which JS decodes lazily; no JS object is created per row in Rust;
@@ -19,8 +19,11 @@ mod config;
 mod errors;
 mod exec;
 mod metadata;
+mod ring;
 mod tls;
 mod wire;
+// Public: its functions are reachable only through napi registration.
+pub mod wire_hooks;
 
 use errors::{ErrorInfo, ErrorKind};
 use exec::PreparedMap;
@@ -34,7 +37,7 @@ use scylla::client::session::Session;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
-use wire::{Reader, Writer};
+use wire::Writer;
 
 pub use config::ConnectOptions;
 
@@ -255,25 +258,6 @@ impl NativeSession {
             .unwrap_or(0)
     }
 
-    /// Executes every request of `requests` with at most `concurrency` in flight; resolves to
-    /// `u8 0` followed by each result in request order, or `u8 1` and one error when the
-    /// buffer itself is malformed or the client is not connected.
-    #[napi]
-    pub fn run<'env>(
-        &self,
-        env: &'env Env,
-        requests: Buffer,
-        concurrency: u32,
-    ) -> napi::Result<PromiseRaw<'env, Buffer>> {
-        let inner = self.inner.clone();
-        let requests = bytes::Bytes::from(requests.to_vec());
-        env.spawn_future(async move {
-            Ok(run_requests(inner, requests, concurrency, Vec::new())
-                .await
-                .into())
-        })
-    }
-
     /// Registers the function that receives the results of `submit`.
     #[napi]
     pub fn set_completion(&self, callback: Function<Buffer, ()>) -> napi::Result<()> {
@@ -288,9 +272,11 @@ impl NativeSession {
         Ok(())
     }
 
-    /// Like `run`, without a promise: the result, prefixed by `u32 token`, goes to the
-    /// completion function. This is the per-statement path, where a promise per call
-    /// costs more than the JS work of the statement.
+    /// The one execution path of `execute`, `batch` and `executeConcurrent`: executes every
+    /// request of `requests` with at most `concurrency` in flight and hands the results,
+    /// `u32 token` then `u8 0` and each result in request order (or `u8 1` and one error
+    /// when the buffer is malformed or the client is not connected), to the completion
+    /// function. No promise per call: one long-lived threadsafe function serves them all.
     #[napi]
     pub fn submit(&self, requests: Buffer, concurrency: u32, token: u32) -> napi::Result<()> {
         let completion = self
@@ -310,6 +296,26 @@ impl NativeSession {
             completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
         });
         Ok(())
+    }
+
+    /// Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
+    /// primary first; empty when not connected or the keyspace is unknown.
+    #[napi]
+    pub fn replicas(&self, keyspace: String, routing_key: Buffer) -> Vec<String> {
+        match self.inner.session() {
+            Ok(s) => ring::replicas(&s, &keyspace, &routing_key),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The ring's ranges with their replicas in `keyspace`, as JSON
+    /// (`[{start, end, replicas}]`, tokens as decimal strings).
+    #[napi]
+    pub fn token_ranges(&self, keyspace: String) -> String {
+        match self.inner.session() {
+            Ok(s) => ring::token_ranges_json(&s, &keyspace),
+            Err(_) => "[]".into(),
+        }
     }
 
     /// Drops the session: every connection of this client closes.
@@ -342,8 +348,7 @@ async fn run_requests(
             return out.buf;
         }
     };
-    let mut r = Reader::new(&requests);
-    let jobs = match read_jobs(&inner, &mut r, &requests) {
+    let jobs = match read_jobs(&inner, &requests) {
         Ok(jobs) => jobs,
         Err(e) => {
             e.write(&mut out);
@@ -378,25 +383,17 @@ async fn run_requests(
     out.buf
 }
 
-fn read_jobs(
-    inner: &Inner,
-    r: &mut Reader<'_>,
-    whole: &bytes::Bytes,
-) -> Result<Vec<exec::Job>, ErrorInfo> {
+fn read_jobs(inner: &Inner, whole: &bytes::Bytes) -> Result<Vec<exec::Job>, ErrorInfo> {
+    let requests =
+        wire::read_requests(whole).map_err(|e| ErrorInfo::new(ErrorKind::Argument, e))?;
     let map = inner
         .prepared
         .lock()
         .map_err(|_| ErrorInfo::new(ErrorKind::Driver, "prepared-statement lock poisoned"))?;
-    let count = r
-        .u32()
-        .map_err(|e| ErrorInfo::new(ErrorKind::Argument, e))?;
-    let mut jobs = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        jobs.push(
-            exec::read_job(r, whole, &map).map_err(|e| ErrorInfo::new(ErrorKind::Argument, e))?,
-        );
-    }
-    Ok(jobs)
+    requests
+        .into_iter()
+        .map(|r| exec::resolve(r, &map).map_err(|e| ErrorInfo::new(ErrorKind::Argument, e)))
+        .collect()
 }
 
 impl Default for NativeSession {

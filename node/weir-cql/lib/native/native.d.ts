@@ -15,20 +15,26 @@ export declare class NativeSession {
   release(handle: number): void
   /** Number of prepared statements held (for tests of the bounded cache). */
   preparedCount(): number
-  /**
-   * Executes every request of `requests` with at most `concurrency` in flight; resolves to
-   * `u8 0` followed by each result in request order, or `u8 1` and one error when the
-   * buffer itself is malformed or the client is not connected.
-   */
-  run(requests: Buffer, concurrency: number): Promise<Buffer>
   /** Registers the function that receives the results of `submit`. */
   setCompletion(callback: (arg: Buffer) => void): void
   /**
-   * Like `run`, without a promise: the result, prefixed by `u32 token`, goes to the
-   * completion function. This is the per-statement path, where a promise per call
-   * costs more than the JS work of the statement.
+   * The one execution path of `execute`, `batch` and `executeConcurrent`: executes every
+   * request of `requests` with at most `concurrency` in flight and hands the results,
+   * `u32 token` then `u8 0` and each result in request order (or `u8 1` and one error
+   * when the buffer is malformed or the client is not connected), to the completion
+   * function. No promise per call: one long-lived threadsafe function serves them all.
    */
   submit(requests: Buffer, concurrency: number, token: number): void
+  /**
+   * Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
+   * primary first; empty when not connected or the keyspace is unknown.
+   */
+  replicas(keyspace: string, routingKey: Buffer): Array<string>
+  /**
+   * The ring's ranges with their replicas in `keyspace`, as JSON
+   * (`[{start, end, replicas}]`, tokens as decimal strings).
+   */
+  tokenRanges(keyspace: string): string
   /** Drops the session: every connection of this client closes. */
   shutdown(): void
   /**
@@ -37,11 +43,6 @@ export declare class NativeSession {
    * host watcher polls without schema. Fails when not connected.
    */
   clusterInfo(withSchema: boolean): string
-  /**
-   * Replicas (`ip:port`) of the partition whose routing key (the serialized partition
-   * key, as cassandra-driver's `getReplicas` takes it) is `routing_key`, Murmur3.
-   */
-  replicas(keyspace: string, routingKey: Buffer): Array<string>
   /** Re-reads topology and schema; resolves to an empty Buffer or an encoded error. */
   refreshMetadata(): Promise<Buffer>
   /**
@@ -122,3 +123,18 @@ export interface TlsOptions {
   /** OpenSSL cipher list (TLS 1.2 and below), as Node's `ciphers`. */
   ciphers?: string
 }
+
+/**
+ * Parses a request buffer exactly as `submit` does and writes it back, so a test can check
+ * that the decoder keeps every field the JS encoder writes. A malformed buffer gives an
+ * `Error` naming the offset, never a panic.
+ */
+export declare function wireEchoRequests(requests: Buffer): Buffer
+
+/**
+ * Writes a rows result through the execution path's writers: the columns of
+ * [`sample_specs`], `row_count` rows whose cells are `cells` (request-values format as the
+ * JS codec writes them: `u16 n`, then `i32 LE len` + bytes, -1 null), the paging state,
+ * tracing id and warnings given.
+ */
+export declare function wireSampleResult(pagingState: Buffer | undefined | null, tracingId: Buffer | undefined | null, warnings: Array<string>, rowCount: number, cells: Buffer): Buffer

@@ -12,12 +12,12 @@ test('hosts, keyspaces, tables, UDTs, replicas, token ranges, traces', async (t)
     await client.execute('CREATE TYPE addr (street text, zip int)');
     await client.execute('CREATE TABLE t (a int, b text, c frozen<addr>, d map<text, int>, PRIMARY KEY (a, b))');
     await t.test('hosts and getState', () => {
-      assert.equal(client.hosts.length, 1);
+      assert.ok(client.hosts.length >= 1);
       const h = client.hosts.get(CONTACT_POINT);
       assert.ok(h, `host ${CONTACT_POINT} in ${client.hosts.keys()}`);
       assert.equal(h.datacenter, 'datacenter1');
       assert.equal(h.isUp(), true);
-      assert.deepEqual(client.getState().getConnectedHosts().map((x) => x.address), [CONTACT_POINT]);
+      assert.deepEqual(client.getState().getConnectedHosts().map((x) => x.address).sort(), client.hosts.keys().sort());
     });
     await t.test('keyspaces and getTable (schema agreement after DDL: visible at once)', async () => {
       const k = client.metadata.keyspaces[ks];
@@ -37,9 +37,11 @@ test('hosts, keyspaces, tables, UDTs, replicas, token ranges, traces', async (t)
     await t.test('getReplicas and getTokenRanges', () => {
       const key = Buffer.alloc(4);
       key.writeInt32BE(1);
-      assert.deepEqual(client.metadata.getReplicas(ks, key).map((h) => h.address), [CONTACT_POINT]);
+      const replicas = client.metadata.getReplicas(ks, key);
+      assert.equal(replicas.length, 1, 'RF=1: one replica');
+      assert.ok(client.hosts.get(replicas[0].address));
       const ranges = client.metadata.getTokenRanges();
-      assert.equal(ranges.size, 16, 'num_tokens: 16 on one node');
+      assert.equal(ranges.size, 16 * client.hosts.length, 'num_tokens: 16 per node');
       assert.equal(client.metadata.getTokenRangesForHost(ks, client.hosts.get(CONTACT_POINT)).size, 16);
     });
     await t.test('getTrace of a traced query', async () => {
@@ -50,7 +52,7 @@ test('hosts, keyspaces, tables, UDTs, replicas, token ranges, traces', async (t)
         try { trace = await client.metadata.getTrace(rs.info.traceId); } catch { await new Promise((r) => setTimeout(r, 250)); }
       }
       assert.ok(trace, 'the trace became readable');
-      assert.equal(trace.coordinator.toString(), CONTACT_POINT.split(':')[0]);
+      assert.ok(client.hosts.keys().includes(`${trace.coordinator}:9042`), `coordinator ${trace.coordinator}`);
       assert.ok(trace.events.length > 0);
       assert.ok(trace.duration > 0);
     });
