@@ -9,8 +9,12 @@ command -v mkfs.ext4 >/dev/null && command -v chattr >/dev/null || need+=(e2fspr
 command -v fio >/dev/null || need+=(fio)
 command -v losetup >/dev/null && command -v umount >/dev/null || need+=(mount)
 command -v setpriv >/dev/null || need+=(util-linux)
+# weir-cql: TLS builds against OpenSSL; its test node's certificates are made with openssl.
+command -v openssl >/dev/null || need+=(openssl)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+{ command -v pkg-config >/dev/null && pkg-config --exists openssl; } || need+=(libssl-dev)
 if [ ${#need[@]} -eq 0 ]; then
-  echo "all present: mkfs.xfs mkfs.ext4 chattr fio losetup mount umount setpriv"
+  echo "all present: mkfs.xfs mkfs.ext4 chattr fio losetup mount umount setpriv openssl pkg-config libssl-dev"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

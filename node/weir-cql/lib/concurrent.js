@@ -1,7 +1,8 @@
 'use strict';
 // concurrent.executeConcurrent, run on the Rust side: a chunk of parameter rows crosses
-// as one buffer and Rust keeps `concurrencyLevel` requests in flight. The next chunk is
-// encoded while the current one runs.
+// as one buffer through the same native path as execute() (client._submit) and Rust keeps
+// `concurrencyLevel` requests in flight. The next chunk is encoded while the current one
+// runs.
 
 const errors = require('./errors');
 const req = require('./request');
@@ -65,13 +66,11 @@ async function executeConcurrent(client, query, parameters, options) {
 
   let chunk = await encodeChunk(iter);
   while (chunk.count > 0) {
-    const seq = ++client._runSeq;
-    client._runsInFlight.add(seq);
-    const running = client._native.run(chunk.buf, concurrency);
+    const running = new Promise((resolve) => client._submit(chunk.buf, concurrency, resolve));
     const nextChunk = encodeChunk(iter);
-    let out;
-    try { out = await running; } finally { client._runsInFlight.delete(seq); }
-    const r = new Reader(out, 0);
+    const out = await running;
+    // The answer starts with the run's u32 token.
+    const r = new Reader(out, 4);
     if (r.u8() !== 0) throw r.error();
     for (let i = 0; i < chunk.count; i++) {
       const res = readResult(r, enc);

@@ -1,24 +1,41 @@
 #!/usr/bin/env bash
-# Start or stop one Apache Cassandra node built from Maven Central jars (no tarball, no docker).
+# Start or stop Apache Cassandra nodes built from Maven Central jars (no tarball, no docker).
 #
-#   usage: scripts/cassandra.sh start|stop|fetch
+#   usage: scripts/cassandra.sh start [N...]     wipe and start nodes N (default 1), in order
+#          scripts/cassandra.sh stop [N...]      stop nodes N (default every running node)
+#          scripts/cassandra.sh resume N         start node N again on its existing data
+#          scripts/cassandra.sh pid N            print node N's JVM pid
+#          scripts/cassandra.sh nodetool N ARGS  run nodetool against node N (its JMX port)
+#          scripts/cassandra.sh fetch            download the jars only
 #   env:   CASSANDRA_VERSION (5.0.9)  CASSANDRA_HOME_DIR (<package>/.cassandra)  CASSANDRA_HEAP (512M)
+#          CASSANDRA_JMX_PORT_BASE (7190: node N's JMX listens on 127.0.0.1:BASE+N)
+#          CASSANDRA_CLIENT_TLS (1: `start` makes a throw-away CA and a node certificate valid
+#          for 127.0.0.1-9 in $DIR/tls with openssl, and the nodes accept TLS and plaintext
+#          clients on their CQL port)
 #
-# `fetch` downloads cassandra-all and its runtime dependencies once into the cache directory
-# (~67 MB, Maven's local repository lives beside it). `start` wipes the node's data, starts the
-# JVM in the background, writes its pid to $DIR/node/cassandra.pid and waits until CQL answers
-# on 127.0.0.1:9042. `stop` sends SIGTERM to that pid and waits for the JVM to exit (SIGKILL
-# after 30 s): the test command and the benchmark always stop the node they started.
+# Node N listens on 127.0.0.N (CQL 9042, gossip 7000; Linux routes all of 127/8 to lo) and
+# keeps its data, logs, yaml and pid in $DIR/nodeN. Nodes join one after another (a node
+# must finish joining before the next starts), the first one named is the seed. `fetch`
+# downloads cassandra-all and its runtime dependencies once (~67 MB). `start` waits until
+# each node's CQL port answers. `stop` sends SIGTERM to every node at once and waits for the
+# JVMs to exit (SIGKILL after 30 s): the test command and the benchmark always stop the
+# nodes they started.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VER="${CASSANDRA_VERSION:-5.0.9}"
 DIR="${CASSANDRA_HOME_DIR:-$HERE/.cassandra}"
 HEAP="${CASSANDRA_HEAP:-512M}"
-ADDR=127.0.0.1
+JMX_BASE="${CASSANDRA_JMX_PORT_BASE:-7190}"
 JARS="$DIR/cassandra-$VER"
-NODE="$DIR/node"
-PIDFILE="$NODE/cassandra.pid"
+
+node_dir() { echo "$DIR/node$1"; }
+pid_file() { echo "$DIR/node$1/cassandra.pid"; }
+jmx_port() { echo $((JMX_BASE + $1)); }
+
+check_index() {
+  [[ "$1" =~ ^[1-9]$ ]] || { echo "cassandra.sh: node index must be 1-9, got '$1'" >&2; exit 2; }
+}
 
 fetch() {
   if [ -f "$JARS/lib/cassandra-all-${VER}.jar" ]; then return 0; fi
@@ -45,10 +62,45 @@ POM
   rm -rf "$JARS/lib" && mv "$JARS/lib.tmp" "$JARS/lib"
 }
 
+# A throw-away CA and one node certificate whose subjectAltName lists every node IP
+# (clients check the IP they connected to), plus a second CA that signed nothing the nodes
+# serve (tests use it as the "bad certificate" case). The key and chain go into a PKCS#12
+# keystore for Cassandra's default SSL context factory.
+make_tls() {
+  command -v openssl >/dev/null || { echo "cassandra.sh: openssl not found (apt-get install openssl)" >&2; exit 1; }
+  local t="$DIR/tls"
+  rm -rf "$t" && mkdir -p "$t"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=weir-cql test CA" \
+    -keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=weir-cql other CA" \
+    -keyout "$t/other-ca.key" -out "$t/other-ca.pem" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=weir-cql node" -keyout "$t/node.key" -out "$t/node.csr" 2>/dev/null
+  printf 'subjectAltName=%s\n' "$(seq -s, -f 'IP:127.0.0.%g' 1 9)" > "$t/node.ext"
+  openssl x509 -req -in "$t/node.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial -days 2 \
+    -extfile "$t/node.ext" -out "$t/node.pem" 2>/dev/null
+  openssl pkcs12 -export -inkey "$t/node.key" -in "$t/node.pem" -certfile "$t/ca.pem" \
+    -passout pass:weircql -out "$t/node.p12"
+}
+
+tls_config() {
+  [ "${CASSANDRA_CLIENT_TLS:-0}" = 1 ] || return 0
+  cat <<YAML
+client_encryption_options:
+  enabled: true
+  optional: true
+  keystore: ${DIR}/tls/node.p12
+  keystore_password: weircql
+  store_type: PKCS12
+  require_client_auth: false
+YAML
+}
+
 write_config() {
-  rm -rf "$NODE"
-  mkdir -p "$NODE"/{conf,data,commitlog,saved_caches,hints,cdc_raw,logs}
-  cat > "$NODE/conf/cassandra.yaml" <<YAML
+  local n="$1" seed="$2" node addr
+  node="$(node_dir "$n")"; addr="127.0.0.$n"
+  rm -rf "$node"
+  mkdir -p "$node"/{conf,data,commitlog,saved_caches,hints,cdc_raw,logs}
+  cat > "$node/conf/cassandra.yaml" <<YAML
 cluster_name: 'weir-cql-test'
 num_tokens: 16
 allocate_tokens_for_local_replication_factor: 1
@@ -57,18 +109,18 @@ endpoint_snitch: SimpleSnitch
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "${ADDR}"
-listen_address: ${ADDR}
-rpc_address: ${ADDR}
+      - seeds: "127.0.0.${seed}"
+listen_address: ${addr}
+rpc_address: ${addr}
 storage_port: 7000
 native_transport_port: 9042
 start_native_transport: true
 data_file_directories:
-  - ${NODE}/data
-commitlog_directory: ${NODE}/commitlog
-saved_caches_directory: ${NODE}/saved_caches
-hints_directory: ${NODE}/hints
-cdc_raw_directory: ${NODE}/cdc_raw
+  - ${node}/data
+commitlog_directory: ${node}/commitlog
+saved_caches_directory: ${node}/saved_caches
+hints_directory: ${node}/hints
+cdc_raw_directory: ${node}/cdc_raw
 commitlog_sync: periodic
 commitlog_sync_period: 10000ms
 authenticator: AllowAllAuthenticator
@@ -78,13 +130,14 @@ concurrent_writes: 8
 concurrent_counter_writes: 8
 memtable_allocation_type: heap_buffers
 user_defined_functions_enabled: true
-# Tests create a keyspace per file; keep schema changes quick on one node.
+# Tests create a keyspace per file; keep schema changes quick.
 auto_snapshot: false
+$(tls_config)
 YAML
-  cat > "$NODE/conf/logback.xml" <<XML
+  cat > "$node/conf/logback.xml" <<XML
 <configuration scan="false">
   <appender name="FILE" class="ch.qos.logback.core.FileAppender">
-    <file>${NODE}/logs/system.log</file>
+    <file>${node}/logs/system.log</file>
     <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>
   </appender>
   <root level="INFO"><appender-ref ref="FILE" /></root>
@@ -92,18 +145,29 @@ YAML
 XML
 }
 
-start() {
-  fetch
-  if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
-    echo "cassandra.sh: a node is already running (pid $(cat "$PIDFILE")); run 'scripts/cassandra.sh stop' first" >&2
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+running_pid() {
+  local f; f="$(pid_file "$1")"
+  [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"
+}
+
+# Launches node $1's JVM on whatever its directory holds and waits for its CQL port.
+launch() {
+  local n="$1" node addr jamm
+  node="$(node_dir "$n")"; addr="127.0.0.$n"
+  if [ -n "$(running_pid "$n" || true)" ]; then
+    echo "cassandra.sh: node $n is already running (pid $(cat "$(pid_file "$n")")); run 'scripts/cassandra.sh stop $n' first" >&2
     exit 1
   fi
-  if (exec 3<>"/dev/tcp/${ADDR}/9042") 2>/dev/null; then
-    echo "cassandra.sh: port ${ADDR}:9042 is already in use by another process; stop it first" >&2
+  if port_open "$addr" 9042; then
+    echo "cassandra.sh: port ${addr}:9042 is already in use by another process; stop it first" >&2
     exit 1
   fi
-  write_config
-  local jamm
+  if port_open 127.0.0.1 "$(jmx_port "$n")"; then
+    echo "cassandra.sh: JMX port 127.0.0.1:$(jmx_port "$n") is in use; set CASSANDRA_JMX_PORT_BASE" >&2
+    exit 1
+  fi
   jamm="$(ls "$JARS"/lib/jamm-*.jar | head -n 1)"
   # Flags from Cassandra's conf/jvm-server.options and conf/jvm17-server.options.
   local opts=(
@@ -138,50 +202,111 @@ start() {
     -Dio.netty.tryReflectionSetAccessible=true
     -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.allocator.maxOrder=11
     -javaagent:"$jamm"
+    -Dcassandra.jmx.local.port="$(jmx_port "$n")"
     -Dcassandra.ring_delay_ms=1000 -Dcassandra.skip_wait_for_gossip_to_settle=0
     -Dcassandra.superuser_setup_delay_ms=0
-    -Dcassandra.config="file://$NODE/conf/cassandra.yaml"
-    -Dlogback.configurationFile="$NODE/conf/logback.xml"
-    -Dcassandra.logdir="$NODE/logs" -Dcassandra.storagedir="$NODE"
+    -Dcassandra.config="file://$node/conf/cassandra.yaml"
+    -Dlogback.configurationFile="$node/conf/logback.xml"
+    -Dcassandra.logdir="$node/logs" -Dcassandra.storagedir="$node"
     -Dcassandra-foreground=yes
   )
   local start_s pid
   start_s=$(date +%s)
-  nohup java "${opts[@]}" -cp "$NODE/conf:$JARS/lib/*" org.apache.cassandra.service.CassandraDaemon \
-    > "$NODE/logs/stdout.log" 2>&1 < /dev/null &
+  nohup java "${opts[@]}" -cp "$node/conf:$JARS/lib/*" org.apache.cassandra.service.CassandraDaemon \
+    > "$node/logs/stdout.log" 2>&1 < /dev/null &
   pid=$!
-  echo "$pid" > "$PIDFILE"
+  echo "$pid" > "$(pid_file "$n")"
   for _ in $(seq 1 360); do
     if ! kill -0 "$pid" 2>/dev/null; then
-      echo "cassandra.sh: Cassandra exited during start-up; last log lines:" >&2
-      tail -n 30 "$NODE/logs/stdout.log" "$NODE/logs/system.log" >&2 || true
-      rm -f "$PIDFILE"; exit 1
+      echo "cassandra.sh: node $n exited during start-up; last log lines:" >&2
+      tail -n 30 "$node/logs/stdout.log" "$node/logs/system.log" >&2 || true
+      rm -f "$(pid_file "$n")"; exit 1
     fi
-    if (exec 3<>"/dev/tcp/${ADDR}/9042") 2>/dev/null; then
-      echo "cassandra.sh: pid $pid, CQL up on ${ADDR}:9042 after $(( $(date +%s) - start_s )) s" >&2
+    if port_open "$addr" 9042; then
+      echo "cassandra.sh: node $n pid $pid, CQL up on ${addr}:9042 after $(( $(date +%s) - start_s )) s" >&2
       return 0
     fi
     sleep 0.5
   done
-  echo "cassandra.sh: CQL port ${ADDR}:9042 not open after 180 s; stopping pid $pid" >&2
-  stop; exit 1
+  echo "cassandra.sh: CQL port ${addr}:9042 not open after 180 s; stopping node $n" >&2
+  stop "$n"; exit 1
+}
+
+start() {
+  fetch
+  local nodes=("$@")
+  [ "${#nodes[@]}" -gt 0 ] || nodes=(1)
+  for n in "${nodes[@]}"; do check_index "$n"; done
+  if [ "${CASSANDRA_CLIENT_TLS:-0}" = 1 ]; then make_tls; fi
+  for n in "${nodes[@]}"; do
+    write_config "$n" "${nodes[0]}"
+    launch "$n"
+  done
+}
+
+resume() {
+  check_index "$1"
+  [ -f "$(node_dir "$1")/conf/cassandra.yaml" ] || { echo "cassandra.sh: node $1 was never started; use 'start $1'" >&2; exit 1; }
+  launch "$1"
 }
 
 stop() {
-  [ -f "$PIDFILE" ] || { echo "cassandra.sh: no pid file at $PIDFILE; nothing to stop" >&2; return 0; }
-  local pid; pid="$(cat "$PIDFILE")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"
-    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  local nodes=("$@") pids=() n pid
+  if [ "${#nodes[@]}" -eq 0 ]; then
+    for f in "$DIR"/node*/cassandra.pid; do [ -f "$f" ] && nodes+=("$(basename "$(dirname "$f")" | sed 's/^node//')"); done
+  fi
+  [ "${#nodes[@]}" -gt 0 ] || { echo "cassandra.sh: no node is running; nothing to stop" >&2; return 0; }
+  for n in "${nodes[@]}"; do
+    check_index "$n"
+    pid="$(running_pid "$n" || true)"
+    # A paused (SIGSTOP) node cannot act on SIGTERM until it is continued.
+    if [ -n "$pid" ]; then kill -CONT "$pid" 2>/dev/null || true; kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); fi
+    rm -f "$(pid_file "$n")"
+  done
+  for _ in $(seq 1 60); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" -eq 0 ] && break
+    sleep 0.5
+  done
+  for pid in "${pids[@]}"; do
     if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
     echo "cassandra.sh: stopped pid $pid" >&2
-  fi
-  rm -f "$PIDFILE"
+  done
 }
 
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
+nodetool() {
+  check_index "$1"
+  local n="$1"; shift
+  mkdir -p "$DIR/tools"
+  # Only warnings: the jars' default logback configuration prints netty's debug lines.
+  [ -f "$DIR/tools/logback.xml" ] || cat > "$DIR/tools/logback.xml" <<'XML'
+<configuration scan="false">
+  <appender name="ERR" class="ch.qos.logback.core.ConsoleAppender"><target>System.err</target>
+    <encoder><pattern>%-5level %msg%n</pattern></encoder></appender>
+  <root level="WARN"><appender-ref ref="ERR" /></root>
+</configuration>
+XML
+  # Flags from Cassandra's conf/jvm17-clients.options; its history file goes under $DIR.
+  java -Xmx128m -XX:TieredStopAtLevel=1 -Duser.home="$DIR/tools" -Dlogback.configurationFile="$DIR/tools/logback.xml" \
+    --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --add-exports java.base/jdk.internal.ref=ALL-UNNAMED \
+    --add-exports java.base/sun.nio.ch=ALL-UNNAMED --add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED \
+    --add-exports java.rmi/sun.rmi.server=ALL-UNNAMED --add-exports java.sql/java.sql=ALL-UNNAMED \
+    --add-opens java.base/java.lang.module=ALL-UNNAMED --add-opens java.base/java.net=ALL-UNNAMED \
+    --add-opens java.base/jdk.internal.loader=ALL-UNNAMED --add-opens java.base/jdk.internal.ref=ALL-UNNAMED \
+    --add-opens java.base/jdk.internal.reflect=ALL-UNNAMED --add-opens java.base/jdk.internal.math=ALL-UNNAMED \
+    --add-opens java.base/jdk.internal.module=ALL-UNNAMED --add-opens java.base/jdk.internal.util.jar=ALL-UNNAMED \
+    --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
+    -cp "$JARS/lib/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$(jmx_port "$n")" "$@"
+}
+
+cmd="${1:-}"; [ $# -gt 0 ] && shift
+case "$cmd" in
+  start) start "$@" ;;
+  stop) stop "$@" ;;
+  resume) [ $# -eq 1 ] || { echo "usage: scripts/cassandra.sh resume N" >&2; exit 2; }; resume "$1" ;;
+  pid) [ $# -eq 1 ] || { echo "usage: scripts/cassandra.sh pid N" >&2; exit 2; }; check_index "$1"; running_pid "$1" ;;
+  nodetool) [ $# -ge 1 ] || { echo "usage: scripts/cassandra.sh nodetool N ARGS" >&2; exit 2; }; nodetool "$@" ;;
   fetch) fetch ;;
-  *) echo "usage: scripts/cassandra.sh start|stop|fetch" >&2; exit 2 ;;
+  *) echo "usage: scripts/cassandra.sh start [N...]|stop [N...]|resume N|pid N|nodetool N ARGS|fetch" >&2; exit 2 ;;
 esac

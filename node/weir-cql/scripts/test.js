@@ -3,31 +3,42 @@
 // The package's test command (`npm test`):
 //   1. builds the native addon (scripts/build.js: cargo build --release, then copy);
 //   2. runs the unit tests (no server);
-//   3. starts Apache Cassandra 5.0.9 from Maven Central jars (scripts/cassandra.sh; the jars
-//      are downloaded once into .cassandra/), runs the integration tests against it, and
-//      stops it by pid afterwards, also when tests fail or the run is interrupted;
+//   3. starts a three-node Apache Cassandra 5.0.9 cluster on 127.0.0.1-3 from Maven Central
+//      jars (scripts/cassandra.sh; the jars are downloaded once into .cassandra/; nodes join
+//      one after another), runs the integration tests against it, then the cluster tests
+//      (test/cluster: routing counted on the servers, nodetool, kill -9 and SIGSTOP of a
+//      node; they run last because they stop and restart node 3), and stops every node by
+//      pid afterwards, also when tests fail or the run is interrupted;
 //   4. fails when any test failed or when zero tests ran.
 // Set WEIR_CQL_CONTACT_POINT=host:port to use an already running server instead (nothing
-// is started or stopped then).
+// is started or stopped then, and the cluster tests print SKIP: they need nodes they may
+// kill; WEIR_CQL_TLS_DIR names its tls/ directory, see scripts/cassandra.sh
+// CASSANDRA_CLIENT_TLS, else the TLS tests skip and say why).
 
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const cassandra = path.join(root, 'scripts', 'cassandra.sh');
 
+// Children run asynchronously so that SIGINT/SIGTERM reach this process's handlers at once
+// (a synchronous spawn would hold them until the child ended) and the nodes get stopped.
+const children = new Set();
 function run(cmd, args, env) {
-  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
-  if (r.error) throw r.error;
-  return r.status === null ? 1 : r.status;
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+    children.add(child);
+    child.on('error', (e) => { children.delete(child); reject(e); });
+    child.on('exit', (code) => { children.delete(child); resolve(code === null ? 1 : code); });
+  });
 }
 
-function runTests(label, dir, extraEnv) {
+async function runTests(label, dir, extraEnv) {
   const files = fs.readdirSync(path.join(root, dir)).filter((f) => f.endsWith('.test.js')).sort()
     .map((f) => path.join(dir, f));
   const tap = path.join(root, `.test-${label}.tap`);
-  const status = run(process.execPath, ['--test', '--test-concurrency=1',
+  const status = await run(process.execPath, ['--test', '--test-concurrency=1',
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files], extraEnv);
   const text = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
@@ -37,39 +48,62 @@ function runTests(label, dir, extraEnv) {
   return { status, ...summary };
 }
 
-function main() {
-  if (run('npm', ['run', 'build', '--silent'], { CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || path.join(root, 'target') }) !== 0) {
+async function main() {
+  if (await run('npm', ['run', 'build', '--silent'], { CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || path.join(root, 'target') }) !== 0) {
     console.error('weir-cql: native build failed (needs Rust and cargo on PATH)');
     return 1;
   }
-  const unit = runTests('unit', 'test/unit', {});
+  const unit = await runTests('unit', 'test/unit', {});
   let external = process.env.WEIR_CQL_CONTACT_POINT;
+  let tlsDir = process.env.WEIR_CQL_TLS_DIR || '';
   let started = false;
-  const stop = () => {
-    if (started) { started = false; run('bash', [cassandra, 'stop']); }
+  const stop = async () => {
+    if (started) { started = false; await run('bash', [cassandra, 'stop']); }
   };
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { stop(); process.exit(130); });
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, async () => {
+      console.error(`weir-cql: ${sig}: stopping the test run and the nodes it started`);
+      for (const c of children) c.kill('SIGTERM');
+      await stop();
+      process.exit(130);
+    });
+  }
   let integration = { status: 1, tests: 0, pass: 0, fail: 0 };
+  let cluster = { status: 1, tests: 0, pass: 0, fail: 0 };
   try {
     if (!external) {
       started = true;
-      if (run('bash', [cassandra, 'start']) !== 0) {
-        console.error('weir-cql: could not start Cassandra; see .cassandra/node/logs');
+      const t0 = Date.now();
+      // The nodes accept TLS and plaintext on their CQL port, with a certificate made for
+      // this run; the TLS tests read the CA from WEIR_CQL_TLS_DIR.
+      if (await run('bash', [cassandra, 'start', '1', '2', '3'], { CASSANDRA_CLIENT_TLS: '1' }) !== 0) {
+        console.error('weir-cql: could not start the Cassandra cluster; see .cassandra/node*/logs');
         return 1;
       }
+      console.log(`weir-cql: three nodes up after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       external = '127.0.0.1:9042';
+      tlsDir = path.join(process.env.CASSANDRA_HOME_DIR || path.join(root, '.cassandra'), 'tls');
     }
-    integration = runTests('integration', 'test/integration', { WEIR_CQL_CONTACT_POINT: external });
+    integration = await runTests('integration', 'test/integration', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_TLS_DIR: tlsDir });
+    cluster = await runTests('cluster', 'test/cluster', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_CLUSTER: started ? '3' : '' });
   } finally {
-    stop();
+    await stop();
   }
-  const total = unit.tests + integration.tests;
-  if (total === 0 || unit.tests === 0 || integration.tests === 0) {
-    console.error(`weir-cql: refusing to pass: ${unit.tests} unit and ${integration.tests} integration tests ran`);
+  const counts = `${unit.tests} unit, ${integration.tests} integration and ${cluster.tests} cluster tests ran`;
+  if (unit.tests === 0 || integration.tests === 0 || cluster.tests === 0) {
+    console.error(`weir-cql: refusing to pass: ${counts}`);
     return 1;
   }
-  if (unit.status !== 0 || integration.status !== 0 || unit.fail || integration.fail) return 1;
+  // Under the test command the cluster tests must run, never skip.
+  if (started && cluster.skipped) {
+    console.error(`weir-cql: refusing to pass: ${cluster.skipped} cluster tests skipped on the cluster this command started`);
+    return 1;
+  }
+  for (const r of [unit, integration, cluster]) if (r.status !== 0 || r.fail) return 1;
   return 0;
 }
 
-process.exitCode = main();
+main().then((code) => { process.exitCode = code; }, async (e) => {
+  console.error(`weir-cql: test command failed: ${e.stack || e}`);
+  process.exitCode = 1;
+});

@@ -6,8 +6,7 @@
 //! tick (coalesced) and for `executeConcurrent` (all parameter rows at once).
 
 use crate::errors::{execution_error, ErrorInfo, ErrorKind};
-use crate::wire::{self, Reader, Writer};
-use bytes::Bytes;
+use crate::wire::{self, BatchItem, RawValues, Reader, RequestBody, Writer};
 use scylla::client::session::Session;
 use scylla::errors::IntoRowsResultError;
 use scylla::response::query_result::QueryResult;
@@ -22,14 +21,6 @@ use scylla::statement::{Consistency, SerialConsistency};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Values already encoded to CQL cells by the JS codec: `n` cells of `i32 len` + bytes
-/// (little-endian length; -1 null, -2 unset). Serializing only copies the cells.
-#[derive(Clone)]
-pub struct RawValues {
-    count: u16,
-    cells: Bytes,
-}
 
 #[derive(Debug)]
 struct CellTooLarge;
@@ -75,24 +66,6 @@ impl SerializeRow for RawValues {
     }
 }
 
-fn read_values(r: &mut Reader<'_>, whole: &Bytes) -> Result<RawValues, String> {
-    let count = r.u16()?;
-    // Walk the cells once to find the region's end (and validate lengths).
-    let start = r.position();
-    for _ in 0..count {
-        let len = r.i32()?;
-        if len >= 0 {
-            r.bytes(len as usize)?;
-        } else if len != -1 && len != -2 {
-            return Err(format!("invalid cell length {len}"));
-        }
-    }
-    Ok(RawValues {
-        count,
-        cells: whole.slice_ref(r.slice_from(start)),
-    })
-}
-
 pub struct Options {
     flags: u8,
     page_size: i32,
@@ -116,39 +89,26 @@ pub struct Job {
 
 pub type PreparedMap = HashMap<u32, Arc<PreparedStatement>>;
 
-fn read_options(r: &mut Reader<'_>) -> Result<Options, String> {
-    let flags = r.u8()?;
-    let page_size = r.i32()?;
-    let consistency = match r.u16()? {
+fn options(h: wire::RequestHeader) -> Result<Options, String> {
+    let consistency = match h.consistency {
         0xFFFF => None,
         c => Some(Consistency::try_from(c).map_err(|_| format!("unknown consistency {c}"))?),
     };
-    let serial = match r.u16()? {
+    let serial = match h.serial_consistency {
         0xFFFF => None,
         c => Some(
             SerialConsistency::try_from(c as i16)
                 .map_err(|_| format!("unknown serial consistency {c}"))?,
         ),
     };
-    let timeout_ms = r.u32()?;
-    let timestamp = if flags & wire::FLAG_TIMESTAMP != 0 {
-        Some(r.i64()?)
-    } else {
-        None
-    };
-    let paging_state = if flags & wire::FLAG_PAGING_STATE != 0 {
-        Some(Arc::from(r.blob()?))
-    } else {
-        None
-    };
     Ok(Options {
-        flags,
-        page_size,
+        flags: h.flags,
+        page_size: h.page_size,
         consistency,
         serial,
-        timeout_ms,
-        timestamp,
-        paging_state,
+        timeout_ms: h.timeout_ms,
+        timestamp: h.timestamp,
+        paging_state: h.paging_state.map(|b| Arc::from(&b[..])),
     })
 }
 
@@ -158,39 +118,32 @@ fn lookup(prepared: &PreparedMap, handle: u32) -> Result<Arc<PreparedStatement>,
     })
 }
 
-/// Decodes one request. The prepared-statement map is only read here, so the executor
-/// never holds its lock across an await.
-pub fn read_job(r: &mut Reader<'_>, whole: &Bytes, prepared: &PreparedMap) -> Result<Job, String> {
-    let kind = r.u8()?;
-    let opts = read_options(r)?;
-    let stmt = match kind {
-        0 => {
-            let p = lookup(prepared, r.u32()?)?;
-            Stmt::Prepared(p, read_values(r, whole)?)
-        }
-        1 => {
-            let q = r.string()?.to_string();
-            Stmt::Query(q, read_values(r, whole)?)
-        }
-        2 => {
-            let batch_type = match r.u8()? {
+/// Resolves a parsed request's prepared handles into a job. The prepared-statement map is
+/// only read here, so the executor never holds its lock across an await.
+pub fn resolve(req: wire::Request, prepared: &PreparedMap) -> Result<Job, String> {
+    let opts = options(req.header)?;
+    let stmt = match req.body {
+        RequestBody::Prepared(handle, values) => Stmt::Prepared(lookup(prepared, handle)?, values),
+        RequestBody::Query(q, values) => Stmt::Query(q, values),
+        RequestBody::Batch(batch_type, items) => {
+            let batch_type = match batch_type {
                 0 => BatchType::Logged,
                 1 => BatchType::Unlogged,
                 2 => BatchType::Counter,
                 t => return Err(format!("unknown batch type {t}")),
             };
-            let n = r.u16()?;
-            let mut items = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                let st = match r.u8()? {
-                    0 => BatchStatement::PreparedStatement((*lookup(prepared, r.u32()?)?).clone()),
-                    _ => BatchStatement::Query(Statement::new(r.string()?.to_string())),
+            let mut out = Vec::with_capacity(items.len());
+            for (item, values) in items {
+                let st = match item {
+                    BatchItem::Prepared(h) => {
+                        BatchStatement::PreparedStatement((*lookup(prepared, h)?).clone())
+                    }
+                    BatchItem::Query(q) => BatchStatement::Query(Statement::new(q)),
                 };
-                items.push((st, read_values(r, whole)?));
+                out.push((st, values));
             }
-            Stmt::Batch(batch_type, items)
+            Stmt::Batch(batch_type, out)
         }
-        k => return Err(format!("unknown request kind {k}")),
     };
     Ok(Job { opts, stmt })
 }
@@ -287,9 +240,8 @@ async fn execute(session: &Session, job: Job) -> Outcome {
     res.map_err(|e| execution_error(&e))
 }
 
-/// Result layout: `u8 0`, `u8 flags` (1 more pages, 2 rows, 4 tracing id), `[paging state]`,
-/// `[16-byte tracing id]`, `u16 warnings` + strings, and for rows the column specs,
-/// `i32 row_count`, `u32 bytes` and the rows as CQL cells (`i32 BE len` + bytes each).
+/// Writes a server result in the result layout of [`wire::write_result_head`] and
+/// [`wire::write_rows`].
 fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, skip_rows: bool) {
     let tracing = result.tracing_id();
     let warnings: Vec<String> = result.warnings().map(str::to_string).collect();
@@ -301,59 +253,35 @@ fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, 
             return;
         }
     };
-    let mut flags = 0u8;
-    if paging.is_some() {
-        flags |= 1;
-    }
-    if rows.is_some() && !skip_rows {
-        flags |= 2;
-    }
-    if tracing.is_some() {
-        flags |= 4;
-    }
-    w.u8(0);
-    w.u8(flags);
-    if let Some(p) = &paging {
-        w.blob(p);
-    }
-    if let Some(t) = tracing {
-        w.buf.extend_from_slice(t.as_bytes());
-    }
-    w.u16(warnings.len() as u16);
-    for warning in &warnings {
-        w.blob(warning.as_bytes());
-    }
-    let Some(rows) = rows.filter(|_| !skip_rows) else {
+    let rows = rows.filter(|_| !skip_rows);
+    let tracing = tracing.map(|t| *t.as_bytes());
+    wire::write_result_head(
+        w,
+        paging.as_deref(),
+        tracing.as_ref(),
+        &warnings,
+        rows.is_some(),
+    );
+    let Some(rows) = rows else {
         return;
     };
-    // The specs' byte length first, so JS can cache their parse by content.
-    let specs_at = w.buf.len();
-    w.u32(0);
-    wire::write_specs(w, rows.column_specs().as_slice());
-    let specs_bytes = (w.buf.len() - specs_at - 4) as u32;
-    w.buf[specs_at..specs_at + 4].copy_from_slice(&specs_bytes.to_le_bytes());
-    w.i32(rows.rows_num() as i32);
-    let len_at = w.buf.len();
-    w.u32(0);
-    // ColumnIterator accepts any column types, so only a malformed frame can fail here;
-    // the row count written above then disagrees and the JS reader reports it.
-    if let Ok(iter) = rows.rows::<scylla::deserialize::row::ColumnIterator>() {
-        for row in iter {
-            let Ok(row) = row else { break };
-            for col in row {
-                match col.ok().and_then(|c| c.slice) {
-                    Some(s) => {
-                        let bytes = s.as_slice();
-                        w.buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
-                        w.buf.extend_from_slice(bytes);
+    wire::write_rows(
+        w,
+        rows.column_specs().as_slice(),
+        rows.rows_num() as i32,
+        |buf| {
+            // ColumnIterator accepts any column types, so only a malformed frame can fail here;
+            // the row count written before then disagrees and the JS reader reports it.
+            if let Ok(iter) = rows.rows::<scylla::deserialize::row::ColumnIterator>() {
+                for row in iter {
+                    let Ok(row) = row else { break };
+                    for col in row {
+                        wire::push_cell(buf, col.ok().and_then(|c| c.slice).map(|s| s.as_slice()));
                     }
-                    None => w.buf.extend_from_slice(&(-1i32).to_be_bytes()),
                 }
             }
-        }
-    }
-    let rows_bytes = (w.buf.len() - len_at - 4) as u32;
-    w.buf[len_at..len_at + 4].copy_from_slice(&rows_bytes.to_le_bytes());
+        },
+    );
 }
 
 /// Runs one job and returns its encoded result.

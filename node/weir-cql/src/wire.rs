@@ -15,6 +15,7 @@
 //! Response: per request in order, `u8 status` (0 ok, 1 error) and the body written by
 //! [`write_result`] or `errors::write_error`.
 
+use bytes::Bytes;
 use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
 
 pub const FLAG_PAGED: u8 = 1;
@@ -118,6 +119,9 @@ impl Writer {
     pub fn i32(&mut self, v: i32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
+    pub fn i64(&mut self, v: i64) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
     pub fn blob(&mut self, v: &[u8]) {
         self.u32(v.len() as u32);
         self.buf.extend_from_slice(v);
@@ -217,4 +221,288 @@ pub fn write_specs(w: &mut Writer, specs: &[ColumnSpec<'_>]) {
         w.short_str(spec.name());
         write_type(w, spec.typ());
     }
+}
+
+/// Bound values already encoded to CQL cells by the JS codec: `count` cells of `i32 len` +
+/// bytes (little-endian length; -1 null, -2 unset), validated when parsed, so serializing
+/// them only copies bytes.
+#[derive(Clone)]
+pub struct RawValues {
+    pub count: u16,
+    pub cells: Bytes,
+}
+
+impl RawValues {
+    pub fn read(r: &mut Reader<'_>, whole: &Bytes) -> Result<Self, String> {
+        let count = r.u16()?;
+        // Walk the cells once to find the region's end and validate every length.
+        let start = r.position();
+        for _ in 0..count {
+            let len = r.i32()?;
+            if len >= 0 {
+                r.bytes(len as usize)?;
+            } else if len != -1 && len != -2 {
+                return Err(format!(
+                    "invalid cell length {len} at offset {}",
+                    r.position() - 4
+                ));
+            }
+        }
+        Ok(RawValues {
+            count,
+            cells: whole.slice_ref(r.slice_from(start)),
+        })
+    }
+
+    fn write(&self, w: &mut Writer) {
+        w.u16(self.count);
+        w.buf.extend_from_slice(&self.cells);
+    }
+}
+
+/// The header every request carries (see the module doc for the layout). Consistencies
+/// stay protocol codes here; the executor maps them.
+pub struct RequestHeader {
+    pub flags: u8,
+    pub page_size: i32,
+    pub consistency: u16,
+    pub serial_consistency: u16,
+    pub timeout_ms: u32,
+    pub timestamp: Option<i64>,
+    pub paging_state: Option<Bytes>,
+}
+
+/// A statement of a batch: a prepared handle or query text.
+pub enum BatchItem {
+    Prepared(u32),
+    Query(String),
+}
+
+pub enum RequestBody {
+    Prepared(u32, RawValues),
+    Query(String, RawValues),
+    Batch(u8, Vec<(BatchItem, RawValues)>),
+}
+
+/// One request as it crossed the boundary, before prepared handles are resolved.
+pub struct Request {
+    pub header: RequestHeader,
+    pub body: RequestBody,
+}
+
+const KIND_PREPARED: u8 = 0;
+const KIND_QUERY: u8 = 1;
+const KIND_BATCH: u8 = 2;
+
+impl Request {
+    /// Parses one request; `whole` is the buffer `r` reads, so values are sliced, not copied.
+    pub fn read(r: &mut Reader<'_>, whole: &Bytes) -> Result<Self, String> {
+        let kind = r.u8()?;
+        let flags = r.u8()?;
+        let page_size = r.i32()?;
+        let consistency = r.u16()?;
+        let serial_consistency = r.u16()?;
+        let timeout_ms = r.u32()?;
+        let timestamp = if flags & FLAG_TIMESTAMP != 0 {
+            Some(r.i64()?)
+        } else {
+            None
+        };
+        let paging_state = if flags & FLAG_PAGING_STATE != 0 {
+            Some(whole.slice_ref(r.blob()?))
+        } else {
+            None
+        };
+        let header = RequestHeader {
+            flags,
+            page_size,
+            consistency,
+            serial_consistency,
+            timeout_ms,
+            timestamp,
+            paging_state,
+        };
+        let body = match kind {
+            KIND_PREPARED => RequestBody::Prepared(r.u32()?, RawValues::read(r, whole)?),
+            KIND_QUERY => {
+                let q = r.string()?.to_string();
+                RequestBody::Query(q, RawValues::read(r, whole)?)
+            }
+            KIND_BATCH => {
+                let batch_type = r.u8()?;
+                let n = r.u16()?;
+                let mut items = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    let item = match r.u8()? {
+                        KIND_PREPARED => BatchItem::Prepared(r.u32()?),
+                        KIND_QUERY => BatchItem::Query(r.string()?.to_string()),
+                        k => return Err(format!("unknown batch item kind {k}")),
+                    };
+                    items.push((item, RawValues::read(r, whole)?));
+                }
+                RequestBody::Batch(batch_type, items)
+            }
+            k => return Err(format!("unknown request kind {k}")),
+        };
+        Ok(Request { header, body })
+    }
+
+    /// Writes the request back in the format it was read from (the round-trip test's
+    /// check that the decoder keeps every field the JS encoder writes).
+    pub fn write(&self, w: &mut Writer) {
+        let h = &self.header;
+        w.u8(match self.body {
+            RequestBody::Prepared(..) => KIND_PREPARED,
+            RequestBody::Query(..) => KIND_QUERY,
+            RequestBody::Batch(..) => KIND_BATCH,
+        });
+        w.u8(h.flags);
+        w.i32(h.page_size);
+        w.u16(h.consistency);
+        w.u16(h.serial_consistency);
+        w.u32(h.timeout_ms);
+        if let Some(ts) = h.timestamp {
+            w.i64(ts);
+        }
+        if let Some(ps) = &h.paging_state {
+            w.blob(ps);
+        }
+        match &self.body {
+            RequestBody::Prepared(handle, values) => {
+                w.u32(*handle);
+                values.write(w);
+            }
+            RequestBody::Query(q, values) => {
+                w.blob(q.as_bytes());
+                values.write(w);
+            }
+            RequestBody::Batch(batch_type, items) => {
+                w.u8(*batch_type);
+                w.u16(items.len() as u16);
+                for (item, values) in items {
+                    match item {
+                        BatchItem::Prepared(handle) => {
+                            w.u8(KIND_PREPARED);
+                            w.u32(*handle);
+                        }
+                        BatchItem::Query(q) => {
+                            w.u8(KIND_QUERY);
+                            w.blob(q.as_bytes());
+                        }
+                    }
+                    values.write(w);
+                }
+            }
+        }
+    }
+}
+
+/// Parses a whole request buffer: `u32 count`, then the requests.
+pub fn read_requests(whole: &Bytes) -> Result<Vec<Request>, String> {
+    let mut r = Reader::new(whole);
+    let count = r.u32()?;
+    // Every request takes at least 14 bytes: a count beyond that is a malformed buffer,
+    // not a reason to reserve gigabytes.
+    let mut out = Vec::with_capacity((count as usize).min(whole.len() / 14 + 1));
+    for _ in 0..count {
+        out.push(Request::read(&mut r, whole)?);
+    }
+    if r.position() != whole.len() {
+        return Err(format!(
+            "request buffer has {} trailing bytes after {count} requests",
+            whole.len() - r.position()
+        ));
+    }
+    Ok(out)
+}
+
+/// Writes requests back as one buffer (`u32 count` + each request).
+pub fn write_requests(requests: &[Request]) -> Vec<u8> {
+    let mut w = Writer::with_capacity(64 * requests.len() + 4);
+    w.u32(requests.len() as u32);
+    for r in requests {
+        r.write(&mut w);
+    }
+    w.buf
+}
+
+/// Result layout, head: `u8 0`, `u8 flags` (1 more pages, 2 rows, 4 tracing id),
+/// `[u32 len + paging state]`, `[16-byte tracing id]`, `u16 warnings` + (`u32 len` + UTF-8)
+/// each. With rows, [`write_rows`] follows.
+pub fn write_result_head(
+    w: &mut Writer,
+    paging: Option<&[u8]>,
+    tracing: Option<&[u8; 16]>,
+    warnings: &[String],
+    has_rows: bool,
+) {
+    let mut flags = 0u8;
+    if paging.is_some() {
+        flags |= 1;
+    }
+    if has_rows {
+        flags |= 2;
+    }
+    if tracing.is_some() {
+        flags |= 4;
+    }
+    w.u8(0);
+    w.u8(flags);
+    if let Some(p) = paging {
+        w.blob(p);
+    }
+    if let Some(t) = tracing {
+        w.buf.extend_from_slice(t);
+    }
+    w.u16(warnings.len() as u16);
+    for warning in warnings {
+        w.blob(warning.as_bytes());
+    }
+}
+
+/// Result layout, rows: `u32` byte length of the specs (so JS can cache their parse by
+/// content), the specs, `i32 row_count`, `u32` byte length of the rows, then the rows as
+/// CQL cells ([`push_cell`]) written by `write_cells`.
+pub fn write_rows(
+    w: &mut Writer,
+    specs: &[ColumnSpec<'_>],
+    row_count: i32,
+    write_cells: impl FnOnce(&mut Vec<u8>),
+) {
+    let specs_at = w.buf.len();
+    w.u32(0);
+    write_specs(w, specs);
+    let specs_bytes = (w.buf.len() - specs_at - 4) as u32;
+    w.buf[specs_at..specs_at + 4].copy_from_slice(&specs_bytes.to_le_bytes());
+    w.i32(row_count);
+    let len_at = w.buf.len();
+    w.u32(0);
+    write_cells(&mut w.buf);
+    let rows_bytes = (w.buf.len() - len_at - 4) as u32;
+    w.buf[len_at..len_at + 4].copy_from_slice(&rows_bytes.to_le_bytes());
+}
+
+/// One result cell as on the CQL wire: `i32 BE len` + bytes, -1 for null.
+pub fn push_cell(buf: &mut Vec<u8>, cell: Option<&[u8]>) {
+    match cell {
+        Some(bytes) => {
+            buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+            buf.extend_from_slice(bytes);
+        }
+        None => buf.extend_from_slice(&(-1i32).to_be_bytes()),
+    }
+}
+
+/// Walks request-format cells (`i32 LE len`, -1 null, -2 unset) as result cells.
+pub fn cells_of(values: &RawValues) -> Result<Vec<Option<&[u8]>>, String> {
+    let mut r = Reader::new(&values.cells);
+    let mut out = Vec::with_capacity(values.count as usize);
+    for _ in 0..values.count {
+        match r.i32()? {
+            -1 => out.push(None),
+            -2 => return Err("an unset value cannot be a result cell".into()),
+            n => out.push(Some(r.bytes(n as usize)?)),
+        }
+    }
+    Ok(out)
 }

@@ -15,32 +15,126 @@ export declare class NativeSession {
   release(handle: number): void
   /** Number of prepared statements held (for tests of the bounded cache). */
   preparedCount(): number
-  /**
-   * Executes every request of `requests` with at most `concurrency` in flight; resolves to
-   * `u8 0` followed by each result in request order, or `u8 1` and one error when the
-   * buffer itself is malformed or the client is not connected.
-   */
-  run(requests: Buffer, concurrency: number): Promise<Buffer>
   /** Registers the function that receives the results of `submit`. */
   setCompletion(callback: (arg: Buffer) => void): void
   /**
-   * Like `run`, without a promise: the result, prefixed by `u32 token`, goes to the
-   * completion function. This is the per-statement path, where a promise per call
-   * costs more than the JS work of the statement.
+   * The one execution path of `execute`, `batch` and `executeConcurrent`: executes every
+   * request of `requests` with at most `concurrency` in flight and hands the results,
+   * `u32 token` then `u8 0` and each result in request order (or `u8 1` and one error
+   * when the buffer is malformed or the client is not connected), to the completion
+   * function. No promise per call: one long-lived threadsafe function serves them all.
    */
   submit(requests: Buffer, concurrency: number, token: number): void
+  /**
+   * Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
+   * primary first; empty when not connected or the keyspace is unknown.
+   */
+  replicas(keyspace: string, routingKey: Buffer): Array<string>
+  /**
+   * The ring's ranges with their replicas in `keyspace`, as JSON
+   * (`[{start, end, replicas}]`, tokens as decimal strings).
+   */
+  tokenRanges(keyspace: string): string
   /** Drops the session: every connection of this client closes. */
   shutdown(): void
+  /**
+   * Topology (and with `with_schema` the schema) as JSON text: `{clusterName, nodes,
+   * keyspaces, tokenRing}`; `tokenRing` lists `[token, "ip:port"]` in ring order. The
+   * host watcher polls without schema. Fails when not connected.
+   */
+  clusterInfo(withSchema: boolean): string
+  /** Re-reads topology and schema; resolves to an empty Buffer or an encoded error. */
+  refreshMetadata(): Promise<Buffer>
+  /**
+   * Waits until every node reports the same schema version; resolves to an empty
+   * Buffer or an encoded error (OperationTimedOut past the schema agreement timeout).
+   */
+  awaitSchemaAgreement(): Promise<Buffer>
+  /**
+   * The server's trace of a request (`system_traces`) as JSON text, or an encoded
+   * error as `{"error": ...}`.
+   */
+  trace(traceId: string): Promise<string>
 }
 
-/** Connection settings, mapped by the JS `Client` from cassandra-driver's options. */
+/** Connection settings, mapped by lib/options.js from cassandra-driver's options. */
 export interface ConnectOptions {
-  /** `host` or `host:port` entries. */
+  /** `host:port` entries. */
   contactPoints: Array<string>
   keyspace?: string
   username?: string
   password?: string
+  /** Requests go to this datacenter only; connect() fails when no node is in it. */
   localDataCenter?: string
   connectTimeoutMs?: number
   requestTimeoutMs?: number
+  /** `sslOptions`; absent means plaintext. */
+  tls?: TlsOptions
+  /** TokenAwarePolicy: requests go to a replica first (default true, as cassandra-driver). */
+  tokenAware?: boolean
+  /** AllowListPolicy: `host:port` of the only nodes the client connects to. */
+  allowList?: Array<string>
+  /** "default" (RetryPolicy) or "fallthrough" (FallthroughRetryPolicy). */
+  retry?: string
+  /** ConstantSpeculativeExecutionPolicy: delay before each extra execution. */
+  speculativeDelayMs?: number
+  /** ConstantSpeculativeExecutionPolicy: executions beyond the first. */
+  speculativeMax?: number
+  /** pooling.coreConnectionsPerHost for local hosts. */
+  connectionsPerHost?: number
+  /** pooling.heartBeatInterval; 0 turns heartbeats off. */
+  heartbeatIntervalMs?: number
+  /** socketOptions.tcpNoDelay. */
+  tcpNoDelay?: boolean
+  /** socketOptions.keepAlive with keepAliveDelay (ms); absent: no TCP keepalive. */
+  tcpKeepaliveMs?: number
+  /** protocolOptions.maxSchemaAgreementWaitSeconds, in ms; 0: never wait after DDL. */
+  schemaAgreementTimeoutMs?: number
+  /**
+   * "monotonic": the Rust driver's MonotonicTimestampGenerator; absent or "server": none
+   * (the server, or a JS generator through each request's timestamp).
+   */
+  timestampGenerator?: string
+  /** isMetadataSyncEnabled. */
+  fetchSchemaMetadata?: boolean
+  /** applicationName / applicationVersion / id, sent in STARTUP. */
+  applicationName?: string
+  applicationVersion?: string
+  clientId?: string
 }
+
+/** The parts of Node's `tls.ConnectionOptions` that weir-cql maps (see lib/tls.js). */
+export interface TlsOptions {
+  /** PEM CA certificates (each buffer may hold several); replaces the system roots. */
+  ca?: Array<Buffer>
+  /** PEM client certificate chain, leaf first. */
+  cert?: Array<Buffer>
+  /** PEM private keys (the first is used). */
+  key?: Array<Buffer>
+  /** Decrypts `key` or `pfx`. */
+  passphrase?: string
+  /** PKCS#12 bundle: key, certificate and CA chain. */
+  pfx?: Buffer
+  /** false: no certificate or identity check at all (Node's `rejectUnauthorized: false`). */
+  rejectUnauthorized: boolean
+  /** "TLSv1.2" / "TLSv1.3" (Node's names). */
+  minVersion?: string
+  maxVersion?: string
+  /** OpenSSL cipher list (TLS 1.2 and below), as Node's `ciphers`. */
+  ciphers?: string
+}
+
+/**
+ * Parses a request buffer exactly as `submit` does and writes it back, so a test can check
+ * that the decoder keeps every field the JS encoder writes. A malformed buffer gives an
+ * `Error` naming the offset, never a panic.
+ */
+export declare function wireEchoRequests(requests: Buffer): Buffer
+
+/**
+ * Writes a rows result through the execution path's writers: the columns of
+ * [`sample_specs`], `row_count` rows whose cells are `cells` (request-values format as the
+ * JS codec writes them: `u16 n`, then `i32 LE len` + bytes, -1 null), the paging state,
+ * tracing id and warnings given.
+ */
+export declare function wireSampleResult(pagingState: Buffer | undefined | null, tracingId: Buffer | undefined | null, warnings: Array<string>, rowCount: number, cells: Buffer): Buffer

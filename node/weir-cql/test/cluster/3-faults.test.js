@@ -1,0 +1,148 @@
+'use strict';
+// Faults on the three-node cluster: a node paused with SIGSTOP, and a node killed with
+// SIGKILL in the middle of a concurrent insert at RF=3, QUORUM, then started again.
+// Runs last (files run in name order): it leaves node 3 restarted.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const c = require('./cluster');
+
+const opts = { skip: c.skipReason || false };
+const { consistencies } = c.cql.types;
+let admin, ks;
+
+test.before(async () => {
+  if (!c.enabled) return;
+  ks = `weircql_faults_${process.pid}`;
+  admin = c.newClient({ socketOptions: { readTimeout: 30000 } });
+  await admin.execute(`CREATE KEYSPACE ${ks}_rf1 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`);
+  await admin.execute(`CREATE TABLE ${ks}_rf1.t (id int PRIMARY KEY, v int)`);
+  await admin.execute(`CREATE KEYSPACE ${ks} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`);
+  await admin.execute(`CREATE TABLE ${ks}.t (id int PRIMARY KEY, v int)`);
+});
+test.after(async () => {
+  if (!admin) return;
+  for (const k of [ks, `${ks}_rf1`]) await admin.execute(`DROP KEYSPACE IF EXISTS ${k}`).catch(() => {});
+  await admin.shutdown();
+});
+
+function alive(pid) {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+/** A key of `table` whose only replica is 127.0.0.n, asked of nodetool getendpoints. */
+async function keyOwnedBy(keyspace, table, n) {
+  for (let id = 0; id < 40; id++) {
+    const out = (await c.nodetool(1, 'getendpoints', keyspace, table, String(id))).trim();
+    if (out === `127.0.0.${n}`) return id;
+  }
+  throw new Error(`none of 40 keys is owned by node ${n} alone`);
+}
+
+test('a paused node (SIGSTOP) yields OperationTimedOutError within readTimeout', opts, async () => {
+  const READ_TIMEOUT_MS = 2000;
+  const id = await keyOwnedBy(`${ks}_rf1`, 't', 3);
+  const client = c.newClient({ socketOptions: { readTimeout: READ_TIMEOUT_MS } });
+  const select = `SELECT v FROM ${ks}_rf1.t WHERE id = ?`;
+  try {
+    await client.execute(`INSERT INTO ${ks}_rf1.t (id, v) VALUES (?, ?)`, [id, 7], { prepare: true });
+    assert.equal((await client.execute(select, [id], { prepare: true })).first().v, 7);
+    const pid = await c.pid(3);
+    process.kill(pid, 'SIGSTOP');
+    let err = null, elapsedMs = 0;
+    try {
+      const t0 = Date.now();
+      try { await client.execute(select, [id], { prepare: true }); } catch (e) { err = e; }
+      elapsedMs = Date.now() - t0;
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    console.log(`paused replica: ${err && err.constructor.name} after ${elapsedMs} ms (readTimeout ${READ_TIMEOUT_MS} ms)`);
+    assert.ok(err instanceof c.cql.errors.OperationTimedOutError, `expected OperationTimedOutError, got ${err && err.stack}`);
+    assert.ok(elapsedMs >= READ_TIMEOUT_MS - 50, `gave up after ${elapsedMs} ms, before readTimeout`);
+    assert.ok(elapsedMs < READ_TIMEOUT_MS + 1000, `took ${elapsedMs} ms, readTimeout is ${READ_TIMEOUT_MS} ms`);
+    // The node answers again once continued.
+    assert.equal((await client.execute(select, [id], { prepare: true, readTimeout: 20000 })).first().v, 7);
+  } finally {
+    await client.shutdown();
+  }
+});
+
+test('kill -9 of a node during a concurrent QUORUM insert at RF=3: no acknowledged write lost, the run goes on, the node comes back', opts, async () => {
+  const client = c.newClient({ socketOptions: { readTimeout: 10000 } });
+  const insert = `INSERT INTO ${ks}.t (id, v) VALUES (?, ?)`;
+  const o = { prepare: true, consistency: consistencies.quorum, isIdempotent: true };
+  const acked = [];
+  const failures = new Map();
+  let next = 0, stop = false, slow = false;
+  // While node 3 is down and restarting, 4 workers write ~80/s: enough to see its traffic
+  // come back, without hours of hints and read-back.
+  const worker = async (index) => {
+    while (!stop) {
+      if (slow) {
+        await c.sleep(50);
+        if (index >= 4) continue;
+      }
+      const id = next++;
+      try {
+        await client.execute(insert, [id, id ^ 0x5a5a], o);
+        acked.push(id);
+      } catch (e) {
+        failures.set(e.constructor.name, (failures.get(e.constructor.name) || 0) + 1);
+      }
+    }
+  };
+  const waitAcked = async (n, ms) => {
+    const end = Date.now() + ms;
+    while (acked.length < n && Date.now() < end) await c.sleep(50);
+    return acked.length >= n;
+  };
+  let killedPid = null;
+  const workers = [];
+  try {
+    await client.connect();
+    for (let i = 0; i < 32; i++) workers.push(worker(i));
+    assert.ok(await waitAcked(1000, 60000), `only ${acked.length} writes acknowledged before the kill`);
+    killedPid = await c.pid(3);
+    process.kill(killedPid, 'SIGKILL');
+    const atKill = acked.length;
+    // SIGKILL is asynchronous: a 1 GB JVM takes a moment to be torn down.
+    for (let i = 0; i < 200 && alive(killedPid); i++) await c.sleep(50);
+    assert.ok(!alive(killedPid), `node 3 (pid ${killedPid}) still alive 10 s after SIGKILL`);
+    // The run goes on with two of three replicas.
+    assert.ok(await waitAcked(atKill + 1000, 60000), `only ${acked.length - atKill} writes acknowledged in 60 s after the kill`);
+    console.log(`kill -9 node 3 after ${atKill} acknowledged writes; ${acked.length - atKill} more since; failures ${JSON.stringify(Object.fromEntries(failures))}`);
+    slow = true;
+    const t0 = Date.now();
+    await c.resume(3);
+    console.log(`node 3 restarted in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    killedPid = null;
+    // Its return is seen: the driver sends node 3 requests again (counted by node 3).
+    const before = (await c.serverCounts(ks, 't'))[2].coordinatedWrites;
+    let back = 0;
+    const end = Date.now() + 90000;
+    while (Date.now() < end) {
+      await c.sleep(2000);
+      back = (await c.serverCounts(ks, 't'))[2].coordinatedWrites - before;
+      if (back > 0) break;
+    }
+    assert.ok(back > 0, 'node 3 coordinated no write within 90 s of its return');
+    console.log(`node 3 back: it coordinated ${back} writes within ${((Date.now() - t0) / 1000).toFixed(1)} s of its restart`);
+  } finally {
+    stop = true;
+    await Promise.all(workers);
+    if (killedPid !== null) await c.resume(3).catch(() => {});
+  }
+  // Every acknowledged write reads back, at QUORUM.
+  const tRead = Date.now();
+  const group = await c.cql.concurrent.executeConcurrent(client, `SELECT v FROM ${ks}.t WHERE id = ?`,
+    acked.map((id) => [id]), { collectResults: true, consistency: consistencies.quorum, concurrencyLevel: 64, raiseOnFirstError: false });
+  assert.equal(group.errors.length, 0, `read-back errors: ${group.errors.slice(0, 3).map((e) => e.message)}`);
+  let lost = 0;
+  group.resultItems.forEach((rs, i) => {
+    const row = rs.first();
+    if (!row || row.v !== (acked[i] ^ 0x5a5a)) lost++;
+  });
+  console.log(`${acked.length} acknowledged writes read back in ${((Date.now() - tRead) / 1000).toFixed(1)} s, ${lost} lost; ${[...failures.values()].reduce((a, b) => a + b, 0)} writes failed`);
+  assert.equal(lost, 0, `${lost} acknowledged writes lost`);
+  await client.shutdown();
+});
