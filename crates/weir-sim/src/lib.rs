@@ -42,6 +42,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
+pub mod mixed;
+
 const EINVAL: i32 = 22;
 
 /// One direction's capability.
