@@ -29,10 +29,12 @@
 mod color;
 mod data;
 mod figure;
+mod grouped;
 mod scale;
 mod svg;
 
 pub use color::ColorScale;
 pub use data::{cdf, histogram};
 pub use figure::{Bar, Cell, Figure, Layer, Stroke};
+pub use grouped::{GroupSeries, GroupedBars};
 pub use scale::{format_si, Axis, Scale};

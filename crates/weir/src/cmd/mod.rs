@@ -3,5 +3,6 @@
 pub mod align;
 pub mod doctor;
 pub mod qualify;
+pub mod report;
 pub mod run;
 pub mod tune;
