@@ -88,7 +88,7 @@ impl MixedConfig {
     /// Whether a load of `read_iops` reads and `write_bytes_per_s` of writes is inside the
     /// capacity boundary (the truth the tests compare a map with).
     pub fn holds(&self, read_iops: f64, write_bytes_per_s: f64) -> bool {
-        write_bytes_per_s <= self.max_write_bytes_per_s(read_iops)
+        read_iops <= self.read_iops && write_bytes_per_s <= self.max_write_bytes_per_s(read_iops)
     }
 
     /// The most write bandwidth the disk sustains beside `read_iops` reads.
@@ -100,7 +100,9 @@ impl MixedConfig {
         let y = match self.boundary {
             Boundary::HalfDuplex => 1.0 - x,
             Boundary::FullDuplex => 1.0,
-            Boundary::Concave { exponent } => (1.0 - x.powf(exponent)).max(0.0).powf(1.0 / exponent),
+            Boundary::Concave { exponent } => {
+                (1.0 - x.powf(exponent)).max(0.0).powf(1.0 / exponent)
+            }
             Boundary::WriteCliff {
                 mixed_write_limit_bytes_per_s,
                 ..
@@ -216,9 +218,7 @@ impl MixedDisk {
         self.note_offered(op.direction, cost_s);
         let factor = self.mix_factor(op.direction);
         let jitter = if self.config.jitter > 0.0 {
-            1.0 + self
-                .rng
-                .gen_range(-self.config.jitter..=self.config.jitter)
+            1.0 + self.rng.gen_range(-self.config.jitter..=self.config.jitter)
         } else {
             1.0
         };
@@ -348,7 +348,11 @@ mod tests {
     fn drive(config: MixedConfig, reads_per_s: f64, write_bytes_per_s: f64) -> (u64, u64) {
         let mut disk = MixedDisk::new(config);
         let write_len = 128 * 1024u32;
-        let read_gap_ns = if reads_per_s > 0.0 { 1e9 / reads_per_s } else { f64::INFINITY };
+        let read_gap_ns = if reads_per_s > 0.0 {
+            1e9 / reads_per_s
+        } else {
+            f64::INFINITY
+        };
         let write_gap_ns = if write_bytes_per_s > 0.0 {
             f64::from(write_len) * 1e9 / write_bytes_per_s
         } else {
@@ -412,6 +416,9 @@ mod tests {
         assert!(written as f64 >= 0.95 * 2e8, "{written}");
         let (reads, written) = drive(config, 6_000.0, 3e8);
         let done = reads as f64 / 6_000.0 * 0.5 + written as f64 / 3e8 * 0.5;
-        assert!(done < 0.9, "kept up outside the boundary: {reads} reads, {written} bytes");
+        assert!(
+            done < 0.9,
+            "kept up outside the boundary: {reads} reads, {written} bytes"
+        );
     }
 }
