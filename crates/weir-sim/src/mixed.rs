@@ -88,7 +88,7 @@ impl MixedConfig {
     /// Whether a load of `read_iops` reads and `write_bytes_per_s` of writes is inside the
     /// capacity boundary (the truth the tests compare a map with).
     pub fn holds(&self, read_iops: f64, write_bytes_per_s: f64) -> bool {
-        write_bytes_per_s <= self.max_write_bytes_per_s(read_iops)
+        read_iops <= self.read_iops && write_bytes_per_s <= self.max_write_bytes_per_s(read_iops)
     }
 
     /// The most write bandwidth the disk sustains beside `read_iops` reads.
