@@ -119,7 +119,13 @@ impl Chart {
                 for s in series {
                     let label = Some(s.label.clone()).filter(|l| !l.is_empty());
                     let points = s.points.clone();
-                    fig.layers.push(match s.kind {
+                    // A line through one point is invisible: draw the point.
+                    let kind = if points.len() == 1 {
+                        SeriesKind::Points
+                    } else {
+                        s.kind
+                    };
+                    fig.layers.push(match kind {
                         SeriesKind::Line => Layer::Line {
                             points,
                             stroke: Stroke::solid(&s.color),

@@ -46,8 +46,10 @@ pub fn charts(tune: &Value) -> Vec<Chart> {
     out
 }
 
+type Point = (f64, f64);
+
 /// (depth, metric) of every step of a knee sweep, and the knee's point.
-fn sweep_points(sweep: &Value, metric: &str) -> (Vec<(f64, f64)>, Option<(f64, f64)>) {
+fn sweep_points(sweep: &Value, metric: &str) -> (Vec<Point>, Option<Point>) {
     let steps = list(sweep, "/steps");
     let points: Vec<(f64, f64)> = steps
         .iter()

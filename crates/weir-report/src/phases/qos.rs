@@ -54,7 +54,7 @@ fn writes_job(data_size: &str) -> String {
 /// fresh extents for as long as the disk allows without filling it.
 fn write_file_gib(dir: &std::path::Path) -> u64 {
     weir_probe::probe_path(dir)
-        .map_or(1, |f| f.space.avail_bytes / 4 >> 30)
+        .map_or(1, |f| (f.space.avail_bytes / 4) >> 30)
         .clamp(1, 32)
 }
 
