@@ -31,6 +31,7 @@ mod data;
 mod figure;
 mod grouped;
 mod scale;
+mod stack;
 mod svg;
 
 pub use color::ColorScale;
@@ -38,3 +39,4 @@ pub use data::{cdf, histogram};
 pub use figure::{Bar, Cell, Figure, Layer, Stroke};
 pub use grouped::{GroupSeries, GroupedBars};
 pub use scale::{format_si, Axis, Scale};
+pub use stack::stack;

@@ -101,6 +101,36 @@ pub fn color(i: usize) -> String {
     PALETTE[i % PALETTE.len()].to_string()
 }
 
+/// An x axis for data whose x values are all equal (a sweep cut to one step by its time
+/// budget): fitted to the data it would be a zero-width range with the points on its edge, so
+/// the value is put in the middle of an explicit range instead.
+fn widen(axis: Axis, series: &[Series]) -> Axis {
+    let mut xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let Some(first) = xs.next() else {
+        return axis;
+    };
+    if xs.any(|x| x != first) {
+        return axis;
+    }
+    match axis.scale {
+        weir_plot::Scale::Log if first > 0.0 => axis.range(first / 4.0, first * 4.0),
+        _ => axis.range(first - 1.0, first + 1.0),
+    }
+}
+
+/// A linear y axis from just below zero (or the lowest value) to 5% above the highest value:
+/// fitted exactly, the highest markers would sit on the plot's edge, half clipped.
+fn headroom(axis: Axis, series: &[Series]) -> Axis {
+    let ys = || series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let (lo, hi) = (ys().fold(0.0, f64::min), ys().fold(f64::MIN, f64::max));
+    if axis.scale != weir_plot::Scale::Linear || !(hi > 0.0) || !hi.is_finite() {
+        return axis;
+    }
+    // 2% below the lowest value too: a series at zero (writes starved) would otherwise run
+    // under the plot's frame, invisible.
+    axis.range(lo - hi * 0.02, hi * 1.05)
+}
+
 impl Chart {
     /// Whether the chart has anything to draw.
     pub fn is_empty(&self) -> bool {
@@ -114,7 +144,11 @@ impl Chart {
     pub fn to_svg(&self) -> String {
         let svg = match &self.body {
             ChartBody::Xy { x, y, series } => {
-                let mut fig = Figure::new(&self.title, x.axis(), y.axis());
+                let mut fig = Figure::new(
+                    &self.title,
+                    widen(x.axis(), series),
+                    headroom(y.axis(), series),
+                );
                 fig.subtitle = self.subtitle.clone();
                 for s in series {
                     let label = Some(s.label.clone()).filter(|l| !l.is_empty());

@@ -25,9 +25,15 @@ pub mod figures;
 pub mod page;
 pub mod phases;
 pub mod progress;
+pub mod samples;
 pub mod tables;
 
 pub use chart::Chart;
 pub use doc::{ReportDoc, Section, SectionKind, Status};
 pub use phases::{run_report, Mode, ReportOptions};
 pub use progress::Progress;
+
+/// Several charts as one SVG document (the `--plot` files of single commands).
+pub fn charts_svg(charts: &[Chart]) -> String {
+    weir_plot::stack(&charts.iter().map(Chart::to_svg).collect::<Vec<_>>())
+}

@@ -152,7 +152,9 @@ fn tune(json: &Value) -> String {
             vec![
                 esc(label),
                 format!("<b>{}</b>", esc(&si(field("value"), unit))),
-                esc(&si(field("request_bytes"), "B")),
+                esc(&field("request_bytes")
+                    .and_then(Value::as_u64)
+                    .map_or_else(|| "-".into(), weir_model::units::format_bytes)),
                 esc(&cell(field("depth_knee"))),
                 esc(&cell(field("depth_best"))),
                 esc(&cell(field("confirmed"))),
@@ -235,6 +237,12 @@ fn qos(json: &Value) -> String {
     if let Some(yaml) = json.get("job_yaml").and_then(Value::as_str) {
         s.push_str(&format!(
             "<p>The job file (<code>qos.yaml</code> in the commands below):</p><pre>{}</pre>\n",
+            esc(yaml)
+        ));
+    }
+    if let Some(yaml) = json.get("io_properties_yaml").and_then(Value::as_str) {
+        s.push_str(&format!(
+            "<p>The scheduler's model (<code>io-properties.yaml</code> below): the tuned figures with <code>duplex: true</code>, as bench/qos.sh runs it:</p><pre>{}</pre>\n",
             esc(yaml)
         ));
     }

@@ -261,11 +261,8 @@ fn chart_data_comes_from_the_commands_json() {
         .pointer("/report/sweeps/random_read/knee")
         .and_then(Value::as_u64);
     let knee = knee.unwrap_or_else(|| panic!("no knee")) as usize;
-    assert_eq!(
-        series[1].points,
-        vec![raw[knee]],
-        "the marker is the chosen knee"
-    );
+    let stem = vec![(raw[knee].0, 0.0), raw[knee]];
+    assert_eq!(series[1].points, stem, "the stem marks the chosen knee");
 }
 
 #[test]

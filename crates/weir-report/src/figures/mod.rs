@@ -4,6 +4,7 @@
 
 pub mod align;
 pub mod qos;
+pub mod run;
 pub mod tune;
 
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! The QoS demo's pictures: read latency CDFs and write bandwidth over time, one line per run
 //! (reads alone, beside writes without the scheduler, through weir's scheduler). Input: the
-//! qos section's JSON (`runs[]` with `read_latency_cdf_us` and `write_bandwidth_timeline`,
+//! qos section's JSON (`runs[]` with `read_latency_cdf_ms` and `write_bandwidth_timeline`,
 //! both built from the run's exact histogram and its progress samples).
 
 use serde_json::Value;
@@ -43,9 +43,9 @@ pub fn charts(qos: &Value) -> Vec<Chart> {
             title: "Read latency CDF, with and without the scheduler".into(),
             subtitle: format!("{workload}{goal}"),
             body: ChartBody::Xy {
-                x: AxisSpec::log("read latency (intended send to completion)", "us"),
+                x: AxisSpec::log("read latency (intended send to completion)", "ms"),
                 y: AxisSpec::linear("fraction of reads at or below", ""),
-                series: series("read_latency_cdf_us"),
+                series: series("read_latency_cdf_ms"),
             },
         },
         Chart {

@@ -9,8 +9,8 @@ use crate::chart::{color, AxisSpec, Chart, ChartBody, Series, SeriesKind};
 
 /// The sweeps in the order drawn: (JSON key, label, metric plotted).
 const IOPS_SWEEPS: [(&str, &str); 2] = [
-    ("random_read", "4 KiB random read"),
-    ("random_write", "4 KiB random write"),
+    ("random_read", "random read"),
+    ("random_write", "random write"),
 ];
 const BANDWIDTH_SWEEPS: [(&str, &str); 2] = [
     ("sequential_read", "sequential read"),
@@ -82,18 +82,21 @@ fn depth_chart(
             points,
         });
         if let Some(k) = knee {
+            // A dashed stem from the axis to the knee's rate: unlike a marker it stays
+            // visible when the sweep has a single step under it.
             series.push(Series {
-                label: format!("{label}: knee (depth {})", k.0),
-                kind: SeriesKind::Points,
+                // Short: the legend is ~22 characters wide.
+                label: format!("{} knee: {}", label.split(' ').nth(1).unwrap_or(label), k.0),
+                kind: SeriesKind::DashedLine,
                 color: color(i),
-                points: vec![k],
+                points: vec![(k.0, 0.0), k],
             });
         }
     }
     Chart {
         id: id.into(),
         title: title.into(),
-        subtitle: "each step of the depth sweep; the marker is the knee weir chose (the smallest depth within accuracy of the best)".into(),
+        subtitle: "each step of the depth sweep; the dashed stem is the knee weir chose (the smallest depth within accuracy of the best)".into(),
         body: ChartBody::Xy {
             x: AxisSpec::log("requests in flight (all shards)", ""),
             y,
@@ -157,10 +160,10 @@ fn sector_chart(report: &Value) -> Chart {
     }];
     if let Some(m) = measured.and_then(|m| points.iter().find(|p| p.0 == m)) {
         series.push(Series {
-            label: format!("measured sector: {} B", m.0),
-            kind: SeriesKind::Points,
+            label: format!("sector: {} B", m.0),
+            kind: SeriesKind::DashedLine,
             color: color(0),
-            points: vec![*m],
+            points: vec![(m.0, 0.0), *m],
         });
     }
     Chart {

@@ -58,7 +58,7 @@ impl Budget {
     pub fn for_mode(mode: Mode) -> Self {
         match mode {
             Mode::Quick => Budget {
-                tune: Duration::from_secs(15),
+                tune: Duration::from_secs(30),
                 qos_run: Duration::from_secs(4),
                 qualify_ios: 300,
                 align_file_bytes: 16 << 20,

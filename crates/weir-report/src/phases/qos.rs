@@ -7,13 +7,15 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use weir_model::io_properties::{DiskProperties, IoProperties};
 use weir_sched::SchedConfig;
 use weir_workload::parse::parse_plan;
-use weir_workload::{Control, Progress, Report, RunError, RunOptions, SchedulerOptions};
+use weir_workload::{Control, Progress, RunError, RunOptions, SchedulerOptions};
 
 use super::probe::backend_flag;
 use super::{Budget, Carry, ReportOptions};
 use crate::doc::{Section, SectionKind, Status};
+use crate::samples::{job_cdf, Timeline};
 
 /// Runs measured (reads alone, no scheduler, the scheduler with the tuned model).
 pub(crate) const RUNS: usize = 3;
@@ -58,37 +60,6 @@ fn write_file_gib(dir: &std::path::Path) -> u64 {
         .clamp(1, 32)
 }
 
-/// The quantiles a CDF is drawn through: evenly spaced, then ever closer to 1 for the tail.
-const CDF_QUANTILES: [f64; 27] = [
-    0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
-    0.85, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999, 1.0,
-];
-
-/// (latency us, fraction at or below) of the reads, from the job's exact histogram.
-fn read_cdf(report: &Report) -> Vec<(f64, f64)> {
-    let Some(h) = report
-        .jobs
-        .iter()
-        .find(|j| j.name == "reads")
-        .and_then(|j| j.histograms.as_ref())
-    else {
-        return Vec::new();
-    };
-    if h.latency.count() == 0 {
-        return Vec::new();
-    }
-    let mut out: Vec<(f64, f64)> = Vec::new();
-    for q in CDF_QUANTILES {
-        let us = h.latency.quantile_ns(q) as f64 / 1000.0;
-        match out.last_mut() {
-            // One point per latency: the highest fraction reached at it.
-            Some(last) if last.0 == us => last.1 = q,
-            _ => out.push((us, q)),
-        }
-    }
-    out
-}
-
 /// One run of the demo.
 struct RunSpec {
     name: &'static str,
@@ -108,12 +79,12 @@ pub(crate) fn demo(opts: &ReportOptions, budget: &Budget, carry: &Carry) -> Sect
         scheduled: None,
     }];
     specs.push(RunSpec {
-        name: "beside writes, no scheduler",
+        name: "+ writes, no scheduler",
         jobs: mixed.clone(),
         scheduled: carry.model.as_ref().map(|_| false),
     });
     specs.push(RunSpec {
-        name: "beside writes, weir scheduler (tuned model)",
+        name: "+ writes, weir (tuned)",
         jobs: mixed.clone(),
         scheduled: Some(true),
     });
@@ -136,14 +107,20 @@ pub(crate) fn demo(opts: &ReportOptions, budget: &Budget, carry: &Carry) -> Sect
         runs.push(run);
     }
     runs.push(json!({
-        "name": "beside writes, weir scheduler (explored model)",
+        "name": "+ writes, weir (explored)",
         "status": "not run",
         "reason": "weir explore's library is not part of this build yet",
     }));
     let secs = budget.qos_run.as_secs_f64();
     let backend = backend_flag(opts.backend);
+    let properties_yaml = carry.model.as_ref().map(|d| {
+        IoProperties {
+            disks: vec![demo_disk(d)],
+        }
+        .to_yaml_string()
+    });
     let commands = vec![
-        "# reads.yaml is the first job of qos.yaml; io-properties.yaml is the tune section's".to_string(),
+        "# reads.yaml is the first job of qos.yaml; io-properties.yaml is the one shown above".to_string(),
         format!("weir run reads.yaml --dir {dir} --duration {secs}s --backend {backend} --output json --plot reads.svg"),
         format!("weir run qos.yaml --dir {dir} --duration {secs}s --backend {backend} --io-properties io-properties.yaml --no-scheduler --output json --plot unscheduled.svg"),
         format!("weir run qos.yaml --dir {dir} --duration {secs}s --backend {backend} --io-properties io-properties.yaml --latency-goal 0.75ms --output json --plot scheduled.svg"),
@@ -159,8 +136,19 @@ pub(crate) fn demo(opts: &ReportOptions, budget: &Budget, carry: &Carry) -> Sect
             "latency_goal_us": LATENCY_GOAL.as_micros() as u64,
             "duration_s": secs,
             "job_yaml": mixed,
+            "io_properties_yaml": properties_yaml,
             "runs": runs,
         }),
+    }
+}
+
+/// The model the demo schedules by: the tuned one with `duplex: true`. A tune does not measure
+/// duplex (neither does iotune); this project's disk serves reads beside writes, and
+/// bench/qos.sh schedules its README rows the same way (docs/scheduler.md measures both).
+fn demo_disk(tuned: &DiskProperties) -> DiskProperties {
+    DiskProperties {
+        duplex: true,
+        ..tuned.clone()
     }
 }
 
@@ -172,7 +160,7 @@ fn scheduler(
     let disk = carry.model.as_ref().ok_or(
         "no model: the tune phase did not finish, so the scheduler has nothing to schedule by",
     )?;
-    let model = disk
+    let model = demo_disk(disk)
         .cost_model()
         .map_err(|e| format!("the tuned model is unusable: {e}"))?;
     Ok(SchedulerOptions {
@@ -212,16 +200,9 @@ fn one_run(opts: &ReportOptions, budget: &Budget, carry: &Carry, spec: &RunSpec)
         scheduler,
         ..RunOptions::default()
     };
-    let mut timeline: Vec<(f64, f64)> = Vec::new();
-    let mut last = (0.0f64, 0u64);
+    let mut timeline = Timeline::default();
     let mut on_sample = |p: &Progress| {
-        let t = p.elapsed.as_secs_f64();
-        if let Some(w) = p.jobs.iter().find(|j| j.name == "writes") {
-            if t > last.0 {
-                timeline.push((t, (w.bytes - last.1.min(w.bytes)) as f64 / (t - last.0)));
-                last = (t, w.bytes);
-            }
-        }
+        timeline.sample(p);
         Control::Continue
     };
     let (report, status, reason) = match weir_workload::run(&plan, &options, &mut on_sample) {
@@ -237,8 +218,8 @@ fn one_run(opts: &ReportOptions, budget: &Budget, carry: &Carry, spec: &RunSpec)
         "status": status,
         "reason": reason,
         "scheduler": match spec.scheduled { None => "none", Some(false) => "classes measured, nothing held back", Some(true) => "weir, tuned model" },
-        "read_latency_cdf_us": read_cdf(&report),
-        "write_bandwidth_timeline": timeline,
+        "read_latency_cdf_ms": job_cdf(&report, "reads"),
+        "write_bandwidth_timeline": timeline.job("writes"),
         "report": report_json,
     })
 }

@@ -75,6 +75,9 @@ pub struct RunArgs {
     /// Write the scheduler's metrics in Prometheus text format to FILE (needs --io-properties).
     #[arg(long, value_name = "FILE")]
     metrics: Option<PathBuf>,
+    /// Also draw each job's latency CDF and bandwidth over time into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +124,12 @@ pub fn run(args: RunArgs) -> CliResult {
         keep_files: args.keep_files,
         verify: args.verify,
         nowait: !args.no_nowait,
-        sample_interval: interactive.then_some(Duration::from_secs(1)),
+        // --plot draws bandwidth per window, so it samples finer than the progress line needs.
+        sample_interval: if args.plot.is_some() {
+            Some(Duration::from_millis(250))
+        } else {
+            interactive.then_some(Duration::from_secs(1))
+        },
         seed: args.seed,
         scheduler: scheduler_options(&args)?,
     };
@@ -142,8 +150,12 @@ pub fn run(args: RunArgs) -> CliResult {
             plan.jobs.len()
         );
     }
+    let mut timeline = weir_report::samples::Timeline::default();
     let mut on_sample = |p: &Progress| {
-        show_progress(p, duration);
+        timeline.sample(p);
+        if interactive {
+            show_progress(p, duration);
+        }
         Control::Continue
     };
     let outcome = weir_workload::run(&plan, &options, &mut on_sample);
@@ -154,6 +166,7 @@ pub fn run(args: RunArgs) -> CliResult {
     match outcome {
         Ok(report) => {
             print_report(&report, args.output);
+            write_plot(&report, &timeline, args.plot.as_deref())?;
             write_metrics(&report, &args, options.scheduler.as_ref())?;
             corruption_result(&report)
         }
@@ -233,6 +246,24 @@ fn write_metrics(
     std::fs::write(path, text).map_err(|e| {
         CliError::runtime(format!(
             "cannot write the metrics to {}: {e}; pass a writable --metrics path",
+            path.display()
+        ))
+    })
+}
+
+fn write_plot(
+    report: &Report,
+    timeline: &weir_report::samples::Timeline,
+    path: Option<&std::path::Path>,
+) -> CliResult {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let json = weir_report::samples::run_plot_json(report, timeline);
+    let charts = weir_report::figures::run::charts(&json);
+    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|e| {
+        CliError::runtime(format!(
+            "cannot write the plot to {}: {e}; pass a writable --plot path",
             path.display()
         ))
     })
