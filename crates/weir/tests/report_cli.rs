@@ -14,7 +14,7 @@ use weir_report::{SectionKind, Status};
 fn ctrl_c_writes_the_page_with_what_finished() {
     let scratch = Scratch::new();
     let out = scratch.jobs.path().join("report.html");
-    let mut child = weir()
+    let child = weir()
         .args(["report", "--quick", "--dir"])
         .arg(scratch.dir())
         .arg("--out")
