@@ -61,7 +61,7 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
         .collect();
     fig.layers.push(Layer::Cells {
         cells,
-        scale: ColorScale::around(&format!("{name}"), "us", map.goal_us, 1.3),
+        scale: ColorScale::around(name, "us", map.goal_us, 1.3),
     });
     let contour: Vec<(f64, f64)> = map
         .frontier

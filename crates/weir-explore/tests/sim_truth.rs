@@ -63,6 +63,7 @@ fn explore(config: &MixedConfig) -> Map {
         regime: WriteRegime::Overwrite,
         read_region_bytes: 1 << 30,
         overwrite_region_bytes: 1 << 30,
+        fresh_file_cap_bytes: 1 << 30,
         rule,
         goal_us: GOAL_US,
     };

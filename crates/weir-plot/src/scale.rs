@@ -53,15 +53,15 @@ impl Axis {
                 if self.min.is_none() && lo > 0.0 {
                     lo = 0.0;
                 }
-                if !(hi > lo) {
+                if hi.is_nan() || hi <= lo {
                     hi = lo + 1.0;
                 }
             }
             Scale::Log => {
-                if !(lo > 0.0) {
+                if lo.is_nan() || lo <= 0.0 {
                     lo = if hi > 0.0 { hi / 1e3 } else { 1.0 };
                 }
-                if !(hi > lo) {
+                if hi.is_nan() || hi <= lo {
                     hi = lo * 10.0;
                 }
             }
