@@ -56,8 +56,8 @@ pub fn summary(map: &Map) -> String {
         "{}: {} writes, {} reads x {} writes, read p99 goal {} (arrival to completion)",
         map.source,
         map.write_regime.as_str(),
-        format_si(f64::from(map.read_bytes), "B"),
-        format_si(f64::from(map.write_bytes), "B"),
+        format!("{} KiB", map.read_bytes / 1024),
+        format!("{} KiB", map.write_bytes / 1024),
         format_si(map.goal_us, "us")
     );
     if let Some(c) = &map.calibration {

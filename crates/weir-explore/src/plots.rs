@@ -28,8 +28,8 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
         "{}: {} writes, {} reads x {} writes, goal read p99 {}, {} points",
         map.source,
         map.write_regime.as_str(),
-        format_si(f64::from(map.read_bytes), "B"),
-        format_si(f64::from(map.write_bytes), "B"),
+        format!("{} KiB", map.read_bytes / 1024),
+        format!("{} KiB", map.write_bytes / 1024),
         format_si(map.goal_us, "us"),
         map.points.len()
     );

@@ -93,7 +93,7 @@ const LEFT: f64 = 90.0;
 const TOP: f64 = 58.0;
 const BOTTOM: f64 = 60.0;
 /// Room on the right for the colour bar and the legend.
-const RIGHT: f64 = 190.0;
+const RIGHT: f64 = 230.0;
 
 /// The plot rectangle and the resolved ranges.
 struct Frame {
@@ -111,7 +111,7 @@ impl Figure {
             x,
             y,
             layers: Vec::new(),
-            width: 860.0,
+            width: 900.0,
             height: 520.0,
         }
     }
