@@ -25,11 +25,11 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
         Axis::linear("read rate", "IOPS"),
     );
     fig.subtitle = format!(
-        "{}: {} writes, {} reads x {} writes, goal read p99 {}, {} points",
+        "{}: {} writes, {} KiB reads x {} KiB writes, goal read p99 {}, {} points",
         map.source,
         map.write_regime.as_str(),
-        format!("{} KiB", map.read_bytes / 1024),
-        format!("{} KiB", map.write_bytes / 1024),
+        map.read_bytes / 1024,
+        map.write_bytes / 1024,
         format_si(map.goal_us, "us"),
         map.points.len()
     );
