@@ -102,7 +102,7 @@ fn main() {
         "cliff" => map_with(
             mixed(Boundary::WriteCliff {
                 mixed_write_limit_bytes_per_s: 100e6,
-                read_slowdown: 50.0,
+                read_slowdown: 200.0,
             }),
             50_000.0,
         ),

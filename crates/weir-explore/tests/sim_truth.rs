@@ -158,7 +158,7 @@ fn disk_failing_mixed_writes_above_a_rate() {
         14,
         Boundary::WriteCliff {
             mixed_write_limit_bytes_per_s: 100e6,
-            read_slowdown: 50.0,
+            read_slowdown: 200.0,
         },
     );
     let map = check("write cliff", &config, ModelKind::Capped);
