@@ -293,17 +293,12 @@ impl Figure {
                 }
             }
             Layer::Bars { bars, fill, .. } => {
-                let base = self.py(
-                    f,
-                    f.y_range
-                        .0
-                        .max(0.0)
-                        .max(if matches!(self.y.scale, crate::Scale::Log) {
-                            f.y_range.0
-                        } else {
-                            0.0
-                        }),
-                );
+                // Bars grow from zero, or from the bottom of a log axis (which has no zero).
+                let floor = match self.y.scale {
+                    crate::Scale::Log => f.y_range.0,
+                    crate::Scale::Linear => f.y_range.0.max(0.0),
+                };
+                let base = self.py(f, floor);
                 for b in bars {
                     let (x0, x1) = (self.px(f, b.x0), self.px(f, b.x1));
                     let top = self.py(f, b.height);
