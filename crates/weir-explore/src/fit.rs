@@ -25,9 +25,8 @@ use serde::Serialize;
 
 /// A model fits when its RMS relative error is at most this.
 pub const FIT_TOLERANCE: f64 = 0.05;
-/// Points with `x` below this are on the pure-write axis (probe reads only): the `capped`
-/// model's ceiling does not apply to them.
-const AXIS_X: f64 = 0.02;
+/// Only a point with no reads at all is on the pure-write axis, where the `capped` model's
+/// ceiling does not apply: a disk that fails mixed writes fails them beside probe reads too.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -184,7 +183,7 @@ fn polar(points: &[(f64, f64)]) -> Vec<Polar> {
                 c: x / r,
                 s: y / r,
                 r,
-                on_axis: x < AXIS_X,
+                on_axis: x <= 0.0,
             })
         })
         .collect()
@@ -301,7 +300,7 @@ mod tests {
 
     fn frontier(f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
         // Read rates 0..1 (probe on the write axis), the boundary's write share at each.
-        let mut pts = vec![(0.005, f(0.0))];
+        let mut pts = vec![(0.0, f(0.0))];
         pts.extend((1..=9).map(|i| f64::from(i) / 10.0).map(|x| (x, f(x))));
         pts.push((1.0, 0.0));
         pts.iter().map(|(x, y)| (x * 20_000.0, y * 1e9)).collect()

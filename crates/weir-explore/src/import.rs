@@ -155,6 +155,7 @@ pub fn import(
         model: None,
         seconds,
         stopped_by_budget: false,
+        interrupted: false,
     };
     map.fit();
     Ok(map)

@@ -54,6 +54,8 @@ pub struct Map {
     /// Wall time of the whole map.
     pub seconds: f64,
     pub stopped_by_budget: bool,
+    /// Ctrl-C ended the map early: what is here was measured, the rest was not.
+    pub interrupted: bool,
 }
 
 impl Map {
@@ -99,6 +101,7 @@ impl Map {
             model: None,
             seconds: outcome.seconds,
             stopped_by_budget: outcome.stopped_by_budget,
+            interrupted: outcome.interrupted,
         };
         map.fit();
         map

@@ -93,6 +93,9 @@ pub struct WorkloadMeter<'a, F: DeviceFactory> {
     pub read_region_bytes: u64,
     /// Total size of the overwrite regime's region (laid down once, reused).
     pub overwrite_region_bytes: u64,
+    /// The largest fresh file (the filesystem's free space bounds it); a point that would
+    /// write more wraps within it and the wrap is counted in the run's report.
+    pub fresh_file_cap_bytes: u64,
     pub rule: SteadyRule,
     pub goal_us: f64,
 }
@@ -141,7 +144,8 @@ impl<F: DeviceFactory> WorkloadMeter<'_, F> {
                 job.prepare = Some(Prepare::Fallocate);
                 // Big enough that the point never wraps, even at the calibration's rate.
                 let rate = write_bytes_per_s.unwrap_or(4e9);
-                job.data_size_bytes = Some(((rate * seconds * 1.25) as u64).max(64 << 20));
+                let size = ((rate * seconds * 1.25) as u64).min(self.fresh_file_cap_bytes);
+                job.data_size_bytes = Some(size.max(64 << 20));
                 job
             }
             WriteRegime::Overwrite => {

@@ -53,11 +53,11 @@ pub fn summary(map: &Map) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{}: {} writes, {} reads x {} writes, read p99 goal {} (arrival to completion)",
+        "{}: {} writes, {} KiB reads x {} KiB writes, read p99 goal {} (arrival to completion)",
         map.source,
         map.write_regime.as_str(),
-        format_si(f64::from(map.read_bytes), "B"),
-        format_si(f64::from(map.write_bytes), "B"),
+        map.read_bytes / 1024,
+        map.write_bytes / 1024,
         format_si(map.goal_us, "us")
     );
     if let Some(c) = &map.calibration {

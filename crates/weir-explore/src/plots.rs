@@ -25,11 +25,11 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
         Axis::linear("read rate", "IOPS"),
     );
     fig.subtitle = format!(
-        "{}: {} writes, {} reads x {} writes, goal read p99 {}, {} points",
+        "{}: {} writes, {} KiB reads x {} KiB writes, goal read p99 {}, {} points",
         map.source,
         map.write_regime.as_str(),
-        format_si(f64::from(map.read_bytes), "B"),
-        format_si(f64::from(map.write_bytes), "B"),
+        map.read_bytes / 1024,
+        map.write_bytes / 1024,
         format_si(map.goal_us, "us"),
         map.points.len()
     );
@@ -61,7 +61,7 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
         .collect();
     fig.layers.push(Layer::Cells {
         cells,
-        scale: ColorScale::around(&format!("{name}"), "us", map.goal_us, 1.3),
+        scale: ColorScale::around(name, "us", map.goal_us, 1.3),
     });
     let contour: Vec<(f64, f64)> = map
         .frontier

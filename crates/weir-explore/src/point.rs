@@ -248,7 +248,7 @@ mod tests {
         let rule = SteadyRule::full();
         let a = window(500, 1000, 1_000_000_000);
         let b = window(560, 1000, 1_020_000_000);
-        assert_eq!(rule.verdict(&[a.clone()], LOAD, 1000.0), None);
+        assert_eq!(rule.verdict(std::slice::from_ref(&a), LOAD, 1000.0), None);
         assert_eq!(rule.verdict(&[a, b], LOAD, 1000.0), Some(Steady::Agreed));
     }
 

@@ -98,6 +98,8 @@ pub struct SearchOutcome {
     pub seconds: f64,
     /// The budget ended the search before every planned ray ran.
     pub stopped_by_budget: bool,
+    /// Ctrl-C or SIGTERM ended it: the points and rays so far are kept.
+    pub interrupted: bool,
 }
 
 struct Search<'a> {
@@ -261,22 +263,37 @@ pub fn search(
     angles.extend((1..rays_n - 1).map(|i| i as f64 * step));
     let mut rays = Vec::new();
     let mut stopped_by_budget = false;
+    let mut interrupted = false;
     for (i, angle) in angles.into_iter().enumerate() {
         // The axes always run: without them there is no map to normalise by.
         if i >= 2 && !search.fits_budget(settings.steps) {
             stopped_by_budget = true;
             break;
         }
-        rays.push(search.bisect(angle)?);
+        match search.bisect(angle) {
+            Ok(ray) => rays.push(ray),
+            Err(ExploreError::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
     rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
-    if !stopped_by_budget {
+    if !stopped_by_budget && !interrupted {
         for angle in search.refinements(&rays) {
             if !search.fits_budget(settings.steps) {
                 stopped_by_budget = true;
                 break;
             }
-            rays.push(search.bisect(angle)?);
+            match search.bisect(angle) {
+                Ok(ray) => rays.push(ray),
+                Err(ExploreError::Interrupted) => {
+                    interrupted = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
     rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
@@ -286,6 +303,7 @@ pub fn search(
         rays,
         seconds: started.elapsed().as_secs_f64(),
         stopped_by_budget,
+        interrupted,
     })
 }
 

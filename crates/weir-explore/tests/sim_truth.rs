@@ -63,6 +63,7 @@ fn explore(config: &MixedConfig) -> Map {
         regime: WriteRegime::Overwrite,
         read_region_bytes: 1 << 30,
         overwrite_region_bytes: 1 << 30,
+        fresh_file_cap_bytes: 1 << 30,
         rule,
         goal_us: GOAL_US,
     };
@@ -157,7 +158,7 @@ fn disk_failing_mixed_writes_above_a_rate() {
         14,
         Boundary::WriteCliff {
             mixed_write_limit_bytes_per_s: 100e6,
-            read_slowdown: 50.0,
+            read_slowdown: 200.0,
         },
     );
     let map = check("write cliff", &config, ModelKind::Capped);

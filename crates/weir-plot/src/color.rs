@@ -41,7 +41,8 @@ impl ColorScale {
 
     /// The colour of `value` as `#rrggbb`; values outside the range take the end colours.
     pub fn color(&self, value: f64) -> String {
-        let rgb = if !(value > 0.0) || value <= self.pivot {
+        // NaN and non-positive values take the bottom colour.
+        let rgb = if value.is_nan() || value <= 0.0 || value <= self.pivot {
             let f = log_fraction(value.max(self.min), self.min, self.pivot);
             interpolate(&BELOW, f)
         } else {
@@ -53,7 +54,7 @@ impl ColorScale {
 }
 
 fn log_fraction(value: f64, lo: f64, hi: f64) -> f64 {
-    if !(hi > lo) || !(value > 0.0) {
+    if hi.is_nan() || lo.is_nan() || hi <= lo || value.is_nan() || value <= 0.0 {
         return 0.0;
     }
     ((value.ln() - lo.ln()) / (hi.ln() - lo.ln())).clamp(0.0, 1.0)

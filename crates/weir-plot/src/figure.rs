@@ -93,7 +93,7 @@ const LEFT: f64 = 90.0;
 const TOP: f64 = 58.0;
 const BOTTOM: f64 = 60.0;
 /// Room on the right for the colour bar and the legend.
-const RIGHT: f64 = 190.0;
+const RIGHT: f64 = 230.0;
 
 /// The plot rectangle and the resolved ranges.
 struct Frame {
@@ -111,7 +111,7 @@ impl Figure {
             x,
             y,
             layers: Vec::new(),
-            width: 860.0,
+            width: 900.0,
             height: 520.0,
         }
     }
@@ -293,17 +293,12 @@ impl Figure {
                 }
             }
             Layer::Bars { bars, fill, .. } => {
-                let base = self.py(
-                    f,
-                    f.y_range
-                        .0
-                        .max(0.0)
-                        .max(if matches!(self.y.scale, crate::Scale::Log) {
-                            f.y_range.0
-                        } else {
-                            0.0
-                        }),
-                );
+                // Bars grow from zero, or from the bottom of a log axis (which has no zero).
+                let floor = match self.y.scale {
+                    crate::Scale::Log => f.y_range.0,
+                    crate::Scale::Linear => f.y_range.0.max(0.0),
+                };
+                let base = self.py(f, floor);
                 for b in bars {
                     let (x0, x1) = (self.px(f, b.x0), self.px(f, b.x1));
                     let top = self.py(f, b.height);

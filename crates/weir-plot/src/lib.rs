@@ -3,12 +3,12 @@
 //! A [`Figure`] is a plot area with two [`Axis`]es (linear or logarithmic) and a stack of
 //! [`Layer`]s drawn in order:
 //!
-//! - [`Layer::Cells`]: coloured rectangles in data coordinates, the colour from a
+//! - `Layer::Cells`: coloured rectangles in data coordinates, the colour from a
 //!   [`ColorScale`] (heatmaps: `weir explore`'s latency maps, Diskplorer's grid);
-//! - [`Layer::Line`]: a polyline (a goal contour, a fitted boundary, a throughput-over-time
+//! - `Layer::Line`: a polyline (a goal contour, a fitted boundary, a throughput-over-time
 //!   curve, a CDF from [`cdf`]);
-//! - [`Layer::Points`]: markers;
-//! - [`Layer::Bars`]: bars from a baseline (histograms from [`histogram`]).
+//! - `Layer::Points`: markers;
+//! - `Layer::Bars`: bars from a baseline (histograms from [`histogram`]).
 //!
 //! Lines, points and bars with a label get a legend entry; a figure with cells gets a colour
 //! bar. Output is a standalone SVG document ([`Figure::to_svg`]) with no scripts, fonts or

@@ -53,15 +53,15 @@ impl Axis {
                 if self.min.is_none() && lo > 0.0 {
                     lo = 0.0;
                 }
-                if !(hi > lo) {
+                if hi.is_nan() || hi <= lo {
                     hi = lo + 1.0;
                 }
             }
             Scale::Log => {
-                if !(lo > 0.0) {
+                if lo.is_nan() || lo <= 0.0 {
                     lo = if hi > 0.0 { hi / 1e3 } else { 1.0 };
                 }
-                if !(hi > lo) {
+                if hi.is_nan() || hi <= lo {
                     hi = lo * 10.0;
                 }
             }
@@ -106,6 +106,13 @@ impl Axis {
 
 /// `value` with an SI prefix and `unit`: 1.5e9 B/s is "1.5 GB/s", 85000 IOPS "85k IOPS".
 pub fn format_si(value: f64, unit: &str) -> String {
+    // Latencies read better in the unit a person would say: 1.5 ms, not 1.5 kus.
+    if unit == "us" && value.abs() >= 1e6 {
+        return format_si(value / 1e6, "s");
+    }
+    if unit == "us" && value.abs() >= 1e3 {
+        return format_si(value / 1e3, "ms");
+    }
     let (scaled, prefix) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
         .iter()
         .find(|(f, _)| value.abs() >= *f)
@@ -126,8 +133,13 @@ pub fn format_si(value: f64, unit: &str) -> String {
     } else {
         number
     };
+    // Prefixes belong to bytes and seconds ("1.5 GB/s"); other units keep them on the number
+    // ("85k IOPS").
+    let prefixable = unit.starts_with('B') || unit == "s";
     if unit.is_empty() {
         format!("{number}{prefix}")
+    } else if !prefixable && !prefix.is_empty() {
+        format!("{number}{prefix} {unit}")
     } else {
         let sep = if prefix.is_empty() && !unit.starts_with(char::is_alphabetic) {
             ""
@@ -167,9 +179,11 @@ mod tests {
     #[test]
     fn si_formatting() {
         assert_eq!(format_si(1.5e9, "B/s"), "1.5 GB/s");
-        assert_eq!(format_si(85_000.0, "IOPS"), "85 kIOPS");
+        assert_eq!(format_si(85_000.0, "IOPS"), "85k IOPS");
         assert_eq!(format_si(0.0, "B/s"), "0 B/s");
         assert_eq!(format_si(750.0, "us"), "750 us");
+        assert_eq!(format_si(1500.0, "us"), "1.5 ms");
+        assert_eq!(format_si(2.5e6, "us"), "2.5 s");
         assert_eq!(format_si(12.5, "%"), "12.5%");
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod align;
 pub mod doctor;
+pub mod explore;
 pub mod qualify;
 pub mod report;
 pub mod run;
