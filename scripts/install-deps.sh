@@ -13,8 +13,10 @@ command -v setpriv >/dev/null || need+=(util-linux)
 command -v openssl >/dev/null || need+=(openssl)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 { command -v pkg-config >/dev/null && pkg-config --exists openssl; } || need+=(libssl-dev)
+# weir-report's page test renders the page in headless Chromium.
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
-  echo "all present: mkfs.xfs mkfs.ext4 chattr fio losetup mount umount setpriv openssl pkg-config libssl-dev"
+  echo "all present: mkfs.xfs mkfs.ext4 chattr fio losetup mount umount setpriv openssl pkg-config libssl-dev chromium"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

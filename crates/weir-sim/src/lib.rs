@@ -43,6 +43,7 @@ use std::collections::BinaryHeap;
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
 mod disk_file;
+pub mod mixed;
 mod shared;
 
 pub use disk_file::{DiskFileError, SimDiskFile};

@@ -111,6 +111,9 @@ pub struct JobProgress {
     /// Latency of the requests completed since the previous sample.
     pub recent_latency_us: LatencySummary,
     pub recent_ops: u64,
+    /// The histogram behind `recent_latency_us`, so a caller that measures in windows (weir
+    /// explore) can merge the windows it keeps into exact percentiles.
+    pub recent_latency: LatencyHistogram,
 }
 
 /// The sampling callback's answer.
@@ -734,6 +737,7 @@ impl Shared {
                     latency_us: latency.summary_us(),
                     recent_latency_us: recent.summary_us(),
                     recent_ops,
+                    recent_latency: recent,
                 }
             })
             .collect();

@@ -126,6 +126,7 @@ fn sim_scheduler(config: &SimConfig) -> SchedulerOptions {
         },
         mountpoint: "/sim".into(),
         merge_adjacent: true,
+        groups: None,
     }
 }
 

@@ -27,6 +27,10 @@ enum Command {
     Doctor(cmd::doctor::DoctorArgs),
     /// Map written requests to device addresses and report their alignment.
     Align(cmd::align::AlignArgs),
+    /// Map read latency under mixed reads and writes, find the boundary, fit the model.
+    Explore(cmd::explore::ExploreArgs),
+    /// Run doctor, qualify, tune, explore, a QoS demo and align, and write one HTML page.
+    Report(cmd::report::ReportArgs),
 }
 
 fn main() {
@@ -43,6 +47,8 @@ fn main() {
         Command::Qualify(args) => cmd::qualify::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
         Command::Align(args) => cmd::align::run(args),
+        Command::Explore(args) => cmd::explore::run(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     if let Err(e) = outcome {
         eprintln!("weir: error: {e}");

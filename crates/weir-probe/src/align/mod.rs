@@ -13,7 +13,6 @@
 //! backing file, usually root). Each level reached gets its own histogram.
 
 pub mod run;
-pub mod svg;
 
 use serde::Serialize;
 

@@ -107,7 +107,12 @@ pub fn run(args: AlignArgs) -> CliResult {
     let facts = probe(&args.dir, None)?;
     let report = run_align(&args.dir, &facts, &opts).map_err(CliError::runtime)?;
     if let Some(path) = &args.plot {
-        std::fs::write(path, weir_probe::align::svg::render(&report)).map_err(|e| {
+        let json = serde_json::to_value(&report)
+            .map_err(|e| CliError::runtime(format!("cannot encode the report: {e}")))?;
+        let charts: Vec<_> = weir_report::figures::align::chart(&json)
+            .into_iter()
+            .collect();
+        std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|e| {
             CliError::runtime(format!("cannot write the plot to {}: {e}", path.display()))
         })?;
     }

@@ -2,7 +2,9 @@
 
 pub mod align;
 pub mod doctor;
+pub mod explore;
 pub mod qualify;
+pub mod report;
 pub mod run;
 mod run_groups;
 mod run_sim;

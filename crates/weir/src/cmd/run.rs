@@ -85,6 +85,9 @@ pub struct RunArgs {
     /// disk on a virtual clock, and the report adds each RAID0 member's load (docs/run.md).
     #[arg(long, value_name = "DISK.yaml", conflicts_with_all = ["device", "dir", "verify", "buffered", "keep_files"])]
     simulate: Option<PathBuf>,
+    /// Also draw each job's latency CDF and bandwidth over time into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +150,12 @@ pub fn run(args: RunArgs) -> CliResult {
         keep_files: args.keep_files,
         verify: args.verify,
         nowait: !args.no_nowait,
-        sample_interval: interactive.then_some(Duration::from_secs(1)),
+        // --plot draws bandwidth per window, so it samples finer than the progress line needs.
+        sample_interval: if args.plot.is_some() {
+            Some(Duration::from_millis(250))
+        } else {
+            interactive.then_some(Duration::from_secs(1))
+        },
         seed: args.seed,
         scheduler,
     };
@@ -169,8 +177,12 @@ pub fn run(args: RunArgs) -> CliResult {
             plan.jobs.len()
         );
     }
+    let mut timeline = weir_report::samples::Timeline::default();
     let mut on_sample = |p: &Progress| {
-        show_progress(p, duration);
+        timeline.sample(p);
+        if interactive {
+            show_progress(p, duration);
+        }
         Control::Continue
     };
     let outcome = match &sim {
@@ -185,6 +197,7 @@ pub fn run(args: RunArgs) -> CliResult {
     match outcome {
         Ok(report) => {
             print_report(&report, args.output, sim.as_ref());
+            write_plot(&report, &timeline, args.plot.as_deref())?;
             write_metrics(&report, &args, options.scheduler.as_ref())?;
             corruption_result(&report)
         }
@@ -277,7 +290,26 @@ fn write_metrics(
     })
 }
 
+fn write_plot(
+    report: &Report,
+    timeline: &weir_report::samples::Timeline,
+    path: Option<&std::path::Path>,
+) -> CliResult {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let json = weir_report::samples::run_plot_json(report, timeline);
+    let charts = weir_report::figures::run::charts(&json);
+    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|e| {
+        CliError::runtime(format!(
+            "cannot write the plot to {}: {e}; pass a writable --plot path",
+            path.display()
+        ))
+    })
+}
+
 fn print_report(report: &Report, output: Output, sim: Option<&super::run_sim::SimSummary>) {
+
     // Options the filesystem could not apply: on stderr, so JSON and YAML stay parseable.
     for warning in &report.warnings {
         eprintln!("weir run: {warning}");

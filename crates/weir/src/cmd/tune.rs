@@ -39,6 +39,9 @@ pub struct TuneArgs {
     /// I/O backend: uring or aio.
     #[arg(long, default_value = "uring")]
     backend: String,
+    /// Also draw the depth, saturation and sector sweeps into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -116,7 +119,25 @@ pub fn run(args: TuneArgs) -> CliResult {
         ))
     })?;
     let elapsed = start.elapsed();
+    if let Some(path) = &args.plot {
+        write_plot(path, &results)?;
+    }
     print_result(&args, &results, &yaml, elapsed)
+}
+
+/// The sweeps of every measured directory, drawn by weir-report's tune charts.
+fn write_plot(path: &std::path::Path, results: &[(Preflight, TuneReport)]) -> CliResult {
+    let mut charts = Vec::new();
+    for (pre, report) in results {
+        let json = serde_json::json!({ "preflight": pre, "report": report });
+        charts.extend(weir_report::figures::tune::charts(&json));
+    }
+    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|e| {
+        CliError::runtime(format!(
+            "cannot write the plot to {}: {e}; pass a writable --plot path",
+            path.display()
+        ))
+    })
 }
 
 /// Preflight of every directory; directories on the same mount point are measured once.

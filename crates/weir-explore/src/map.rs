@@ -1,0 +1,212 @@
+//! The map: every point, the frontier, the fits and the model they imply. Serialised as
+//! `explore.json` (the field names are the issue's keys).
+
+use serde::Serialize;
+use weir_model::io_properties::{DiskProperties, IoProperties};
+
+use crate::fit::{fit, Fits, SeastarLine};
+use crate::meter::{Calibration, WriteRegime};
+use crate::point::PointResult;
+use crate::search::{Ray, SearchOutcome};
+
+/// Bumped when a field changes meaning.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One frontier entry: at this read rate, the most writes with read p99 within the goal.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FrontierPoint {
+    pub read_iops: f64,
+    pub write_bytes_per_s: f64,
+}
+
+/// The Seastar model written to io-properties.yaml, and the rates behind it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelOut {
+    pub read_iops: u64,
+    pub read_bandwidth: u64,
+    pub write_iops: u64,
+    pub write_bandwidth: u64,
+    pub duplex: bool,
+    pub rate_factor: f64,
+    /// How the line was derived from the chosen fit.
+    pub note: String,
+}
+
+/// A whole map.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Map {
+    pub schema_version: u32,
+    /// "weir explore" or "diskplorer import (FILE)".
+    pub source: String,
+    pub write_regime: WriteRegime,
+    pub goal_us: f64,
+    pub read_bytes: u32,
+    pub write_bytes: u32,
+    /// Closed-loop maxima, including both regimes' pure write rates (None for an import).
+    pub calibration: Option<Calibration>,
+    pub points: Vec<PointResult>,
+    pub rays: Vec<Ray>,
+    pub frontier: Vec<FrontierPoint>,
+    pub fits: Option<Fits>,
+    /// Why there are no fits (no pure-axis point within the goal).
+    pub fits_missing: Option<String>,
+    pub model: Option<ModelOut>,
+    /// Wall time of the whole map.
+    pub seconds: f64,
+    pub stopped_by_budget: bool,
+    /// Ctrl-C ended the map early: what is here was measured, the rest was not.
+    pub interrupted: bool,
+}
+
+impl Map {
+    /// A map from a finished search.
+    pub fn from_search(
+        outcome: SearchOutcome,
+        regime: WriteRegime,
+        goal_us: f64,
+        read_bytes: u32,
+        write_bytes: u32,
+    ) -> Map {
+        let mut frontier: Vec<FrontierPoint> = outcome
+            .rays
+            .iter()
+            .filter_map(|r| r.inside)
+            .map(|l| FrontierPoint {
+                read_iops: l.read_iops,
+                write_bytes_per_s: l.write_bytes_per_s,
+            })
+            .collect();
+        // At a read rate of zero the goal says nothing, so the frontier there is the most the
+        // disk writes: the calibration's closed-loop rate in this regime. It differs from the
+        // pure-write ray (which carries probe reads) exactly when mixed writes must stay
+        // lower than pure writes can go, which is what the `capped` fit measures.
+        frontier.push(FrontierPoint {
+            read_iops: 0.0,
+            write_bytes_per_s: outcome.calibration.write_bytes_per_s(regime),
+        });
+        frontier.sort_by(|a, b| a.read_iops.total_cmp(&b.read_iops));
+        let mut map = Map {
+            schema_version: SCHEMA_VERSION,
+            source: "weir explore".into(),
+            write_regime: regime,
+            goal_us,
+            read_bytes,
+            write_bytes,
+            calibration: Some(outcome.calibration),
+            points: outcome.points,
+            rays: outcome.rays,
+            frontier,
+            fits: None,
+            fits_missing: None,
+            model: None,
+            seconds: outcome.seconds,
+            stopped_by_budget: outcome.stopped_by_budget,
+            interrupted: outcome.interrupted,
+        };
+        map.fit();
+        map
+    }
+
+    /// Fits the frontier and derives the Seastar model. The axes are the frontier's own
+    /// extremes: the most reads (the pure-read axis) and the most writes (the pure-write axis).
+    pub fn fit(&mut self) {
+        let or = self
+            .frontier
+            .iter()
+            .map(|f| f.read_iops)
+            .fold(0.0, f64::max);
+        let bw = self
+            .frontier
+            .iter()
+            .map(|f| f.write_bytes_per_s)
+            .fold(0.0, f64::max);
+        if !(or > 0.0 && bw > 0.0) || self.frontier.len() < 2 {
+            self.fits_missing = Some(format!(
+                "the frontier has {} point(s), {or:.0} reads/s and {bw:.0} write B/s at most: \
+                 no pure load met the goal of {:.0} us; raise --goal",
+                self.frontier.len(),
+                self.goal_us
+            ));
+            return;
+        }
+        let points: Vec<(f64, f64)> = self
+            .frontier
+            .iter()
+            .map(|f| (f.read_iops, f.write_bytes_per_s))
+            .collect();
+        let fits = fit(&points, or, bw);
+        let line = fits.chosen_fit().seastar_line(bw);
+        self.model = Some(self.model_out(or, &line, &fits));
+        self.fits = Some(fits);
+    }
+
+    fn model_out(&self, or: f64, line: &SeastarLine, fits: &Fits) -> ModelOut {
+        let chosen = fits.chosen_fit();
+        let note = match chosen.model {
+            crate::fit::ModelKind::HalfDuplex => "the fitted half-duplex line as is".to_string(),
+            crate::fit::ModelKind::Duplex => "the fitted duplex model as is".to_string(),
+            crate::fit::ModelKind::Curve => format!(
+                "the largest line under the curve (exponent {:.2}, K {:.3}): rate_factor {:.3}",
+                chosen.exponent.unwrap_or(1.0),
+                chosen.rate_factor,
+                line.rate_factor
+            ),
+            crate::fit::ModelKind::Capped => format!(
+                "the line under the mixed-write ceiling ({:.0}% of pure writes): write_bandwidth {:.0} B/s",
+                chosen.mixed_write_ceiling.unwrap_or(1.0) * 100.0,
+                line.write_bytes_per_s / line.rate_factor
+            ),
+        };
+        // Explore measures one read size and one write size; the other two rates are set so
+        // that they never make those requests cheaper than measured (a larger read is charged
+        // as that many small reads, a smaller write as a whole large one): safe, not exact.
+        let write_bandwidth = line.write_bytes_per_s;
+        ModelOut {
+            read_iops: or.round() as u64,
+            read_bandwidth: (or * f64::from(self.read_bytes)).round() as u64,
+            write_iops: (write_bandwidth / f64::from(self.write_bytes.max(1)))
+                .round()
+                .max(1.0) as u64,
+            write_bandwidth: write_bandwidth.round() as u64,
+            duplex: line.duplex,
+            rate_factor: (line.rate_factor * 1000.0).round() / 1000.0,
+            note,
+        }
+    }
+
+    /// io-properties.yaml for `mountpoint`, with a comment naming the map and its fit.
+    pub fn io_properties_yaml(&self, mountpoint: &str) -> Option<String> {
+        let m = self.model.as_ref()?;
+        let mut disk = DiskProperties::new(
+            mountpoint,
+            m.read_iops.max(1),
+            m.read_bandwidth.max(1),
+            m.write_iops.max(1),
+            m.write_bandwidth.max(1),
+        );
+        disk.duplex = m.duplex;
+        disk.rate_factor = m.rate_factor;
+        let body = IoProperties { disks: vec![disk] }.to_yaml_string();
+        let fits = self.fits.as_ref()?;
+        let chosen = fits.chosen_fit();
+        let mut head = format!(
+            "# weir explore: {} writes, read p99 goal {:.0} us, {} B reads x {} B writes.\n\
+             # Chosen fit: {} (rms error {:.1}%): {}.\n# Seastar fields: {}.\n",
+            self.write_regime.as_str(),
+            self.goal_us,
+            self.read_bytes,
+            self.write_bytes,
+            chosen.model.as_str(),
+            chosen.rms_error * 100.0,
+            fits.why,
+            m.note
+        );
+        if let Some(a) = chosen.exponent {
+            head.push_str(&format!(
+                "# weir field (explore.json fits.curve): boundary (x^a + y^a)^(1/a) <= K, a = {a:.3}, K = {:.3}\n",
+                chosen.rate_factor
+            ));
+        }
+        Some(head + &body)
+    }
+}

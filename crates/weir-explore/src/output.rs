@@ -1,0 +1,163 @@
+//! Writing a map's files: explore.json, explore.csv, the heatmaps, io-properties.yaml and
+//! summary.txt.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use weir_plot::format_si;
+
+use crate::error::ExploreError;
+use crate::map::Map;
+use crate::plots::{heatmap, Direction};
+
+/// The CSV header; one row per point.
+pub const CSV_HEADER: &str = "read_iops,write_bytes_per_s,achieved_read_iops,achieved_write_bytes_per_s,\
+read_p50_us,read_p95_us,read_p99_us,read_p999_us,write_p50_us,write_p95_us,write_p99_us,write_p999_us,\
+kept_up,within_goal,seconds,steady,windows";
+
+pub fn to_csv(map: &Map) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    for p in &map.points {
+        let (r, w) = (p.read_latency_us, p.write_latency_us);
+        let _ = writeln!(
+            s,
+            "{:.1},{:.0},{:.1},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{:.2},{},{}",
+            p.read_iops,
+            p.write_bytes_per_s,
+            p.achieved_read_iops,
+            p.achieved_write_bytes_per_s,
+            r.p50,
+            r.p95,
+            r.p99,
+            r.p999,
+            w.p50,
+            w.p95,
+            w.p99,
+            w.p999,
+            p.kept_up,
+            p.within_goal,
+            p.seconds,
+            serde_json::to_value(p.steady)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            p.windows
+        );
+    }
+    s
+}
+
+/// The text summary (also printed by the CLI).
+pub fn summary(map: &Map) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} writes, {} KiB reads x {} KiB writes, read p99 goal {} (arrival to completion)",
+        map.source,
+        map.write_regime.as_str(),
+        map.read_bytes / 1024,
+        map.write_bytes / 1024,
+        format_si(map.goal_us, "us")
+    );
+    if let Some(c) = &map.calibration {
+        let _ = writeln!(
+            s,
+            "pure loads (closed loop): reads {} at QD64; writes {} fresh, {} overwrite at QD16 ({:.2}x)",
+            format_si(c.read_iops, "IOPS"),
+            format_si(c.fresh_write_bytes_per_s, "B/s"),
+            format_si(c.overwrite_write_bytes_per_s, "B/s"),
+            c.overwrite_write_bytes_per_s / c.fresh_write_bytes_per_s.max(1.0)
+        );
+    }
+    let inside = map.points.iter().filter(|p| p.within_goal).count();
+    let _ = writeln!(
+        s,
+        "{} points ({} within the goal) in {:.0} s{}",
+        map.points.len(),
+        inside,
+        map.seconds,
+        if map.stopped_by_budget {
+            "; the budget ended the search early"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(s, "frontier (most writes with read p99 <= goal):");
+    for f in &map.frontier {
+        let _ = writeln!(
+            s,
+            "  {:>12}  {:>12}",
+            format_si(f.read_iops, "IOPS"),
+            format_si(f.write_bytes_per_s, "B/s")
+        );
+    }
+    match (&map.fits, &map.model) {
+        (Some(fits), Some(model)) => {
+            for f in [&fits.half_duplex, &fits.duplex, &fits.curve, &fits.capped] {
+                let extra = match (f.exponent, f.mixed_write_ceiling) {
+                    (Some(a), _) => format!(", a {a:.2}"),
+                    (_, Some(c)) => format!(", ceiling {:.0}% of Bw", c * 100.0),
+                    _ => String::new(),
+                };
+                let _ = writeln!(
+                    s,
+                    "fit {:<12} K {:.3}{extra}: rms error {:.1}%, max {:.1}%",
+                    f.model.as_str(),
+                    f.rate_factor,
+                    f.rms_error * 100.0,
+                    f.max_error * 100.0
+                );
+            }
+            let _ = writeln!(s, "chosen: {} because {}", fits.chosen.as_str(), fits.why);
+            let _ = writeln!(
+                s,
+                "io-properties: read_iops {} write_bandwidth {} rate_factor {} duplex {} ({})",
+                model.read_iops, model.write_bandwidth, model.rate_factor, model.duplex, model.note
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                s,
+                "no fit: {}",
+                map.fits_missing.as_deref().unwrap_or("unknown")
+            );
+        }
+    }
+    s
+}
+
+/// Writes every output into `dir` (created if missing) and returns the paths written.
+/// `mountpoint` is the disk entry's mount point in io-properties.yaml.
+pub fn write_all(map: &Map, dir: &Path, mountpoint: &str) -> Result<Vec<PathBuf>, ExploreError> {
+    let out_err = |file: &Path, error: std::io::Error| ExploreError::Output {
+        file: file.display().to_string(),
+        error,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| out_err(dir, e))?;
+    let mut files: Vec<(PathBuf, String)> = vec![
+        (
+            dir.join("explore.json"),
+            serde_json::to_string_pretty(map).unwrap_or_default() + "\n",
+        ),
+        (dir.join("explore.csv"), to_csv(map)),
+        (
+            dir.join("read-p99.svg"),
+            heatmap(map, Direction::Read).to_svg(),
+        ),
+        (
+            dir.join("write-p99.svg"),
+            heatmap(map, Direction::Write).to_svg(),
+        ),
+        (dir.join("summary.txt"), summary(map)),
+    ];
+    if let Some(yaml) = map.io_properties_yaml(mountpoint) {
+        files.push((dir.join("io-properties.yaml"), yaml));
+    }
+    let mut written = Vec::new();
+    for (path, text) in files {
+        std::fs::write(&path, text).map_err(|e| out_err(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
+}

@@ -1,0 +1,301 @@
+//! One map point: the load offered, what was measured, and when the measurement is steady.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use weir_workload::hist::LatencyHistogram;
+
+/// A load: reads per second and written bytes per second, offered open-loop.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Load {
+    pub read_iops: f64,
+    pub write_bytes_per_s: f64,
+}
+
+/// Latency percentiles in microseconds, from intended send time (arrival) to completion.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+}
+
+impl Percentiles {
+    pub fn of(hist: &LatencyHistogram) -> Self {
+        let s = hist.summary_us();
+        Percentiles {
+            p50: s.p50,
+            p95: s.p95,
+            p99: s.p99,
+            p999: s.p999,
+        }
+    }
+}
+
+/// How a point's measurement ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Steady {
+    /// The last two windows agreed within the rule's tolerances.
+    Agreed,
+    /// The window cap came first: the point is reported, marked as not shown steady.
+    Capped,
+    /// A window was so far outside (read p99 or rates) that the point was ended early: it is
+    /// outside the boundary whatever more windows would say.
+    Abandoned,
+}
+
+/// Everything measured at one point. JSON field names are the keys.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PointResult {
+    /// Offered rates (what the open-loop arrivals asked for).
+    pub read_iops: f64,
+    pub write_bytes_per_s: f64,
+    /// Completed rates over the measured windows.
+    pub achieved_read_iops: f64,
+    pub achieved_write_bytes_per_s: f64,
+    pub read_latency_us: Percentiles,
+    pub write_latency_us: Percentiles,
+    /// Achieved >= 97% of offered in both directions (Diskplorer's admissibility rule; reads
+    /// are allowed three standard deviations of their Poisson arrival count on top).
+    pub kept_up: bool,
+    /// Kept up and read p99 <= goal: the point is inside the boundary.
+    pub within_goal: bool,
+    /// Measured time (after the warm-up), seconds.
+    pub seconds: f64,
+    pub steady: Steady,
+    /// Windows measured after the warm-up.
+    pub windows: u32,
+}
+
+impl PointResult {
+    pub fn offered(&self) -> Load {
+        Load {
+            read_iops: self.read_iops,
+            write_bytes_per_s: self.write_bytes_per_s,
+        }
+    }
+}
+
+/// Achieved must reach this share of offered for a point to count as kept up.
+pub const KEPT_UP_FRACTION: f64 = 0.97;
+
+/// When a point's measurement is steady.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadyRule {
+    /// Discarded at the start of every point (queues fill, the write-back settles).
+    pub warmup: Duration,
+    pub window: Duration,
+    /// Measured windows before a point is reported as capped.
+    pub max_windows: u32,
+    /// Two windows agree when their read p99 differ by at most this share of the larger
+    /// (or by `read_p99_floor_share` of the goal, for tails far below the goal where a few
+    /// microseconds are a large share) ...
+    pub read_p99_tolerance: f64,
+    pub read_p99_floor_share: f64,
+    /// ... and their write rates by at most this share.
+    pub write_rate_tolerance: f64,
+    /// A window whose read p99 exceeds this multiple of the goal, or whose completions fall
+    /// below half of what was offered, ends the point as outside.
+    pub abandon_p99_factor: f64,
+}
+
+impl SteadyRule {
+    /// The full map's rule: 1 s warm-up, 1 s windows, up to 5.
+    pub fn full() -> Self {
+        SteadyRule {
+            warmup: Duration::from_secs(1),
+            window: Duration::from_secs(1),
+            max_windows: 5,
+            read_p99_tolerance: 0.2,
+            read_p99_floor_share: 0.1,
+            write_rate_tolerance: 0.05,
+            abandon_p99_factor: 5.0,
+        }
+    }
+
+    /// `--quick`: half-second warm-up and windows, up to 4.
+    pub fn quick() -> Self {
+        SteadyRule {
+            warmup: Duration::from_millis(500),
+            window: Duration::from_millis(500),
+            max_windows: 4,
+            ..SteadyRule::full()
+        }
+    }
+
+    /// The longest a point can run.
+    pub fn max_duration(&self) -> Duration {
+        self.warmup + self.window * self.max_windows
+    }
+}
+
+/// One window's measurement.
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub seconds: f64,
+    pub reads: u64,
+    pub written_bytes: u64,
+    pub read_latency: LatencyHistogram,
+    pub write_latency: LatencyHistogram,
+}
+
+impl Window {
+    fn read_p99_us(&self) -> f64 {
+        self.read_latency.quantile_ns(0.99) as f64 / 1e3
+    }
+
+    fn write_bytes_per_s(&self) -> f64 {
+        self.written_bytes as f64 / self.seconds.max(1e-9)
+    }
+}
+
+impl SteadyRule {
+    /// The verdict after the measured `windows` (warm-up already dropped): None to go on.
+    pub fn verdict(&self, windows: &[Window], offered: Load, goal_us: f64) -> Option<Steady> {
+        let last = windows.last()?;
+        let far_tail =
+            last.read_latency.count() > 0 && last.read_p99_us() > self.abandon_p99_factor * goal_us;
+        let starved = |done: f64, asked: f64| asked > 0.0 && done < 0.5 * asked;
+        if far_tail
+            || starved(last.reads as f64 / last.seconds, offered.read_iops)
+            || starved(last.write_bytes_per_s(), offered.write_bytes_per_s)
+        {
+            return Some(Steady::Abandoned);
+        }
+        if let [.., a, b] = windows {
+            let (pa, pb) = (a.read_p99_us(), b.read_p99_us());
+            let read_ok = (pa - pb).abs()
+                <= (self.read_p99_tolerance * pa.max(pb)).max(self.read_p99_floor_share * goal_us);
+            let (wa, wb) = (a.write_bytes_per_s(), b.write_bytes_per_s());
+            let write_ok = (wa - wb).abs() <= self.write_rate_tolerance * wa.max(wb);
+            if read_ok && write_ok {
+                return Some(Steady::Agreed);
+            }
+        }
+        (windows.len() as u32 >= self.max_windows).then_some(Steady::Capped)
+    }
+}
+
+/// Merges the measured windows into a point.
+pub fn summarize(offered: Load, windows: &[Window], steady: Steady, goal_us: f64) -> PointResult {
+    let mut read = LatencyHistogram::new();
+    let mut write = LatencyHistogram::new();
+    let (mut seconds, mut reads, mut written) = (0.0, 0u64, 0u64);
+    for w in windows {
+        read.add(&w.read_latency);
+        write.add(&w.write_latency);
+        seconds += w.seconds;
+        reads += w.reads;
+        written += w.written_bytes;
+    }
+    let achieved_read_iops = reads as f64 / f64::max(seconds, 1e-9);
+    let achieved_write_bytes_per_s = written as f64 / f64::max(seconds, 1e-9);
+    let kept = |done: f64, asked: f64| asked <= 0.0 || done >= KEPT_UP_FRACTION * asked;
+    // Poisson arrivals realise a count that differs from rate x time by about its square
+    // root: three standard deviations are allowed on top of the 3%, so a short window at a
+    // few thousand reads per second is not judged behind by chance (at 85K reads/s over 2 s
+    // the allowance is 0.2%). Writes are evenly paced and get none.
+    let poisson_slack = 3.0 * (offered.read_iops * seconds).sqrt() / f64::max(seconds, 1e-9);
+    let kept_up = !windows.is_empty()
+        && kept(achieved_read_iops + poisson_slack, offered.read_iops)
+        && kept(achieved_write_bytes_per_s, offered.write_bytes_per_s);
+    let read_latency_us = Percentiles::of(&read);
+    let within_goal = kept_up
+        && steady != Steady::Abandoned
+        && (read.count() == 0 || read_latency_us.p99 <= goal_us);
+    PointResult {
+        read_iops: offered.read_iops,
+        write_bytes_per_s: offered.write_bytes_per_s,
+        achieved_read_iops,
+        achieved_write_bytes_per_s,
+        read_latency_us,
+        write_latency_us: Percentiles::of(&write),
+        kept_up,
+        within_goal,
+        seconds,
+        steady,
+        windows: windows.len() as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(read_p99_us: u64, reads: u64, written: u64) -> Window {
+        let mut read_latency = LatencyHistogram::new();
+        for _ in 0..100 {
+            read_latency.record_ns(read_p99_us * 1000);
+        }
+        Window {
+            seconds: 1.0,
+            reads,
+            written_bytes: written,
+            read_latency,
+            write_latency: LatencyHistogram::new(),
+        }
+    }
+
+    const LOAD: Load = Load {
+        read_iops: 1000.0,
+        write_bytes_per_s: 1e9,
+    };
+
+    #[test]
+    fn two_agreeing_windows_are_steady() {
+        let rule = SteadyRule::full();
+        let a = window(500, 1000, 1_000_000_000);
+        let b = window(560, 1000, 1_020_000_000);
+        assert_eq!(rule.verdict(std::slice::from_ref(&a), LOAD, 1000.0), None);
+        assert_eq!(rule.verdict(&[a, b], LOAD, 1000.0), Some(Steady::Agreed));
+    }
+
+    #[test]
+    fn drifting_windows_run_to_the_cap() {
+        let rule = SteadyRule::full();
+        let mut ws = Vec::new();
+        for i in 0..5u64 {
+            ws.push(window(
+                500 * 3u64.pow(i as u32) / 2u64.pow(i as u32),
+                1000,
+                1_000_000_000,
+            ));
+            let v = rule.verdict(&ws, LOAD, 1000.0);
+            if i < 4 {
+                assert_eq!(v, None, "window {i}");
+            } else {
+                assert_eq!(v, Some(Steady::Capped));
+            }
+        }
+    }
+
+    #[test]
+    fn a_far_tail_or_a_starved_window_abandons_the_point() {
+        let rule = SteadyRule::full();
+        assert_eq!(
+            rule.verdict(&[window(6000, 1000, 1_000_000_000)], LOAD, 1000.0),
+            Some(Steady::Abandoned)
+        );
+        assert_eq!(
+            rule.verdict(&[window(500, 400, 1_000_000_000)], LOAD, 1000.0),
+            Some(Steady::Abandoned)
+        );
+    }
+
+    #[test]
+    fn summary_judges_kept_up_and_goal() {
+        let ws = [window(500, 990, 980_000_000), window(520, 980, 975_000_000)];
+        let p = summarize(LOAD, &ws, Steady::Agreed, 1000.0);
+        assert!(p.kept_up && p.within_goal, "{p:?}");
+        assert!((p.achieved_read_iops - 985.0).abs() < 1e-9);
+        assert_eq!(p.seconds, 2.0);
+        // 900 reads of 1000 would be within three Poisson deviations (95) of 97%.
+        let slow = [window(500, 850, 1_000_000_000)];
+        assert!(!summarize(LOAD, &slow, Steady::Capped, 1000.0).kept_up);
+        let late = [window(1500, 1000, 1_000_000_000)];
+        let p = summarize(LOAD, &late, Steady::Capped, 1000.0);
+        assert!(p.kept_up && !p.within_goal);
+    }
+}

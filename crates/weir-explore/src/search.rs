@@ -1,0 +1,381 @@
+//! Finding the boundary: bisection along rays from the origin, refined where it bends.
+//!
+//! A dense grid spends most of its points far inside or far outside the boundary (Diskplorer's
+//! 21 x 21 grid takes hours). The boundary is what matters, so the search works in the plane
+//! normalised by the calibrated maxima (read IOPS x write bandwidth, each with headroom above
+//! the closed-loop maximum, since open-loop arrivals at deeper queues can exceed it), walks
+//! rays from the origin at fixed angles and bisects each for the last point *within the
+//! goal* (kept up, read p99 <= goal). Both pure axes are rays. After the first rays, the
+//! vertices where the boundary bends most (farthest from the chord of their neighbours) get
+//! a ray on each side, as long as the budget allows.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::ExploreError;
+use crate::meter::{Calibration, Meter, WriteRegime};
+use crate::point::{Load, PointResult};
+
+/// How the search spends its points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchSettings {
+    pub goal_us: f64,
+    pub regime: WriteRegime,
+    /// Rays in the first pass, both axes included (at least 2).
+    pub initial_rays: usize,
+    /// Rays the refinement may add.
+    pub extra_rays: usize,
+    /// Bisection steps per ray: the boundary is found within 1/2^steps of the ray's range.
+    pub steps: u32,
+    /// A soft limit: no ray starts that the estimate says would end past it.
+    pub budget: Duration,
+    /// The ray range beyond the calibrated closed-loop maxima.
+    pub read_headroom: f64,
+    pub write_headroom: f64,
+    /// The pure-write axis carries this share of the read maximum as a probe, so read latency
+    /// exists there (Diskplorer runs at least 10 reads/s everywhere).
+    pub probe_read_share: f64,
+    /// A vertex is refined when it lies this far (share of its radius) off its neighbours'
+    /// chord.
+    pub bend_threshold: f64,
+}
+
+impl SearchSettings {
+    /// The full map: 7 rays + up to 4 refinements, 5 steps each.
+    pub fn full(goal_us: f64, regime: WriteRegime, budget: Duration) -> Self {
+        SearchSettings {
+            goal_us,
+            regime,
+            initial_rays: 7,
+            extra_rays: 4,
+            steps: 5,
+            budget,
+            read_headroom: 1.15,
+            write_headroom: 1.3,
+            probe_read_share: 0.005,
+            bend_threshold: 0.03,
+        }
+    }
+
+    /// `--quick`: 5 rays, 2 refinements, 4 steps.
+    pub fn quick(goal_us: f64, regime: WriteRegime, budget: Duration) -> Self {
+        SearchSettings {
+            initial_rays: 5,
+            extra_rays: 2,
+            steps: 4,
+            ..SearchSettings::full(goal_us, regime, budget)
+        }
+    }
+}
+
+/// One ray's result: the last load within the goal and the first outside it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ray {
+    /// 0 = pure reads, 90 = pure writes (in the normalised plane).
+    pub angle_deg: f64,
+    pub inside: Option<Load>,
+    pub outside: Option<Load>,
+}
+
+/// What the search hands the progress display after each point.
+#[derive(Debug, Clone)]
+pub struct SearchProgress<'a> {
+    pub point: &'a PointResult,
+    pub done: usize,
+    pub planned: usize,
+    pub elapsed: Duration,
+    pub left_estimate: Duration,
+}
+
+/// The search's result.
+#[derive(Debug, Clone)]
+pub struct SearchOutcome {
+    pub calibration: Calibration,
+    pub points: Vec<PointResult>,
+    /// Sorted by angle.
+    pub rays: Vec<Ray>,
+    pub seconds: f64,
+    /// The budget ended the search before every planned ray ran.
+    pub stopped_by_budget: bool,
+    /// Ctrl-C or SIGTERM ended it: the points and rays so far are kept.
+    pub interrupted: bool,
+}
+
+struct Search<'a> {
+    meter: &'a mut dyn Meter,
+    settings: &'a SearchSettings,
+    scale: (f64, f64),
+    probe_read_iops: f64,
+    started: Instant,
+    points: Vec<PointResult>,
+    planned: usize,
+    on_point: &'a mut dyn FnMut(&SearchProgress),
+}
+
+impl Search<'_> {
+    fn load(&self, angle_deg: f64, t: f64) -> Load {
+        let (s, c) = angle_deg.to_radians().sin_cos();
+        let (c, s) = (
+            if angle_deg >= 90.0 { 0.0 } else { c },
+            if angle_deg <= 0.0 { 0.0 } else { s },
+        );
+        let m = c.max(s);
+        let read_iops = t * c / m * self.scale.0;
+        Load {
+            read_iops: if c == 0.0 {
+                self.probe_read_iops
+            } else {
+                read_iops
+            },
+            write_bytes_per_s: t * s / m * self.scale.1,
+        }
+    }
+
+    fn average_point(&self) -> Duration {
+        let n = self.points.len().max(1) as u32;
+        self.started.elapsed() / n
+    }
+
+    fn fits_budget(&self, points: u32) -> bool {
+        self.points.is_empty()
+            || self.started.elapsed() + self.average_point() * points <= self.settings.budget
+    }
+
+    fn measure(&mut self, load: Load) -> Result<bool, ExploreError> {
+        let point = self.meter.measure(load)?;
+        let inside = point.within_goal;
+        self.points.push(point);
+        let done = self.points.len();
+        let left = self.planned.saturating_sub(done) as u32;
+        let progress = SearchProgress {
+            point: &self.points[done - 1],
+            done,
+            planned: self.planned.max(done),
+            elapsed: self.started.elapsed(),
+            left_estimate: self.average_point() * left,
+        };
+        (self.on_point)(&progress);
+        Ok(inside)
+    }
+
+    fn bisect(&mut self, angle_deg: f64) -> Result<Ray, ExploreError> {
+        let (mut lo, mut hi) = (0.0, 1.0);
+        let mut ray = Ray {
+            angle_deg,
+            inside: None,
+            outside: None,
+        };
+        for _ in 0..self.settings.steps {
+            let t = (lo + hi) / 2.0;
+            let load = self.load(angle_deg, t);
+            if self.measure(load)? {
+                lo = t;
+                ray.inside = Some(load);
+            } else {
+                hi = t;
+                ray.outside = Some(load);
+            }
+        }
+        Ok(ray)
+    }
+
+    /// Normalised boundary point of a ray (the origin when nothing was inside).
+    fn vertex(&self, ray: &Ray) -> (f64, f64) {
+        ray.inside.map_or((0.0, 0.0), |l| {
+            let read = if ray.angle_deg >= 90.0 {
+                0.0
+            } else {
+                l.read_iops
+            };
+            (read / self.scale.0, l.write_bytes_per_s / self.scale.1)
+        })
+    }
+
+    /// Angles to add: beside the vertices that bend most.
+    fn refinements(&self, rays: &[Ray]) -> Vec<f64> {
+        let mut bends: Vec<(f64, usize)> = Vec::new();
+        for i in 1..rays.len().saturating_sub(1) {
+            let (a, b, c) = (
+                self.vertex(&rays[i - 1]),
+                self.vertex(&rays[i]),
+                self.vertex(&rays[i + 1]),
+            );
+            let chord = ((c.0 - a.0).powi(2) + (c.1 - a.1).powi(2)).sqrt();
+            let radius = (b.0 * b.0 + b.1 * b.1).sqrt();
+            if chord <= 0.0 || radius <= 0.0 {
+                continue;
+            }
+            let cross = ((c.0 - a.0) * (a.1 - b.1) - (a.0 - b.0) * (c.1 - a.1)).abs();
+            let bend = cross / chord / radius;
+            if bend > self.settings.bend_threshold {
+                bends.push((bend, i));
+            }
+        }
+        bends.sort_by(|x, y| y.0.total_cmp(&x.0));
+        let mut angles: Vec<f64> = Vec::new();
+        for (_, i) in bends {
+            for j in [i - 1, i + 1] {
+                let mid = (rays[i].angle_deg + rays[j].angle_deg) / 2.0;
+                if !angles.iter().any(|a| (a - mid).abs() < 0.01) {
+                    angles.push(mid);
+                }
+            }
+        }
+        angles.truncate(self.settings.extra_rays);
+        angles
+    }
+}
+
+/// Calibrates, then maps the boundary. `on_point` sees every point as it is measured.
+pub fn search(
+    meter: &mut dyn Meter,
+    settings: &SearchSettings,
+    on_point: &mut dyn FnMut(&SearchProgress),
+) -> Result<SearchOutcome, ExploreError> {
+    let started = Instant::now();
+    let calibration = meter.calibrate()?;
+    let read_max = calibration.read_iops;
+    let write_max = calibration.write_bytes_per_s(settings.regime);
+    if !(read_max > 0.0 && write_max > 0.0) {
+        return Err(ExploreError::Run(format!(
+            "the calibration measured {read_max:.0} reads/s and {write_max:.0} write B/s: \
+             the disk did not complete requests; check the directory with `weir doctor`"
+        )));
+    }
+    let rays_n = settings.initial_rays.max(2);
+    let steps = settings.steps as usize;
+    let mut search = Search {
+        meter,
+        settings,
+        scale: (
+            read_max * settings.read_headroom,
+            write_max * settings.write_headroom,
+        ),
+        probe_read_iops: (read_max * settings.probe_read_share).max(10.0),
+        started,
+        points: Vec::new(),
+        planned: (rays_n + settings.extra_rays) * steps,
+        on_point,
+    };
+    let step = 90.0 / (rays_n - 1) as f64;
+    let mut angles: Vec<f64> = vec![0.0, 90.0];
+    angles.extend((1..rays_n - 1).map(|i| i as f64 * step));
+    let mut rays = Vec::new();
+    let mut stopped_by_budget = false;
+    let mut interrupted = false;
+    for (i, angle) in angles.into_iter().enumerate() {
+        // The axes always run: without them there is no map to normalise by.
+        if i >= 2 && !search.fits_budget(settings.steps) {
+            stopped_by_budget = true;
+            break;
+        }
+        match search.bisect(angle) {
+            Ok(ray) => rays.push(ray),
+            Err(ExploreError::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
+    if !stopped_by_budget && !interrupted {
+        for angle in search.refinements(&rays) {
+            if !search.fits_budget(settings.steps) {
+                stopped_by_budget = true;
+                break;
+            }
+            match search.bisect(angle) {
+                Ok(ray) => rays.push(ray),
+                Err(ExploreError::Interrupted) => {
+                    interrupted = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
+    Ok(SearchOutcome {
+        calibration,
+        points: search.points,
+        rays,
+        seconds: started.elapsed().as_secs_f64(),
+        stopped_by_budget,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::point::Steady;
+
+    /// A meter that knows the answer: inside when x + y^2 <= 0.8 in units of its maxima.
+    struct Oracle {
+        calls: usize,
+    }
+
+    impl Meter for Oracle {
+        fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
+            Ok(Calibration {
+                read_iops: 10_000.0,
+                fresh_write_bytes_per_s: 1e9,
+                overwrite_write_bytes_per_s: 2e9,
+            })
+        }
+
+        fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+            self.calls += 1;
+            let x = load.read_iops / 10_000.0;
+            let y = load.write_bytes_per_s / 1e9;
+            let inside = x + y * y <= 0.8;
+            Ok(PointResult {
+                read_iops: load.read_iops,
+                write_bytes_per_s: load.write_bytes_per_s,
+                achieved_read_iops: load.read_iops,
+                achieved_write_bytes_per_s: load.write_bytes_per_s,
+                read_latency_us: Default::default(),
+                write_latency_us: Default::default(),
+                kept_up: inside,
+                within_goal: inside,
+                seconds: 1.0,
+                steady: Steady::Agreed,
+                windows: 2,
+            })
+        }
+    }
+
+    #[test]
+    fn rays_find_a_known_curved_boundary_and_refine_its_bend() {
+        let mut meter = Oracle { calls: 0 };
+        let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+        let mut seen = 0;
+        let out = search(&mut meter, &settings, &mut |p| {
+            seen += 1;
+            assert_eq!(p.done, seen);
+        })
+        .expect("search");
+        assert_eq!(seen, out.points.len());
+        assert_eq!(meter.calls, out.points.len());
+        assert!(
+            out.rays.len() > settings.initial_rays,
+            "a curve gets refined"
+        );
+        assert_eq!(out.rays.first().map(|r| r.angle_deg), Some(0.0));
+        assert_eq!(out.rays.last().map(|r| r.angle_deg), Some(90.0));
+        for ray in &out.rays {
+            let inside = ray.inside.expect("every ray has an inside point");
+            let x = inside.read_iops / 10_000.0;
+            let y = inside.write_bytes_per_s / 1e9;
+            let x = if ray.angle_deg >= 90.0 { 0.0 } else { x };
+            // Within one bisection step (1/32 of the ray) of the boundary, on the inside.
+            assert!(x + y * y <= 0.8 + 1e-9, "{ray:?}");
+            assert!(x + y * y >= 0.8 * 0.88, "{ray:?}");
+        }
+        // The pure-write axis carries the probe reads.
+        let top = out.rays.last().and_then(|r| r.inside).expect("axis");
+        assert_eq!(top.read_iops, 50.0);
+    }
+}

@@ -1,0 +1,168 @@
+//! Truth in simulation: weir-sim disks whose mixed boundary is known in closed form (half-
+//! duplex, full duplex, concave, and one that fails mixed loads above a write rate). The whole
+//! explore pipeline (calibration, open-loop points through weir-workload, the ray search, the
+//! fits) runs on each, and must recover the boundary within 5% and pick the right model.
+//!
+//! The latency goal is set far above the disks' service times (50 ms against 0.8-2 ms), so the
+//! goal contour sits within a few percent of the capacity boundary, which is what the disks
+//! know exactly. Seeded: a failure prints the seed, and the same seed replays it.
+
+use weir_explore::fit::ModelKind;
+use weir_explore::meter::{WorkloadMeter, WriteRegime};
+use weir_explore::{search, Map, SearchSettings, SteadyRule};
+use weir_sim::mixed::{Boundary, MixedConfig, MixedDisk};
+use weir_workload::{DeviceFactory, RunOptions};
+
+struct Factory {
+    config: MixedConfig,
+}
+
+impl DeviceFactory for Factory {
+    type Device = MixedDisk;
+
+    fn name(&self) -> String {
+        "sim-mixed".into()
+    }
+
+    fn open(&self, _shard: usize, _depth: u32) -> Result<MixedDisk, String> {
+        Ok(MixedDisk::new(self.config.clone()))
+    }
+}
+
+const GOAL_US: f64 = 50_000.0;
+
+/// A slower disk than the preset (fewer simulated events): 5K reads/s, 250 MB/s of writes.
+fn disk(seed: u64, boundary: Boundary) -> MixedConfig {
+    MixedConfig {
+        read_iops: 5_000.0,
+        write_bytes_per_s: 250e6,
+        ..MixedConfig::new(seed, boundary)
+    }
+}
+
+fn explore(config: &MixedConfig) -> Map {
+    let factory = Factory {
+        config: config.clone(),
+    };
+    let rule = SteadyRule {
+        warmup: std::time::Duration::from_millis(500),
+        window: std::time::Duration::from_millis(500),
+        max_windows: 4,
+        ..SteadyRule::full()
+    };
+    let mut meter = WorkloadMeter {
+        factory: &factory,
+        options: RunOptions {
+            dir: None,
+            shards: 1,
+            seed: config.seed,
+            ..RunOptions::default()
+        },
+        read_bytes: 4096,
+        write_bytes: 128 * 1024,
+        regime: WriteRegime::Overwrite,
+        read_region_bytes: 1 << 30,
+        overwrite_region_bytes: 1 << 30,
+        fresh_file_cap_bytes: 1 << 30,
+        rule,
+        goal_us: GOAL_US,
+    };
+    let settings = SearchSettings {
+        steps: 6,
+        ..SearchSettings::full(
+            GOAL_US,
+            WriteRegime::Overwrite,
+            std::time::Duration::from_secs(3600),
+        )
+    };
+    let outcome = search(&mut meter, &settings, &mut |_| {}).expect("the search runs on the sim");
+    Map::from_search(outcome, WriteRegime::Overwrite, GOAL_US, 4096, 128 * 1024)
+}
+
+/// Every frontier point lies within 5% of the true boundary along its own ray (in the plane
+/// normalised by the true pure maxima), and the chosen model is `want`.
+fn check(name: &str, config: &MixedConfig, want: ModelKind) -> Map {
+    let seed = config.seed;
+    let map = explore(config);
+    let ctx = format!(
+        "{name} (seed {seed}):\n{}",
+        weir_explore::output::summary(&map)
+    );
+    assert!(map.frontier.len() >= 7, "{ctx}");
+    for f in &map.frontier {
+        let x = f.read_iops / config.read_iops;
+        let y = f.write_bytes_per_s / config.write_bytes_per_s;
+        // The true boundary along this ray: scale (x, y) until it touches the boundary.
+        let (mut lo, mut hi) = (0.0f64, 4.0f64);
+        for _ in 0..60 {
+            let t = (lo + hi) / 2.0;
+            let on_axis = f.read_iops <= 0.02 * config.read_iops;
+            let read = if on_axis {
+                f.read_iops
+            } else {
+                t * f.read_iops
+            };
+            if config.holds(read, t * f.write_bytes_per_s) {
+                lo = t;
+            } else {
+                hi = t;
+            }
+        }
+        let radius_error = 1.0 / lo - 1.0;
+        assert!(
+            radius_error.abs() <= 0.05,
+            "{ctx}\nfrontier point ({x:.3}, {y:.3}) is {:.1}% off the true boundary",
+            radius_error * 100.0
+        );
+    }
+    let fits = map.fits.as_ref().expect(&ctx);
+    assert_eq!(fits.chosen, want, "{ctx}");
+    map
+}
+
+#[test]
+fn half_duplex_disk() {
+    let map = check(
+        "half-duplex",
+        &disk(11, Boundary::HalfDuplex),
+        ModelKind::HalfDuplex,
+    );
+    let model = map.model.expect("model");
+    assert!(!model.duplex);
+}
+
+#[test]
+fn full_duplex_disk() {
+    let map = check(
+        "full-duplex",
+        &disk(12, Boundary::FullDuplex),
+        ModelKind::Duplex,
+    );
+    assert!(map.model.expect("model").duplex);
+}
+
+#[test]
+fn concave_disk() {
+    let map = check(
+        "concave",
+        &disk(13, Boundary::Concave { exponent: 0.6 }),
+        ModelKind::Curve,
+    );
+    let a = map.fits.expect("fits").curve.exponent.expect("exponent");
+    assert!((a - 0.6).abs() <= 0.1, "exponent {a}");
+}
+
+#[test]
+fn disk_failing_mixed_writes_above_a_rate() {
+    let config = disk(
+        14,
+        Boundary::WriteCliff {
+            mixed_write_limit_bytes_per_s: 100e6,
+            read_slowdown: 200.0,
+        },
+    );
+    let map = check("write cliff", &config, ModelKind::Capped);
+    let fits = map.fits.expect("fits");
+    let ceiling = fits.capped.mixed_write_ceiling.expect("ceiling") * fits.write_bytes_per_s_axis;
+    assert!((ceiling / 100e6 - 1.0).abs() <= 0.05, "ceiling {ceiling}");
+}

@@ -1,0 +1,238 @@
+//! A chart as data: what it plots, serializable so the page embeds it beside its picture, and
+//! rendered by weir-plot. A test (and a reader) can compare each picture with its numbers.
+
+use serde::{Deserialize, Serialize};
+use weir_plot::{Axis, Figure, GroupSeries, GroupedBars, Layer, Stroke};
+
+/// One chart on the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chart {
+    /// Unique on the page; also names the chart's embedded data block (`data-<id>`).
+    pub id: String,
+    pub title: String,
+    pub subtitle: String,
+    pub body: ChartBody,
+}
+
+/// The two kinds of chart the report draws.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ChartBody {
+    /// Lines and markers on numeric axes (depth sweeps, CDFs, throughput over time).
+    Xy {
+        x: AxisSpec,
+        y: AxisSpec,
+        series: Vec<Series>,
+    },
+    /// Bars grouped by named category (the alignment histogram).
+    Grouped {
+        categories: Vec<String>,
+        category_label: String,
+        y_label: String,
+        y_unit: String,
+        series: Vec<GroupSpec>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AxisSpec {
+    pub label: String,
+    pub unit: String,
+    pub log: bool,
+}
+
+impl AxisSpec {
+    pub fn linear(label: &str, unit: &str) -> Self {
+        AxisSpec {
+            label: label.into(),
+            unit: unit.into(),
+            log: false,
+        }
+    }
+
+    pub fn log(label: &str, unit: &str) -> Self {
+        AxisSpec {
+            log: true,
+            ..AxisSpec::linear(label, unit)
+        }
+    }
+
+    fn axis(&self) -> Axis {
+        if self.log {
+            Axis::log(&self.label, &self.unit)
+        } else {
+            Axis::linear(&self.label, &self.unit)
+        }
+    }
+}
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeriesKind {
+    Line,
+    DashedLine,
+    Points,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    pub label: String,
+    pub kind: SeriesKind,
+    pub color: String,
+    /// (x, y) in the axes' units.
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupSpec {
+    pub label: String,
+    pub color: String,
+    pub values: Vec<f64>,
+}
+
+/// Colours for series, in order (distinguishable in print and for most colour-blind readers).
+pub const PALETTE: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+];
+
+/// The `i`th palette colour.
+pub fn color(i: usize) -> String {
+    PALETTE[i % PALETTE.len()].to_string()
+}
+
+/// An x axis for data whose x values are all equal (a sweep cut to one step by its time
+/// budget): fitted to the data it would be a zero-width range with the points on its edge, so
+/// the value is put in the middle of an explicit range instead.
+fn widen(axis: Axis, series: &[Series]) -> Axis {
+    let mut xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let Some(first) = xs.next() else {
+        return axis;
+    };
+    if xs.any(|x| x != first) {
+        return axis;
+    }
+    match axis.scale {
+        weir_plot::Scale::Log if first > 0.0 => axis.range(first / 4.0, first * 4.0),
+        _ => axis.range(first - 1.0, first + 1.0),
+    }
+}
+
+/// A linear y axis from just below zero (or the lowest value) to 5% above the highest value:
+/// fitted exactly, the highest markers would sit on the plot's edge, half clipped.
+fn headroom(axis: Axis, series: &[Series]) -> Axis {
+    let ys = || series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let (lo, hi) = (ys().fold(0.0, f64::min), ys().fold(f64::MIN, f64::max));
+    if axis.scale != weir_plot::Scale::Linear || !(hi > 0.0) || !hi.is_finite() {
+        return axis;
+    }
+    // 2% below the lowest value too: a series at zero (writes starved) would otherwise run
+    // under the plot's frame, invisible.
+    axis.range(lo - hi * 0.02, hi * 1.05)
+}
+
+impl Chart {
+    /// Whether the chart has anything to draw.
+    pub fn is_empty(&self) -> bool {
+        match &self.body {
+            ChartBody::Xy { series, .. } => series.iter().all(|s| s.points.is_empty()),
+            ChartBody::Grouped { series, .. } => series.iter().all(|s| s.values.is_empty()),
+        }
+    }
+
+    /// The chart as an SVG document ready to inline in the page.
+    pub fn to_svg(&self) -> String {
+        let svg = match &self.body {
+            ChartBody::Xy { x, y, series } => {
+                let mut fig = Figure::new(
+                    &self.title,
+                    widen(x.axis(), series),
+                    headroom(y.axis(), series),
+                );
+                fig.subtitle = self.subtitle.clone();
+                for s in series {
+                    let label = Some(s.label.clone()).filter(|l| !l.is_empty());
+                    let points = s.points.clone();
+                    // A line through one point is invisible: draw the point.
+                    let kind = if points.len() == 1 {
+                        SeriesKind::Points
+                    } else {
+                        s.kind
+                    };
+                    fig.layers.push(match kind {
+                        SeriesKind::Line => Layer::Line {
+                            points,
+                            stroke: Stroke::solid(&s.color),
+                            label,
+                        },
+                        SeriesKind::DashedLine => Layer::Line {
+                            points,
+                            stroke: Stroke::dashed(&s.color),
+                            label,
+                        },
+                        SeriesKind::Points => Layer::Points {
+                            points,
+                            stroke: Stroke::solid(&s.color),
+                            label,
+                        },
+                    });
+                }
+                fig.to_svg()
+            }
+            ChartBody::Grouped {
+                categories,
+                category_label,
+                y_label,
+                y_unit,
+                series,
+            } => {
+                let mut chart = GroupedBars::new(&self.title, categories.clone(), y_label, y_unit);
+                chart.subtitle = self.subtitle.clone();
+                chart.category_label = category_label.clone();
+                chart.series = series
+                    .iter()
+                    .map(|s| GroupSeries {
+                        label: s.label.clone(),
+                        color: s.color.clone(),
+                        values: s.values.clone(),
+                    })
+                    .collect();
+                chart.to_svg()
+            }
+        };
+        // Every weir-plot figure names its clip path "plot"; many figures inlined in one HTML
+        // document share one id space, so each gets its own name.
+        svg.replace("id=\"plot\"", &format!("id=\"clip-{}\"", self.id))
+            .replace("url(#plot)", &format!("url(#clip-{})", self.id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_ids_are_unique_per_chart() {
+        let chart = Chart {
+            id: "tune-iops".into(),
+            title: "t".into(),
+            subtitle: String::new(),
+            body: ChartBody::Xy {
+                x: AxisSpec::log("depth", ""),
+                y: AxisSpec::linear("rate", "IOPS"),
+                series: vec![Series {
+                    label: "random read".into(),
+                    kind: SeriesKind::Line,
+                    color: color(0),
+                    points: vec![(1.0, 10.0), (2.0, 20.0)],
+                }],
+            },
+        };
+        let svg = chart.to_svg();
+        assert!(svg.contains("id=\"clip-tune-iops\"") && svg.contains("url(#clip-tune-iops)"));
+        assert!(!svg.contains("url(#plot)"));
+        let back: Chart = serde_json::from_str(&serde_json::to_string(&chart).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("chart JSON does not round-trip: {e}"));
+        assert_eq!(back, chart);
+    }
+}

@@ -1,0 +1,306 @@
+//! `weir explore`: flags and glue. The map, the search, the fits and the outputs live in
+//! `weir-explore` (see its crate docs); this file parses the flags, shows progress, writes
+//! the output directory and removes the test files.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use weir_engine::backend::Backend;
+use weir_explore::meter::{leftover_files, WorkloadMeter, WriteRegime};
+use weir_explore::{output, ExploreError, Map, SearchProgress, SearchSettings, SteadyRule};
+use weir_model::units::{parse_duration, parse_size};
+use weir_workload::run::EngineFactory;
+use weir_workload::RunOptions;
+
+use crate::error::{CliError, CliResult};
+
+/// Below this much free space the files would be too small to mean anything.
+const MIN_FREE_BYTES: u64 = 256 << 20;
+
+#[derive(clap::Args)]
+pub struct ExploreArgs {
+    /// Directory on the disk to map (test files are created here and removed at the end).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// Read latency goal (p99, from arrival to completion) that outlines the map's safe area.
+    #[arg(long, default_value = "1ms")]
+    goal: String,
+    /// Time for the whole map (a soft limit: no ray starts that would end past it).
+    #[arg(long)]
+    budget: Option<String>,
+    /// A coarser map in about 2 minutes (default budget 2m instead of 10m).
+    #[arg(long)]
+    quick: bool,
+    /// Where the writes land: `fresh` (new fallocated files that never wrap, as compaction
+    /// output and `weir tune`) or `overwrite` (a region written before the map, as Diskplorer).
+    #[arg(long, default_value = "fresh")]
+    write_regime: String,
+    /// Size of the random reads.
+    #[arg(long, default_value = "4k")]
+    read_size: String,
+    /// Size of the sequential writes.
+    #[arg(long, default_value = "128k")]
+    write_size: String,
+    /// Output directory: explore.json, explore.csv, read-p99.svg, write-p99.svg,
+    /// io-properties.yaml, summary.txt.
+    #[arg(long, value_name = "OUTDIR", default_value = "explore-out")]
+    out: PathBuf,
+    /// Read Diskplorer's fio JSON result instead of measuring, and draw and fit it.
+    #[arg(long, value_name = "RESULT.json")]
+    import: Option<PathBuf>,
+    /// Shards loading the disk at once (default: one per CPU).
+    #[arg(long)]
+    shards: Option<usize>,
+    /// I/O backend: uring or aio.
+    #[arg(long, default_value = "uring")]
+    backend: String,
+}
+
+fn usage(flag: &str, value: &str, e: impl std::fmt::Display) -> CliError {
+    CliError::usage(format!("--{flag} {value}: {e}"))
+}
+
+fn size_flag(flag: &str, value: &str) -> Result<u32, CliError> {
+    let bytes = parse_size(value).map_err(|e| usage(flag, value, e))?;
+    if bytes == 0 || bytes % 512 != 0 || bytes > 64 << 20 {
+        return Err(usage(
+            flag,
+            value,
+            "a request size is a multiple of 512 bytes up to 64 MiB (e.g. 4k, 128k)",
+        ));
+    }
+    Ok(bytes as u32)
+}
+
+fn explore_error(e: ExploreError) -> CliError {
+    match e {
+        ExploreError::Usage(_) | ExploreError::Import { .. } => CliError::usage(e.to_string()),
+        other => CliError::runtime(other.to_string()),
+    }
+}
+
+pub fn run(args: ExploreArgs) -> CliResult {
+    let goal = parse_duration(&args.goal).map_err(|e| usage("goal", &args.goal, e))?;
+    let goal_us = goal.as_secs_f64() * 1e6;
+    if goal_us.is_nan() || goal_us < 10.0 {
+        return Err(usage(
+            "goal",
+            &args.goal,
+            "a goal of at least 10us is needed (e.g. 1ms)",
+        ));
+    }
+    let read_bytes = size_flag("read-size", &args.read_size)?;
+    let write_bytes = size_flag("write-size", &args.write_size)?;
+    let regime = WriteRegime::from_name(&args.write_regime).ok_or_else(|| {
+        usage(
+            "write-regime",
+            &args.write_regime,
+            "write `fresh` or `overwrite`",
+        )
+    })?;
+    if let Some(file) = &args.import {
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            CliError::usage(format!(
+                "cannot read {}: {e}; pass Diskplorer's --result-file",
+                file.display()
+            ))
+        })?;
+        let map = weir_explore::import::import(
+            &text,
+            &file.display().to_string(),
+            goal_us,
+            read_bytes,
+            write_bytes,
+        )
+        .map_err(explore_error)?;
+        return finish(&map, &args.out, "/");
+    }
+    let budget_text = args
+        .budget
+        .clone()
+        .unwrap_or_else(|| if args.quick { "2m" } else { "10m" }.into());
+    let budget = parse_duration(&budget_text).map_err(|e| usage("budget", &budget_text, e))?;
+    let backend: Backend = args.backend.parse().map_err(CliError::usage)?;
+    if let Err(errno) = weir_engine::interrupt::install() {
+        return Err(CliError::runtime(format!(
+            "cannot install the Ctrl-C handler: {}",
+            weir_engine::describe_errno(errno)
+        )));
+    }
+    let shards = args
+        .shards
+        .unwrap_or_else(weir_engine::available_cores)
+        .max(1);
+    let map = measure(
+        &args,
+        regime,
+        goal_us,
+        budget,
+        backend,
+        shards,
+        read_bytes,
+        write_bytes,
+    );
+    for file in leftover_files(&args.dir, shards) {
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => eprintln!("weir: warning: cannot remove {}: {e}", file.display()),
+        }
+    }
+    let map = map?;
+    let mountpoint = std::fs::canonicalize(&args.dir)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| args.dir.display().to_string());
+    finish(&map, &args.out, &mountpoint)?;
+    if map.interrupted {
+        return Err(CliError::runtime(format!(
+            "interrupted: the partial map is in {}",
+            args.out.display()
+        )));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    args: &ExploreArgs,
+    regime: WriteRegime,
+    goal_us: f64,
+    budget: Duration,
+    backend: Backend,
+    shards: usize,
+    read_bytes: u32,
+    write_bytes: u32,
+) -> Result<Map, CliError> {
+    let factory = EngineFactory {
+        backend,
+        nowait: true,
+    };
+    let free_bytes = free_space_bytes(&args.dir).unwrap_or(u64::MAX);
+    if free_bytes < MIN_FREE_BYTES {
+        return Err(CliError::usage(format!(
+            "{} has {} MiB free; explore needs at least {} MiB for its read file, overwrite \
+             region and fresh write files: free space or pass another --dir",
+            args.dir.display(),
+            free_bytes >> 20,
+            MIN_FREE_BYTES >> 20
+        )));
+    }
+    // The read file and the overwrite region get an eighth of the free space each, up to
+    // 2 + 4 GiB (--quick) or 4 + 8 GiB: large enough that a host cache in front of a virtual
+    // disk holds little of them. Fresh files share a third of what is left.
+    let (read_max, overwrite_max) = if args.quick {
+        (2u64 << 30, 4u64 << 30)
+    } else {
+        (4 << 30, 8 << 30)
+    };
+    let read_region = (free_bytes / 8).min(read_max);
+    let overwrite_region = (free_bytes / 8).min(overwrite_max);
+    let rule = if args.quick {
+        SteadyRule::quick()
+    } else {
+        SteadyRule::full()
+    };
+    let mut meter = WorkloadMeter {
+        factory: &factory,
+        options: RunOptions {
+            dir: Some(args.dir.clone()),
+            shards,
+            backend,
+            ..RunOptions::default()
+        },
+        read_bytes,
+        write_bytes,
+        regime,
+        read_region_bytes: read_region,
+        overwrite_region_bytes: overwrite_region,
+        fresh_file_cap_bytes: free_bytes.saturating_sub(read_region + overwrite_region) / 3,
+        rule,
+        goal_us,
+    };
+    let settings = if args.quick {
+        SearchSettings::quick(goal_us, regime, budget)
+    } else {
+        SearchSettings::full(goal_us, regime, budget)
+    };
+    let tty = std::io::stderr().is_terminal();
+    eprintln!(
+        "weir explore: {} writes, goal read p99 {:.0} us, budget {:.0} s; calibrating...",
+        regime.as_str(),
+        goal_us,
+        budget.as_secs_f64()
+    );
+    let outcome = weir_explore::search(&mut meter, &settings, &mut |p| show(p, tty))
+        .map_err(explore_error)?;
+    if tty {
+        eprintln!();
+    }
+    Ok(Map::from_search(
+        outcome,
+        regime,
+        goal_us,
+        read_bytes,
+        write_bytes,
+    ))
+}
+
+/// One progress update: a bar with time left on a terminal, a line per point otherwise.
+fn show(p: &SearchProgress, tty: bool) {
+    let pt = p.point;
+    let verdict = if pt.within_goal {
+        "inside"
+    } else if pt.kept_up {
+        "over goal"
+    } else {
+        "behind"
+    };
+    let point = format!(
+        "{:.0} reads/s + {:.0} MB/s: read p99 {:.0} us, {verdict}",
+        pt.read_iops,
+        pt.write_bytes_per_s / 1e6,
+        pt.read_latency_us.p99
+    );
+    if tty {
+        let width = 24;
+        let filled = (p.done * width / p.planned.max(1)).min(width);
+        eprint!(
+            "\r[{}{}] {}/{} points, ~{:.0} s left; {point}\x1b[K",
+            "#".repeat(filled),
+            ".".repeat(width - filled),
+            p.done,
+            p.planned,
+            p.left_estimate.as_secs_f64()
+        );
+        let _ = std::io::stderr().flush();
+    } else {
+        eprintln!(
+            "point {}/{} at {:.0} s: {point}",
+            p.done,
+            p.planned,
+            p.elapsed.as_secs_f64()
+        );
+    }
+}
+
+fn finish(map: &Map, out: &Path, mountpoint: &str) -> CliResult {
+    let files = output::write_all(map, out, mountpoint).map_err(explore_error)?;
+    print!("{}", output::summary(map));
+    for f in files {
+        println!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+fn free_space_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills a plain struct; the path is NUL-terminated.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers for the duration of the call.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut vfs) } != 0 {
+        return None;
+    }
+    Some(vfs.f_bavail as u64 * vfs.f_frsize as u64)
+}

@@ -1,0 +1,112 @@
+//! `weir report`: runs doctor, qualify, tune, explore, a QoS demo and align through their
+//! libraries and writes one self-contained HTML page (weir-report holds everything; this file
+//! parses the flags, shows progress on a terminal and writes the file).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use weir_engine::Backend;
+use weir_report::{page, run_report, Mode, Progress, ReportOptions};
+
+use crate::error::{CliError, CliResult};
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// Directory on the disk to report on (test files are created there and removed).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// Where to write the page.
+    #[arg(long, value_name = "FILE", default_value = "report.html")]
+    out: PathBuf,
+    /// Short runs and explore's quick map (about 3 minutes).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Explore's full map (longer).
+    #[arg(long)]
+    full: bool,
+    /// I/O backend: uring or aio.
+    #[arg(long, default_value = "uring")]
+    backend: String,
+}
+
+pub fn run(args: ReportArgs) -> CliResult {
+    let backend: Backend = args
+        .backend
+        .parse()
+        .map_err(|e: String| CliError::usage(format!("--backend: {e}")))?;
+    let meta = std::fs::metadata(&args.dir).map_err(|e| {
+        CliError::usage(format!(
+            "--dir {}: {e}; pass an existing directory on the disk to report on",
+            args.dir.display()
+        ))
+    })?;
+    if !meta.is_dir() {
+        return Err(CliError::usage(format!(
+            "--dir {}: not a directory; pass the directory where the data files will live",
+            args.dir.display()
+        )));
+    }
+    // Fail on an unwritable --out now, not after minutes of measuring.
+    std::fs::write(&args.out, b"").map_err(|e| {
+        CliError::usage(format!(
+            "--out {}: cannot write it ({e}); pass a writable path",
+            args.out.display()
+        ))
+    })?;
+    if let Err(errno) = weir_engine::interrupt::install() {
+        return Err(CliError::runtime(format!(
+            "cannot install the Ctrl-C handler: {}",
+            weir_engine::describe_errno(errno)
+        )));
+    }
+    let mode = if args.quick {
+        Mode::Quick
+    } else if args.full {
+        Mode::Full
+    } else {
+        Mode::Default
+    };
+    let opts = ReportOptions {
+        dir: args.dir.clone(),
+        mode,
+        backend,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+    };
+    let progress = if std::io::stderr().is_terminal() {
+        Progress::on_terminal()
+    } else {
+        Progress::hidden()
+    };
+    let doc = run_report(&opts, &progress);
+    drop(progress);
+    let html = page::render(&doc);
+    std::fs::write(&args.out, &html).map_err(|e| {
+        CliError::runtime(format!(
+            "cannot write the page to {}: {e}; the measurements are lost, rerun with a writable --out",
+            args.out.display()
+        ))
+    })?;
+    let unfinished: Vec<String> = doc
+        .sections
+        .iter()
+        .filter(|s| s.status != weir_report::Status::Done)
+        .map(|s| format!("{} ({})", s.kind.id(), s.status.label()))
+        .collect();
+    eprintln!(
+        "weir report: wrote {} ({} KiB) in {:.0} s{}",
+        args.out.display(),
+        html.len() >> 10,
+        doc.meta.elapsed_s,
+        if unfinished.is_empty() {
+            String::new()
+        } else {
+            format!("; not finished: {}", unfinished.join(", "))
+        }
+    );
+    if doc.meta.interrupted {
+        return Err(CliError::runtime(
+            "interrupted: the page holds the parts that finished and says which did not",
+        ));
+    }
+    Ok(())
+}

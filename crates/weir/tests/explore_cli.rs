@@ -1,0 +1,186 @@
+//! `weir explore`: Diskplorer import end to end, flag errors, and (root only) a quick map on a
+//! loop-mounted XFS whose outputs must all be there and agree with each other.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use weir_model::io_properties::IoProperties;
+use weir_testfs::{require_root_with, FsKind, TestFs, TestFsOptions};
+
+/// A Diskplorer result for a half-duplex disk (80K reads/s, 2 GB/s): read p99 300 us while
+/// x + y <= 0.8, 5 ms beyond, and the disk falls behind past x + y = 1. 5 x 5 grid plus the
+/// calibration jobs Diskplorer also writes into the file.
+fn diskplorer_result() -> Value {
+    let mut jobs = vec![json!({"jobname": "prepare", "read": {}, "write": {}})];
+    jobs.push(json!({"jobname": "max-write-bw", "read": {}, "write": {"bw_bytes": 2e9}}));
+    for w_idx in 0..5 {
+        for r_idx in 0..5 {
+            let (x, y) = (f64::from(r_idx) / 4.0, f64::from(w_idx) / 4.0);
+            let (r_iops, write_bw) = ((x * 80_000.0) as u64, (y * 2e9) as u64);
+            let load = x + y;
+            let p99_ns = if load <= 0.8 { 300_000 } else { 5_000_000 };
+            let done = if load <= 1.0 { 1.0 } else { 1.0 / load };
+            let pct = json!({"50.000000": 100_000, "95.000000": 200_000, "99.000000": p99_ns, "99.900000": p99_ns * 2});
+            jobs.push(json!({
+                "jobname": format!("job(r_idx={r_idx},w_idx={w_idx},write_bw={write_bw},r_iops={r_iops})"),
+                "read": {"iops": (r_iops as f64).max(10.0) * done, "runtime": 10_000, "clat_ns": {"percentile": pct}},
+                "write": {"bw_bytes": write_bw as f64 * done, "clat_ns": {"percentile": pct}},
+            }));
+        }
+    }
+    json!({"fio version": "fio-3.35", "jobs": jobs})
+}
+
+#[test]
+fn import_of_a_diskplorer_grid_draws_fits_and_writes_a_usable_model() {
+    let s = Scratch::new();
+    let result = s.dir().join("result.json");
+    std::fs::write(&result, diskplorer_result().to_string()).expect("write result");
+    let out = s.dir().join("out");
+    let o = weir_with(&[
+        "explore",
+        "--import",
+        result.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--goal",
+        "1ms",
+    ]);
+    assert_exit(&o, 0);
+    let map: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("explore.json")).expect("json"))
+            .expect("explore.json parses");
+    assert_eq!(map["write_regime"], "overwrite");
+    assert_eq!(map["points"].as_array().map(Vec::len), Some(25));
+    // Frontier: at each read step the most writes with x + y <= 0.8 on the 0.25 grid.
+    let frontier: Vec<(f64, f64)> = map["frontier"]
+        .as_array()
+        .expect("frontier")
+        .iter()
+        .map(|f| {
+            (
+                f["read_iops"].as_f64().unwrap_or(-1.0),
+                f["write_bytes_per_s"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        frontier,
+        vec![
+            (10.0, 1.5e9),
+            (20_000.0, 1e9),
+            (40_000.0, 0.5e9),
+            (60_000.0, 0.0)
+        ]
+    );
+    assert_eq!(map["fits"]["chosen"], "half_duplex", "{}", map["fits"]);
+    let svg = std::fs::read_to_string(out.join("read-p99.svg")).expect("svg");
+    assert_eq!(
+        svg.matches("<title>").count(),
+        25,
+        "one cell per grid point"
+    );
+    let csv = std::fs::read_to_string(out.join("explore.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 26);
+    let props = IoProperties::load(&out.join("io-properties.yaml"))
+        .expect("io-properties.yaml loads as is");
+    let disk = &props.disks[0];
+    assert_eq!(disk.read_iops, 60_000);
+    assert_eq!(disk.write_bytes_per_sec, 1_500_000_000);
+    assert!(!disk.duplex);
+    let (stdout, _) = text(&o);
+    assert!(stdout.contains("chosen: half_duplex"), "{stdout}");
+}
+
+#[test]
+fn bad_flags_are_usage_errors_that_name_the_fix() {
+    for (args, needle) in [
+        (
+            vec!["--write-regime", "sideways"],
+            "write `fresh` or `overwrite`",
+        ),
+        (vec!["--goal", "0ms"], "--goal 0ms"),
+        (vec!["--read-size", "1000"], "multiple of 512"),
+        (
+            vec!["--import", "/nonexistent/result.json"],
+            "cannot read /nonexistent/result.json",
+        ),
+    ] {
+        let mut all = vec!["explore"];
+        all.extend(args);
+        let o = weir_with(&all);
+        assert_exit(&o, 2);
+        let (_, stderr) = text(&o);
+        assert!(stderr.contains(needle), "{all:?}: {stderr}");
+    }
+}
+
+#[test]
+fn quick_map_on_loop_xfs_writes_every_output() {
+    let test = "quick_map_on_loop_xfs_writes_every_output";
+    let Some(root) = require_root_with(test, &["mkfs.xfs", "losetup", "mount"]) else {
+        return;
+    };
+    let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 })
+        .direct_io(true)
+        .size_bytes(1 << 30);
+    let fs = TestFs::create(&root, test, &opts).expect("loop XFS image");
+    let s = Scratch::new();
+    let out = s.dir().join("out");
+    let o = weir_with(&[
+        "explore",
+        "--dir",
+        fs.path().to_str().expect("utf-8"),
+        "--quick",
+        "--budget",
+        "5s",
+        "--shards",
+        "1",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_exit(&o, 0);
+    let map: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("explore.json")).expect("json"))
+            .expect("explore.json parses");
+    assert_eq!(map["write_regime"], "fresh");
+    let points = map["points"].as_array().expect("points");
+    // Both pure axes always run: two rays of four bisection steps.
+    assert!(points.len() >= 8, "{} points", points.len());
+    for p in points {
+        for key in [
+            "read_iops",
+            "write_bytes_per_s",
+            "kept_up",
+            "seconds",
+            "steady",
+        ] {
+            assert!(!p[key].is_null(), "{key} missing in {p}");
+        }
+        assert!(
+            p["read_latency_us"]["p99"].is_number() && p["write_latency_us"]["p99"].is_number()
+        );
+    }
+    let cal = &map["calibration"];
+    assert!(
+        cal["fresh_write_bytes_per_s"].as_f64().unwrap_or(0.0) > 0.0,
+        "{cal}"
+    );
+    assert!(
+        cal["overwrite_write_bytes_per_s"].as_f64().unwrap_or(0.0) > 0.0,
+        "{cal}"
+    );
+    let csv = std::fs::read_to_string(out.join("explore.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), points.len() + 1);
+    for f in ["read-p99.svg", "write-p99.svg", "summary.txt"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    // The test files are gone.
+    let left: Vec<_> = std::fs::read_dir(fs.path())
+        .expect("read dir")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("test-explore"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
