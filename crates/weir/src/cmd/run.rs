@@ -309,7 +309,6 @@ fn write_plot(
 }
 
 fn print_report(report: &Report, output: Output, sim: Option<&super::run_sim::SimSummary>) {
-
     // Options the filesystem could not apply: on stderr, so JSON and YAML stay parseable.
     for warning in &report.warnings {
         eprintln!("weir run: {warning}");
