@@ -89,13 +89,13 @@ pub struct JobRun {
     next_seq_offset: u64,
     rng: SmallRng,
     /// Closed loop: times at which fibers became (or become) ready.
-    fibers_ready_ns: VecDeque<u64>,
+    pub(crate) fibers_ready_ns: VecDeque<u64>,
     arrivals: Option<Arrivals>,
-    backlog_ns: VecDeque<u64>,
+    pub(crate) backlog_ns: VecDeque<u64>,
     in_flight: u32,
-    issued: u64,
+    pub(crate) issued: u64,
     exhausted: bool,
-    started_at_ns: u64,
+    pub(crate) started_at_ns: u64,
     write_sequence: u64,
     pub ledger: Option<BlockLedger>,
     in_flight_writes: Vec<(u64, u64)>,
@@ -246,7 +246,7 @@ impl JobRun {
         }
     }
 
-    fn limit_reached(&self) -> bool {
+    pub(crate) fn limit_reached(&self) -> bool {
         self.exhausted || self.job.limit.is_some_and(|limit| self.issued >= limit)
     }
 
@@ -513,6 +513,10 @@ fn issue<D: Device>(
                     job.backlog_ns.push_back(t);
                 }
             }
+        }
+        if !job.job.job_type.does_io() {
+            crate::cpu::run_due(job, now);
+            continue;
         }
         loop {
             if job.limit_reached() || job.pool.free_count() == 0 || free_slots.is_empty() {

@@ -25,17 +25,21 @@ pub enum JobType {
     RandWrite,
     /// Sequential writes that extend the file (size-changing writes).
     Append,
+    /// io_tester's CPU load: each request is a busy loop of `execution_time` on the shard's
+    /// thread (a reactor stall beside the I/O jobs of the shard); no file.
+    Cpu,
 }
 
 impl JobType {
     /// Every type, in the order the job-file documentation lists them.
-    pub const ALL: [JobType; 6] = [
+    pub const ALL: [JobType; 7] = [
         JobType::SeqRead,
         JobType::SeqWrite,
         JobType::Overwrite,
         JobType::RandRead,
         JobType::RandWrite,
         JobType::Append,
+        JobType::Cpu,
     ];
 
     /// The name used in job files and reports.
@@ -47,6 +51,7 @@ impl JobType {
             JobType::RandRead => "randread",
             JobType::RandWrite => "randwrite",
             JobType::Append => "append",
+            JobType::Cpu => "cpu",
         }
     }
 
@@ -57,6 +62,11 @@ impl JobType {
 
     pub fn is_read(self) -> bool {
         matches!(self, JobType::SeqRead | JobType::RandRead)
+    }
+
+    /// Whether the job's requests go to the disk (every type but `cpu`).
+    pub fn does_io(self) -> bool {
+        self != JobType::Cpu
     }
 
     pub fn is_random(self) -> bool {
@@ -71,7 +81,8 @@ impl JobType {
                 Prepare::Overwrite
             }
             // A fresh, pre-truncated file: what a database's new data file looks like.
-            JobType::SeqWrite => Prepare::Pretruncate,
+            // (A cpu job has no file; nothing reads its preparation.)
+            JobType::SeqWrite | JobType::Cpu => Prepare::Pretruncate,
             JobType::Append => Prepare::Append,
         }
     }
@@ -85,6 +96,7 @@ impl JobType {
             JobType::Overwrite => &[Prepare::Overwrite],
             JobType::SeqWrite => &Prepare::ALL,
             JobType::Append => &[Prepare::Append, Prepare::Sloppy],
+            JobType::Cpu => &[],
         }
     }
 }
@@ -189,6 +201,8 @@ pub struct Job {
     /// io_tester's `vectorized: true` (with `iov_count`, default 1): each request is sent as
     /// one vectored request of this many equal segments. None: one buffer per request.
     pub iov_count: Option<u32>,
+    /// `cpu` jobs: the busy loop each request runs on the shard's thread.
+    pub execution_time: Duration,
 }
 
 /// io_tester's default data size per shard.
@@ -226,6 +240,7 @@ impl Job {
             extent_size_hint_bytes: None,
             busy_poll: false,
             iov_count: None,
+            execution_time: Duration::ZERO,
         }
     }
 
@@ -242,6 +257,9 @@ impl Job {
     /// The bytes of data each shard's file covers, rounded as io_tester does (up to 1 MiB and
     /// to a whole number of requests). None for an unbounded append.
     pub fn data_per_shard_bytes(&self, shard_count: usize) -> Option<u64> {
+        if !self.job_type.does_io() {
+            return None;
+        }
         let total = match self.data_size_bytes {
             Some(total) => total,
             None if self.prepare().extends_file() => return None,
@@ -396,6 +414,18 @@ impl Job {
         if self.shares == 0 {
             return err("shard_info.shares", "must be at least 1".into());
         }
+        if self.job_type == JobType::Cpu {
+            return self.validate_cpu();
+        }
+        if !self.execution_time.is_zero() {
+            return err(
+                "shard_info.execution_time",
+                format!(
+                    "only `cpu` jobs run a busy loop; remove it from this `{}` job",
+                    self.job_type
+                ),
+            );
+        }
         let prepare = self.prepare();
         if !self.job_type.allowed_prepares().contains(&prepare) {
             let allowed: Vec<&str> = self
@@ -423,6 +453,32 @@ impl Job {
                     ),
                 );
             }
+        }
+        Ok(())
+    }
+}
+
+impl Job {
+    /// A cpu job needs a busy loop and has no file to prepare or read.
+    fn validate_cpu(&self) -> Result<(), JobError> {
+        let err = |field: &'static str, message: &str| {
+            Err(JobError {
+                job: self.name.clone(),
+                field,
+                message: message.to_string(),
+            })
+        };
+        if self.execution_time.is_zero() {
+            return err(
+                "shard_info.execution_time",
+                "a cpu job needs the length of its busy loop, e.g. 90us",
+            );
+        }
+        if self.prepare.is_some() || self.iov_count.is_some() || self.dsync {
+            return err(
+                "type",
+                "a cpu job has no file: remove prepare, vectorized and dsync",
+            );
         }
         Ok(())
     }

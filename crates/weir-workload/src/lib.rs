@@ -38,6 +38,7 @@
 pub mod arrival;
 mod check;
 mod class_report;
+mod cpu;
 pub mod driver;
 pub mod eagain;
 pub mod hist;

@@ -169,6 +169,8 @@ struct RawShardInfo {
     reqsize: Option<Size>,
     think_time: Option<Time>,
     think_after: Option<Time>,
+    /// `cpu` jobs: the busy loop per request.
+    execution_time: Option<Time>,
     /// readv/writev with `iov_count` segments per request.
     vectorized: Option<bool>,
     iov_count: Option<u32>,
@@ -212,6 +214,7 @@ impl RawJob {
         }
         job.think_time = info.think_time.map(|t| t.0).unwrap_or_default();
         job.think_after = info.think_after.map(|t| t.0).unwrap_or_default();
+        job.execution_time = info.execution_time.map(|t| t.0).unwrap_or_default();
         // io_tester ignores iov_count unless vectorized is true; its default count is 1.
         if info.vectorized == Some(true) {
             job.iov_count = Some(info.iov_count.unwrap_or(1));
@@ -427,6 +430,7 @@ const TYPE_NAMES: &[&str] = &[
     "randread",
     "randwrite",
     "append",
+    "cpu",
 ];
 const PREPARE_NAMES: &[&str] = &["overwrite", "append", "pretruncate", "fallocate", "sloppy"];
 
@@ -434,12 +438,16 @@ struct RawType(JobType);
 
 impl<'de> Deserialize<'de> for RawType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        named(d, "type", JobType::from_name, TYPE_NAMES, |name| match name {
-            "cpu" | "unlink" => {
-                Some("io_tester's CPU and unlink loads do not measure the disk; weir runs I/O jobs only")
-            }
-            _ => None,
-        })
+        named(
+            d,
+            "type",
+            JobType::from_name,
+            TYPE_NAMES,
+            |name| match name {
+                "unlink" => Some("io_tester's unlink load is not supported by weir yet"),
+                _ => None,
+            },
+        )
         .map(RawType)
     }
 }

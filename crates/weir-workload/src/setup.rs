@@ -277,6 +277,8 @@ pub fn prepare_shard(
         let mut base_offset_bytes = 0;
         let mut device_name = None;
         let (file, alignment, prefilled) = match (&checked.device, &options.dir) {
+            // A cpu job runs on the shard's thread and has no file.
+            _ if !job.job_type.does_io() => (None, checked.alignment, false),
             (Some(layout), _) => {
                 let (base, _) = layout.region(index, shard).ok_or_else(|| {
                     RunError::Setup(format!("no device region for job {index} on shard {shard}"))

@@ -376,3 +376,54 @@ fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
         );
     }
 }
+
+#[test]
+fn a_cpu_job_shows_in_its_shards_busy_time_and_io_testers_output() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-cpu-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // Shaped as Seastar's conf.yaml: a cpu hog on shard 0 beside light reads on every shard.
+    let text = "- name: reads\n  shards: all\n  type: randread\n  data_size: 8MB\n  \
+                shard_info:\n    parallelism: 1\n    reqsize: 4kB\n    think_time: 10ms\n\
+                - name: cpu_hog\n  shards: [0]\n  type: cpu\n  shard_info:\n    \
+                parallelism: 1\n    execution_time: 90µs\n    think_time: 10us\n";
+    for backend in Backend::ALL {
+        let report = run_file(text, dir.path(), 2, backend, false);
+        let hog = &report.jobs[1];
+        let shards: Vec<usize> = hog.per_shard.iter().map(|s| s.shard).collect();
+        assert_eq!(shards, [0], "{backend}");
+        // At most one 90 us loop per 100 us of the window.
+        let most = (report.duration_s / 100e-6) as u64 + 1;
+        assert!(
+            hog.ops > 0 && hog.ops <= most,
+            "{backend}: {} loops",
+            hog.ops
+        );
+        assert!(
+            hog.disk_latency_us.p50 >= 90.0,
+            "{backend}: {:?}",
+            hog.disk_latency_us
+        );
+        let busy = &report.shard_busy_s;
+        assert_eq!(busy.len(), 2, "{backend}");
+        // Shard 1 only reads every 10 ms; shard 0 also spins ~90% of the time. (The
+        // spin is timed on the wall clock, so on a contended host the CPU time of both
+        // shards shrinks; their ratio is what a cpu job changes.)
+        assert!(
+            busy[0] > 3.0 * busy[1] && busy[0] > 0.0,
+            "{backend}: busy {busy:?} s over {:.2} s",
+            report.duration_s
+        );
+        let yaml: serde_yaml::Value =
+            serde_yaml::from_str(&report.to_io_tester_yaml()).expect("YAML");
+        let entry = yaml[0]["cpu_hog"].as_mapping().expect("cpu_hog on shard 0");
+        let keys: Vec<&str> = entry.keys().filter_map(|k| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["throughput"],
+            "{backend}: io_tester prints only throughput"
+        );
+        assert!(yaml[1]["cpu_hog"].is_null(), "{backend}: not on shard 1");
+    }
+}
