@@ -84,6 +84,8 @@ pub struct JobRun {
     pub base_offset_bytes: u64,
     pub prefilled: bool,
     pub(crate) pool: DmaBufferPool,
+    /// `unlink` jobs: this shard's files (see [`crate::unlink`]).
+    pub(crate) unlink_files: Option<crate::unlink::UnlinkFiles>,
     /// `vectorized` jobs: each buffer's segments (see [`crate::vectored`]).
     segments: Option<SegmentTable>,
     next_seq_offset: u64,
@@ -121,6 +123,8 @@ pub struct JobSetup {
     pub pool: DmaBufferPool,
     pub verify: bool,
     pub seed: u64,
+    /// `unlink` jobs: the files created for this shard.
+    pub unlink_files: Option<crate::unlink::UnlinkFiles>,
 }
 
 impl JobRun {
@@ -137,6 +141,7 @@ impl JobRun {
             mut pool,
             verify,
             seed,
+            unlink_files,
         } = setup;
         if !job.job_type.is_read() && !verify {
             // Write data nothing below can compress or deduplicate (each write also stamps its
@@ -156,6 +161,7 @@ impl JobRun {
             base_offset_bytes,
             prefilled,
             pool,
+            unlink_files,
             segments,
             next_seq_offset: 0,
             rng: SmallRng::seed_from_u64(seed),
@@ -515,7 +521,7 @@ fn issue<D: Device>(
             }
         }
         if !job.job.job_type.does_io() {
-            crate::cpu::run_due(job, now);
+            crate::inline::run_due(job, now)?;
             continue;
         }
         loop {

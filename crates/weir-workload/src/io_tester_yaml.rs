@@ -35,6 +35,8 @@ impl Report {
                     aio_retries += s.eagain_retries;
                     if job.job_type == JobType::Cpu.as_str() {
                         write_cpu_job(&mut out, self, &job.name, s);
+                    } else if job.job_type == JobType::Unlink.as_str() {
+                        write_unlink_job(&mut out, &job.name, s);
                     } else {
                         write_job(&mut out, self, &job.name, &job.class, s);
                     }
@@ -57,6 +59,17 @@ fn write_cpu_job(out: &mut String, report: &Report, name: &str, s: &ShardJobRepo
     };
     let _ = writeln!(out, "  {name}:");
     let _ = writeln!(out, "    throughput: {per_s:.0}");
+}
+
+/// io_tester reports an unlink job's IOPS, average and maximum latency, and requests.
+fn write_unlink_job(out: &mut String, name: &str, s: &ShardJobReport) {
+    let _ = writeln!(out, "  {name}:");
+    let _ = writeln!(out, "    IOPS: {:.0}", s.iops);
+    let _ = writeln!(out, "    latencies:  # usec");
+    let _ = writeln!(out, "      average: {:.0}", s.latency_us.avg);
+    let _ = writeln!(out, "      max: {:.0}", s.latency_us.max);
+    let _ = writeln!(out, "    stats:");
+    let _ = writeln!(out, "      total_requests: {}", s.ops);
 }
 
 fn write_job(out: &mut String, report: &Report, name: &str, class: &str, s: &ShardJobReport) {

@@ -28,11 +28,14 @@ pub enum JobType {
     /// io_tester's CPU load: each request is a busy loop of `execution_time` on the shard's
     /// thread (a reactor stall beside the I/O jobs of the shard); no file.
     Cpu,
+    /// io_tester's file-removal load: `files_count` files per shard are created before the
+    /// run, and each request unlinks the next one.
+    Unlink,
 }
 
 impl JobType {
     /// Every type, in the order the job-file documentation lists them.
-    pub const ALL: [JobType; 7] = [
+    pub const ALL: [JobType; 8] = [
         JobType::SeqRead,
         JobType::SeqWrite,
         JobType::Overwrite,
@@ -40,6 +43,7 @@ impl JobType {
         JobType::RandWrite,
         JobType::Append,
         JobType::Cpu,
+        JobType::Unlink,
     ];
 
     /// The name used in job files and reports.
@@ -52,6 +56,7 @@ impl JobType {
             JobType::RandWrite => "randwrite",
             JobType::Append => "append",
             JobType::Cpu => "cpu",
+            JobType::Unlink => "unlink",
         }
     }
 
@@ -64,9 +69,10 @@ impl JobType {
         matches!(self, JobType::SeqRead | JobType::RandRead)
     }
 
-    /// Whether the job's requests go to the disk (every type but `cpu`).
+    /// Whether the job's requests go to the device through one data file per shard (every
+    /// type but `cpu` and `unlink`, which run on the shard's thread).
     pub fn does_io(self) -> bool {
-        self != JobType::Cpu
+        !matches!(self, JobType::Cpu | JobType::Unlink)
     }
 
     pub fn is_random(self) -> bool {
@@ -82,7 +88,7 @@ impl JobType {
             }
             // A fresh, pre-truncated file: what a database's new data file looks like.
             // (A cpu job has no file; nothing reads its preparation.)
-            JobType::SeqWrite | JobType::Cpu => Prepare::Pretruncate,
+            JobType::SeqWrite | JobType::Cpu | JobType::Unlink => Prepare::Pretruncate,
             JobType::Append => Prepare::Append,
         }
     }
@@ -96,7 +102,7 @@ impl JobType {
             JobType::Overwrite => &[Prepare::Overwrite],
             JobType::SeqWrite => &Prepare::ALL,
             JobType::Append => &[Prepare::Append, Prepare::Sloppy],
-            JobType::Cpu => &[],
+            JobType::Cpu | JobType::Unlink => &[],
         }
     }
 }
@@ -203,6 +209,8 @@ pub struct Job {
     pub iov_count: Option<u32>,
     /// `cpu` jobs: the busy loop each request runs on the shard's thread.
     pub execution_time: Duration,
+    /// `unlink` jobs: files created per shard before the run (io_tester's `files_count`).
+    pub files_count: Option<u64>,
 }
 
 /// io_tester's default data size per shard.
@@ -241,6 +249,7 @@ impl Job {
             busy_poll: false,
             iov_count: None,
             execution_time: Duration::ZERO,
+            files_count: None,
         }
     }
 
@@ -257,7 +266,7 @@ impl Job {
     /// The bytes of data each shard's file covers, rounded as io_tester does (up to 1 MiB and
     /// to a whole number of requests). None for an unbounded append.
     pub fn data_per_shard_bytes(&self, shard_count: usize) -> Option<u64> {
-        if !self.job_type.does_io() {
+        if self.job_type == JobType::Cpu {
             return None;
         }
         let total = match self.data_size_bytes {
@@ -414,8 +423,18 @@ impl Job {
         if self.shares == 0 {
             return err("shard_info.shares", "must be at least 1".into());
         }
-        if self.job_type == JobType::Cpu {
-            return self.validate_cpu();
+        if !self.job_type.does_io() {
+            return self.validate_inline();
+        }
+        if self.files_count.is_some_and(|n| n != 1) {
+            return err(
+                "files_count",
+                format!(
+                    "only `unlink` jobs create several files; a `{}` job uses one file per \
+                     shard: remove the key",
+                    self.job_type
+                ),
+            );
         }
         if !self.execution_time.is_zero() {
             return err(
@@ -459,8 +478,9 @@ impl Job {
 }
 
 impl Job {
-    /// A cpu job needs a busy loop and has no file to prepare or read.
-    fn validate_cpu(&self) -> Result<(), JobError> {
+    /// cpu and unlink jobs run on the shard's thread: a cpu job needs a busy loop, an unlink
+    /// job a file count, and neither has a data file to prepare or read.
+    fn validate_inline(&self) -> Result<(), JobError> {
         let err = |field: &'static str, message: &str| {
             Err(JobError {
                 job: self.name.clone(),
@@ -468,6 +488,19 @@ impl Job {
                 message: message.to_string(),
             })
         };
+        if self.job_type == JobType::Unlink {
+            return match self.files_count {
+                Some(n) if (1..=MAX_UNLINK_FILES).contains(&n) => Ok(()),
+                Some(n) => err(
+                    "files_count",
+                    &format!("{n} files per shard: give 1 to {MAX_UNLINK_FILES}"),
+                ),
+                None => err(
+                    "files_count",
+                    "an unlink job needs the number of files to create per shard, e.g. 5000",
+                ),
+            };
+        }
         if self.execution_time.is_zero() {
             return err(
                 "shard_info.execution_time",
@@ -508,6 +541,12 @@ fn check_segments(request_bytes: u32, iov_count: u32) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The most files an unlink job may create per shard.
+pub const MAX_UNLINK_FILES: u64 = 10_000_000;
+
+/// io_tester's unlink files: each holds its share of the shard's data, rounded up to 1 MiB.
+pub const UNLINK_FILE_ALIGN_BYTES: u64 = 1 << 20;
 
 /// The most requests one round of open-loop arrivals (parallelism x batch) may queue.
 pub const MAX_REQUESTS_PER_ROUND: u64 = 1 << 20;

@@ -148,7 +148,7 @@ fn unknown_type_lists_valid_types() {
         "{e}"
     );
     let unlink = error("- name: a\n  type: unlink\n");
-    assert!(unlink.message.contains("not supported"), "{unlink}");
+    assert!(unlink.message.contains("files to create"), "{unlink}");
 }
 
 #[test]

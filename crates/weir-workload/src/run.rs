@@ -456,6 +456,15 @@ fn shard_main<F: DeviceFactory>(
     let by_fd = factory.eagain_retries_by_fd(&device);
     let single_job = jobs.len() == 1 && by_fd.is_empty();
     for mut job in jobs {
+        if let Some(files) = &job.unlink_files {
+            if files.exhausted_requests > 0 {
+                result.warnings.push(format!(
+                    "job `{}`, shard {shard}: {} requests found no file left to unlink (as in \
+                     io_tester, each counts as a request); raise files_count or think_time",
+                    job.job.name, files.exhausted_requests
+                ));
+            }
+        }
         if let Some(file) = &mut job.file {
             if let Err(e) = file.finish() {
                 signal.fail(Failure::Io {

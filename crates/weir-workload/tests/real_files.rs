@@ -427,3 +427,71 @@ fn a_cpu_job_shows_in_its_shards_busy_time_and_io_testers_output() {
         assert!(yaml[1]["cpu_hog"].is_null(), "{backend}: not on shard 1");
     }
 }
+
+/// The unlink job's files left in `dir` (io_tester's names).
+fn unlink_files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("test-unlinking-shard-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn unlink_removes_one_file_per_request_and_the_rest_at_the_end() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-unlink-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // Seastar's conf.yaml job, scaled down: 40 files of 1 MiB per shard, an unlink every 50 ms (~30 in 1.5 s).
+    let text = "- name: unlinking\n  shards: all\n  type: unlink\n  data_size: 80MB\n  \
+                files_count: 40\n  shard_info:\n    parallelism: 1\n    think_time: 50ms\n";
+    for backend in Backend::ALL {
+        let report = run_file(text, dir.path(), 2, backend, true);
+        let job = &report.jobs[0];
+        assert_eq!(job.errors, 0, "{backend}");
+        let left = unlink_files_in(dir.path());
+        for shard in &job.per_shard {
+            // A request after the last file removes nothing (as in io_tester).
+            let removed = shard.ops.min(40);
+            let prefix = format!("test-unlinking-shard-{}-file-", shard.shard);
+            let left_here: Vec<&String> = left.iter().filter(|n| n.starts_with(&prefix)).collect();
+            assert!(
+                shard.ops > 0,
+                "{backend}: shard {} unlinked nothing",
+                shard.shard
+            );
+            assert_eq!(
+                left_here.len() as u64,
+                40 - removed,
+                "{backend}: shard {}: {} requests, files left {left_here:?}",
+                shard.shard,
+                shard.ops
+            );
+            // Files go in order: the first one is the first removed.
+            assert!(
+                !left_here.iter().any(|n| n.ends_with("-file-0")),
+                "{backend}"
+            );
+        }
+        let yaml: serde_yaml::Value =
+            serde_yaml::from_str(&report.to_io_tester_yaml()).expect("YAML");
+        let entry = &yaml[0]["unlinking"];
+        assert!(entry["IOPS"].as_f64().is_some(), "{backend}");
+        assert!(entry["latencies"]["max"].as_f64().is_some(), "{backend}");
+        assert!(entry["stats"]["total_requests"].as_u64().is_some());
+        assert!(
+            entry["throughput"].is_null(),
+            "{backend}: io_tester has no throughput here"
+        );
+        for name in left {
+            std::fs::remove_file(dir.path().join(name)).expect("clean up");
+        }
+    }
+    // Without --keep-files nothing is left.
+    let _ = run_file(text, dir.path(), 2, Backend::Uring, false);
+    assert!(unlink_files_in(dir.path()).is_empty());
+}
