@@ -84,18 +84,20 @@ pub struct JobRun {
     pub base_offset_bytes: u64,
     pub prefilled: bool,
     pub(crate) pool: DmaBufferPool,
+    /// `unlink` jobs: this shard's files (see [`crate::unlink`]).
+    pub(crate) unlink_files: Option<crate::unlink::UnlinkFiles>,
     /// `vectorized` jobs: each buffer's segments (see [`crate::vectored`]).
     segments: Option<SegmentTable>,
     next_seq_offset: u64,
     rng: SmallRng,
     /// Closed loop: times at which fibers became (or become) ready.
-    fibers_ready_ns: VecDeque<u64>,
+    pub(crate) fibers_ready_ns: VecDeque<u64>,
     arrivals: Option<Arrivals>,
-    backlog_ns: VecDeque<u64>,
+    pub(crate) backlog_ns: VecDeque<u64>,
     in_flight: u32,
-    issued: u64,
+    pub(crate) issued: u64,
     exhausted: bool,
-    started_at_ns: u64,
+    pub(crate) started_at_ns: u64,
     write_sequence: u64,
     pub ledger: Option<BlockLedger>,
     in_flight_writes: Vec<(u64, u64)>,
@@ -121,6 +123,8 @@ pub struct JobSetup {
     pub pool: DmaBufferPool,
     pub verify: bool,
     pub seed: u64,
+    /// `unlink` jobs: the files created for this shard.
+    pub unlink_files: Option<crate::unlink::UnlinkFiles>,
 }
 
 impl JobRun {
@@ -137,6 +141,7 @@ impl JobRun {
             mut pool,
             verify,
             seed,
+            unlink_files,
         } = setup;
         if !job.job_type.is_read() && !verify {
             // Write data nothing below can compress or deduplicate (each write also stamps its
@@ -156,6 +161,7 @@ impl JobRun {
             base_offset_bytes,
             prefilled,
             pool,
+            unlink_files,
             segments,
             next_seq_offset: 0,
             rng: SmallRng::seed_from_u64(seed),
@@ -246,7 +252,7 @@ impl JobRun {
         }
     }
 
-    fn limit_reached(&self) -> bool {
+    pub(crate) fn limit_reached(&self) -> bool {
         self.exhausted || self.job.limit.is_some_and(|limit| self.issued >= limit)
     }
 
@@ -513,6 +519,10 @@ fn issue<D: Device>(
                     job.backlog_ns.push_back(t);
                 }
             }
+        }
+        if !job.job.job_type.does_io() {
+            crate::inline::run_due(job, now)?;
+            continue;
         }
         loop {
             if job.limit_reached() || job.pool.free_count() == 0 || free_slots.is_empty() {

@@ -376,3 +376,153 @@ fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
         );
     }
 }
+
+#[test]
+fn a_cpu_job_shows_in_its_shards_busy_time_and_io_testers_output() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-cpu-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // Shaped as Seastar's conf.yaml: a cpu hog on shard 0 beside light reads on every shard.
+    let text = "- name: reads\n  shards: all\n  type: randread\n  data_size: 8MB\n  \
+                shard_info:\n    parallelism: 1\n    reqsize: 4kB\n    think_time: 10ms\n\
+                - name: cpu_hog\n  shards: [0]\n  type: cpu\n  shard_info:\n    \
+                parallelism: 1\n    execution_time: 90µs\n    think_time: 10us\n";
+    for backend in Backend::ALL {
+        let report = run_file(text, dir.path(), 2, backend, false);
+        let hog = &report.jobs[1];
+        let shards: Vec<usize> = hog.per_shard.iter().map(|s| s.shard).collect();
+        assert_eq!(shards, [0], "{backend}");
+        // At most one 90 us loop per 100 us of the window.
+        let most = (report.duration_s / 100e-6) as u64 + 1;
+        assert!(
+            hog.ops > 0 && hog.ops <= most,
+            "{backend}: {} loops",
+            hog.ops
+        );
+        assert!(
+            hog.disk_latency_us.p50 >= 90.0,
+            "{backend}: {:?}",
+            hog.disk_latency_us
+        );
+        let busy = &report.shard_busy_s;
+        assert_eq!(busy.len(), 2, "{backend}");
+        // Shard 1 only reads every 10 ms; shard 0 also spins ~90% of the time. (The
+        // spin is timed on the wall clock, so on a contended host the CPU time of both
+        // shards shrinks; their ratio is what a cpu job changes.)
+        assert!(
+            busy[0] > 3.0 * busy[1] && busy[0] > 0.0,
+            "{backend}: busy {busy:?} s over {:.2} s",
+            report.duration_s
+        );
+        let yaml: serde_yaml::Value =
+            serde_yaml::from_str(&report.to_io_tester_yaml()).expect("YAML");
+        let entry = yaml[0]["cpu_hog"].as_mapping().expect("cpu_hog on shard 0");
+        let keys: Vec<&str> = entry.keys().filter_map(|k| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["throughput"],
+            "{backend}: io_tester prints only throughput"
+        );
+        assert!(yaml[1]["cpu_hog"].is_null(), "{backend}: not on shard 1");
+    }
+}
+
+/// The unlink job's files left in `dir` (io_tester's names).
+fn unlink_files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("test-unlinking-shard-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn unlink_removes_one_file_per_request_and_the_rest_at_the_end() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-unlink-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // Seastar's conf.yaml job, scaled down: 40 files of 1 MiB per shard, an unlink every 50 ms (~30 in 1.5 s).
+    let text = "- name: unlinking\n  shards: all\n  type: unlink\n  data_size: 80MB\n  \
+                files_count: 40\n  shard_info:\n    parallelism: 1\n    think_time: 50ms\n";
+    for backend in Backend::ALL {
+        let report = run_file(text, dir.path(), 2, backend, true);
+        let job = &report.jobs[0];
+        assert_eq!(job.errors, 0, "{backend}");
+        let left = unlink_files_in(dir.path());
+        for shard in &job.per_shard {
+            // A request after the last file removes nothing (as in io_tester).
+            let removed = shard.ops.min(40);
+            let prefix = format!("test-unlinking-shard-{}-file-", shard.shard);
+            let left_here: Vec<&String> = left.iter().filter(|n| n.starts_with(&prefix)).collect();
+            assert!(
+                shard.ops > 0,
+                "{backend}: shard {} unlinked nothing",
+                shard.shard
+            );
+            assert_eq!(
+                left_here.len() as u64,
+                40 - removed,
+                "{backend}: shard {}: {} requests, files left {left_here:?}",
+                shard.shard,
+                shard.ops
+            );
+            // Files go in order: the first one is the first removed.
+            assert!(
+                !left_here.iter().any(|n| n.ends_with("-file-0")),
+                "{backend}"
+            );
+        }
+        let yaml: serde_yaml::Value =
+            serde_yaml::from_str(&report.to_io_tester_yaml()).expect("YAML");
+        let entry = &yaml[0]["unlinking"];
+        assert!(entry["IOPS"].as_f64().is_some(), "{backend}");
+        assert!(entry["latencies"]["max"].as_f64().is_some(), "{backend}");
+        assert!(entry["stats"]["total_requests"].as_u64().is_some());
+        assert!(
+            entry["throughput"].is_null(),
+            "{backend}: io_tester has no throughput here"
+        );
+        for name in left {
+            std::fs::remove_file(dir.path().join(name)).expect("clean up");
+        }
+    }
+    // Without --keep-files nothing is left.
+    let _ = run_file(text, dir.path(), 2, Backend::Uring, false);
+    assert!(unlink_files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn sleep_type_busyloop_keeps_its_shard_busy_between_arrivals() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-sleep-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // The same light open-loop reads on two shards: shard 0 polls between arrivals
+    // (busyloop), shard 1 sleeps in the kernel until the next one (lowres).
+    let job = |name: &str, shard: u32, sleep_type: &str| {
+        format!(
+            "- name: {name}\n  shards: [{shard}]\n  type: randread\n  data_size: 8MB\n  \
+             shard_info:\n    parallelism: 1\n    rps: 100\n    reqsize: 4kB\n  options:\n    \
+             sleep_type: {sleep_type}\n"
+        )
+    };
+    let text = job("polling", 0, "busyloop") + &job("sleeping", 1, "lowres");
+    for backend in Backend::ALL {
+        let report = run_file(&text, dir.path(), 2, backend, false);
+        assert!(report.jobs.iter().all(|j| j.ops > 0), "{backend}");
+        let busy = &report.shard_busy_s;
+        // 150 reads of ~10 us CPU each keep a sleeping shard ~0.1% busy; polling, ~100%
+        // of what the host gives the thread (on a contended host far less: the ratio is
+        // ~5 with every core shared, ~100 alone).
+        assert!(
+            busy[0] > 3.0 * busy[1],
+            "{backend}: busy {busy:?} s over {:.2} s",
+            report.duration_s
+        );
+    }
+}
