@@ -70,8 +70,10 @@ impl SharedSim {
         })
     }
 
-    /// Shard `shard`'s handle. Errors: a shard out of range, or one already open.
-    pub fn open(self: &Arc<Self>, shard: usize) -> Result<SharedSimHandle, String> {
+    /// Shard `shard`'s handle, taking at least `depth` requests in flight (the shard's ring
+    /// is sized to what it needs, as a real one is; the disk's `queue_depth` only raises it).
+    /// Errors: a shard out of range, or one already open.
+    pub fn open(self: &Arc<Self>, shard: usize, depth: u32) -> Result<SharedSimHandle, String> {
         let mut state = self.lock();
         let count = state.shards.len();
         let Some(s) = state.shards.get_mut(shard) else {
@@ -86,7 +88,7 @@ impl SharedSim {
         Ok(SharedSimHandle {
             sim: Arc::clone(self),
             shard,
-            capacity: state.disk.config().queue_depth,
+            capacity: state.disk.config().queue_depth.max(depth),
         })
     }
 

@@ -21,7 +21,7 @@ fn run_shards(config: SimConfig, shards: usize, depth: u64, until_ns: u64) -> (D
     let done: u64 = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..shards)
             .map(|shard| {
-                let mut dev = sim.open(shard).expect("open");
+                let mut dev = sim.open(shard, 0).expect("open");
                 scope.spawn(move || {
                     let base = shard as u64 * (16 << 20);
                     let mut next = 0u64;
@@ -107,10 +107,10 @@ fn raid0_member_load_and_splits_are_counted() {
 #[test]
 fn a_dropped_handle_lets_the_others_run_and_misuse_is_refused() {
     let sim = SharedSim::new(SimConfig::nvme_like(1), 2);
-    let mut a = sim.open(0).expect("open");
-    let b = sim.open(1).expect("open");
-    assert!(sim.open(1).is_err());
-    assert!(sim.open(2).is_err());
+    let mut a = sim.open(0, 0).expect("open");
+    let b = sim.open(1, 0).expect("open");
+    assert!(sim.open(1, 0).is_err());
+    assert!(sim.open(2, 0).is_err());
     drop(b);
     a.push(write(1, 0, 4096)).expect("room");
     a.submit_and_wait(1, None).expect("wait");

@@ -118,8 +118,8 @@ impl DeviceFactory for Sim {
     fn name(&self) -> String {
         "sim".into()
     }
-    fn open(&self, shard: usize, _depth: u32) -> Result<SharedSimHandle, String> {
-        self.0.open(shard)
+    fn open(&self, shard: usize, depth: u32) -> Result<SharedSimHandle, String> {
+        self.0.open(shard, depth)
     }
 }
 
@@ -303,4 +303,41 @@ fn regression_busyloop_on_the_simulated_disk_never_ended() {
     )
     .expect("valid");
     run_briefly(plan, SimConfig::nvme_like(1)).expect("runs to the end");
+}
+
+/// Found while checking disk files by hand: with the scheduler, a simulated disk whose
+/// `queue_depth` was below the scheduler's window (1 here) never ended: each shard's handle
+/// took the disk's queue depth as its ring size. A handle now holds at least what the shard
+/// asks for, as a real ring sized to the need does.
+#[test]
+fn regression_scheduler_on_a_shallow_simulated_disk_never_ended() {
+    let plan = parse_plan(&example("mixed.yaml")).expect("valid");
+    let disk = SimConfig {
+        queue_depth: 1,
+        ..SimConfig::nvme_like(1)
+    };
+    let model = weir_model::cost::CostModel::new(85_000.0, 1.9e9, 60_000.0, 1.75e9, 1.0, false)
+        .expect("model");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let options = RunOptions {
+            dir: None,
+            duration: Duration::from_millis(20),
+            shards: 2,
+            scheduler: Some(weir_workload::SchedulerOptions {
+                model,
+                config: SchedConfig::default(),
+                mountpoint: "/sim".into(),
+                merge_adjacent: true,
+                groups: None,
+            }),
+            ..RunOptions::default()
+        };
+        let sim = Sim(SharedSim::new(disk, 2));
+        let outcome = run_with(&plan, &options, &sim, &mut |_| Control::Continue);
+        let _ = tx.send(outcome.map(|_| ()).map_err(|e| e.to_string()));
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("a 20 ms simulated run ends")
+        .expect("runs to the end");
 }

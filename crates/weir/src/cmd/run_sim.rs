@@ -21,8 +21,8 @@ impl DeviceFactory for SimFactory {
         "sim".into()
     }
 
-    fn open(&self, shard: usize, _depth: u32) -> Result<SharedSimHandle, String> {
-        self.sim.open(shard)
+    fn open(&self, shard: usize, depth: u32) -> Result<SharedSimHandle, String> {
+        self.sim.open(shard, depth)
     }
 }
 
