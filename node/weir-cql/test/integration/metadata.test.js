@@ -17,6 +17,8 @@ test('hosts, keyspaces, tables, UDTs, replicas, token ranges, traces', async (t)
       assert.ok(h, `host ${CONTACT_POINT} in ${client.hosts.keys()}`);
       assert.equal(h.datacenter, 'datacenter1');
       assert.equal(h.isUp(), true);
+      assert.match(h.cassandraVersion, /^\d+\.\d+/);
+      assert.equal(h.getCassandraVersion()[0] >= 4, true);
       assert.deepEqual(client.getState().getConnectedHosts().map((x) => x.address).sort(), client.hosts.keys().sort());
     });
     await t.test('keyspaces and getTable (schema agreement after DDL: visible at once)', async () => {
