@@ -7,13 +7,20 @@ const errors = require('./lib/errors');
 const concurrent = require('./lib/concurrent');
 const { ResultSet, Row } = require('./lib/result');
 const codec = require('./lib/codec');
+const policies = require('./lib/policies');
+const auth = require('./lib/auth');
+const { ExecutionProfile } = require('./lib/execution-profile');
 
 types.ResultSet = ResultSet;
 types.Row = Row;
 
 module.exports = {
   Client,
+  ExecutionProfile,
   types,
+  policies,
+  auth: { AuthProvider: auth.AuthProvider, Authenticator: auth.Authenticator,
+    PlainTextAuthProvider: auth.PlainTextAuthProvider, DsePlainTextAuthProvider: auth.DsePlainTextAuthProvider },
   errors,
   concurrent: { executeConcurrent: concurrent.executeConcurrent, ResultSetGroup: concurrent.ResultSetGroup },
   codec: { encode: codec.encode, decode: codec.decode, guessType: codec.guessType },

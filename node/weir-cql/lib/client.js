@@ -13,6 +13,9 @@ const errors = require('./errors');
 const types = require('./types');
 const { ResultSet, Reader, readResult } = require('./result');
 const req = require('./request');
+const clientOptions = require('./options');
+const { HostWatcher, ClientState } = require('./hosts');
+const { Metadata } = require('./metadata');
 
 const DEFAULTS = {
   queryOptions: { fetchSize: 5000, prepare: false, consistency: types.consistencies.localOne, autoPage: true },
@@ -50,6 +53,12 @@ class Client extends EventEmitter {
       maxPrepared: options.maxPrepared === undefined ? DEFAULTS.maxPrepared : options.maxPrepared,
     };
     if (!(this.options.maxPrepared >= 1)) throw new errors.ArgumentError('options.maxPrepared must be at least 1');
+    // Every option reaches the native layer or throws NotSupportedError here (lib/options.js).
+    this._resolved = clientOptions.resolve(this.options);
+    this._timestampGenerator = this._resolved.timestampGenerator;
+    this._profileBase = new Map();
+    this.metadata = new Metadata(this);
+    this._hostWatcher = new HostWatcher(this, 1000);
     this.keyspace = options.keyspace;
     this.connected = false;
     this._native = new native.NativeSession();
@@ -81,13 +90,10 @@ class Client extends EventEmitter {
     const o = this.options;
     const port = o.protocolOptions.port;
     const contactPoints = o.contactPoints.map((cp) => (/:\d+$/.test(cp) && !cp.startsWith('[') ? cp : `${cp}:${port}`));
-    const creds = o.credentials || (o.authProvider && o.authProvider.username !== undefined ? o.authProvider : null);
     const result = await this._native.connect({
+      ...this._resolved.native,
       contactPoints,
       keyspace: o.keyspace,
-      username: creds ? creds.username : undefined,
-      password: creds ? creds.password : undefined,
-      localDataCenter: o.localDataCenter,
       connectTimeoutMs: o.socketOptions.connectTimeout,
       requestTimeoutMs: o.socketOptions.readTimeout,
     });
@@ -97,6 +103,8 @@ class Client extends EventEmitter {
       throw r.error();
     }
     this.connected = true;
+    this._hostWatcher.start();
+    this.log('info', `Connected to cluster ${this.metadata.clusterName} through ${contactPoints.join(', ')}`);
     this.emit('connected');
   }
 
@@ -152,9 +160,28 @@ class Client extends EventEmitter {
     this._evicted = keep;
   }
 
+  /** Client query defaults under the named execution profile (cached per profile). */
+  _profileDefaults(name) {
+    const key = name && typeof name === 'object' ? name.name : name;
+    let base = this._profileBase.get(key);
+    if (base) return base;
+    const profile = name && typeof name === 'object' ? name : this._resolved.profiles.get(key);
+    if (!profile) throw new errors.ArgumentError(`Execution profile '${key}' not found; the client has: ${[...this._resolved.profiles.keys()].join(', ') || '(none)'}`);
+    base = { ...this.options.queryOptions };
+    for (const f of ['consistency', 'serialConsistency', 'readTimeout']) if (profile[f] !== undefined) base[f] = profile[f];
+    this._profileBase.set(key, base);
+    return base;
+  }
+
   _execOptions(options) {
-    const q = this.options.queryOptions;
+    let q = this.options.queryOptions;
+    if (options && options.executionProfile !== undefined) q = this._profileDefaults(options.executionProfile);
+    else if (this._resolved.profiles.has('default')) q = this._profileDefaults('default');
+    if (options) clientOptions.checkQueryOptions(options);
     const o = { ...q, ...options };
+    if (this._timestampGenerator && (o.timestamp === undefined || o.timestamp === null)) {
+      o.timestamp = this._timestampGenerator.next(this);
+    }
     if (o.readTimeout === undefined) o.readTimeout = 0;
     if (options && options.autoPage === false && o.paged === undefined) o.paged = true;
     return o;
@@ -369,6 +396,7 @@ class Client extends EventEmitter {
       // Let requests already handed to the native side finish before dropping the session.
       while (this._pending || this._runsInFlight.size) await new Promise((r) => setImmediate(r));
       this._prepared.clear();
+      this._hostWatcher.stop();
       this._native.shutdown();
       clearInterval(this._keepAlive);
       this.emit('shutdown');
@@ -379,7 +407,21 @@ class Client extends EventEmitter {
   /** Number of prepared statements held natively (bounded by maxPrepared). */
   getPreparedCount() { return this._native.preparedCount(); }
 
-  getState() { return { connected: this.connected, prepared: this._prepared.size }; }
+  /** HostMap of the cluster's nodes (empty before connect()). */
+  get hosts() { return this._hostWatcher.map; }
+
+  /** A ClientState snapshot (getConnectedHosts()); `connected` and `prepared` are weir-cql extras. */
+  getState() {
+    const state = new ClientState(this.hosts.values());
+    state.connected = this.connected;
+    state.prepared = this._prepared.size;
+    return state;
+  }
+
+  /** Emits cassandra-driver's 'log' event: (level, className, message, furtherInfo). */
+  log(level, message, furtherInfo) {
+    if (this.listenerCount('log') > 0) this.emit('log', level, 'Client', message, furtherInfo);
+  }
 }
 
 module.exports = { Client };

@@ -19,14 +19,24 @@ class ResponseError extends DriverError {
   }
 }
 
+/** innerErrors values are Error objects with a `code`, as cassandra-driver's (net errors). */
+function innerError(value) {
+  if (value instanceof Error) return value;
+  const text = value && typeof value === 'object' ? String(value.message) : String(value);
+  const e = new DriverError(text);
+  e.code = value && typeof value === 'object' && value.code ? value.code : 'EDRIVER';
+  return e;
+}
+
 class NoHostAvailableError extends DriverError {
   constructor(innerErrors, message) {
     super(message || 'All host(s) tried for query failed');
-    this.innerErrors = innerErrors || {};
+    this.innerErrors = {};
+    for (const [host, v] of Object.entries(innerErrors || {})) this.innerErrors[host] = innerError(v);
     this.info = 'Represents an error when a query cannot be performed because no host is available or could be reached by the driver.';
     const hosts = Object.keys(this.innerErrors);
     if (!message && hosts.length) {
-      this.message += '. First host tried, ' + hosts[0] + ': ' + String(this.innerErrors[hosts[0]]);
+      this.message += '. First host tried, ' + hosts[0] + ': ' + this.innerErrors[hosts[0]].message;
     }
   }
 }

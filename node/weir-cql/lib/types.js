@@ -5,6 +5,12 @@
 const crypto = require('node:crypto');
 const Long = require('long');
 
+// cassandra-driver serializes Long as its decimal string ("1234567890123"), so JSON
+// responses built from rows keep that shape after a switch.
+if (typeof Long.prototype.toJSON !== 'function') {
+  Long.prototype.toJSON = function toJSON() { return this.toString(); };
+}
+
 const HEX = [];
 for (let i = 0; i < 256; i++) HEX.push((i + 0x100).toString(16).slice(1));
 
@@ -50,31 +56,47 @@ class Uuid {
 
 // 100-ns intervals between 1582-10-15 (the UUID epoch) and 1970-01-01.
 const GREGORIAN_OFFSET_100NS = 122192928000000000n;
-let lastTicks = 0n;
+// Ids made for the same millisecond without explicit ticks count 0, 1, 2, ... within it
+// (as cassandra-driver does), so they stay unique and ordered; any other millisecond,
+// earlier or later, starts again at 0 and keeps its own date.
+let lastTicksMs = -1;
+let ticksInMs = 0;
+
+function nextTicks(ms) {
+  if (ms === lastTicksMs) {
+    ticksInMs = ticksInMs >= 9999 ? 0 : ticksInMs + 1;
+  } else {
+    lastTicksMs = ms;
+    ticksInMs = 0;
+  }
+  return ticksInMs;
+}
+
+function timeUuidBytes(date, ticks, nodeId, clockId) {
+  const d = date instanceof Date ? date : new Date(date);
+  const msNumber = d.getTime();
+  if (!Number.isFinite(msNumber)) throw new TypeError(`TimeUuid needs a valid Date, got ${String(date)}`);
+  const t100 = ticks === undefined || ticks === null ? nextTicks(msNumber) : Number(ticks);
+  if (!(t100 >= 0 && t100 <= 9999)) throw new RangeError(`TimeUuid ticks must be 0..9999 (100-ns units within the millisecond), got ${ticks}`);
+  const t = BigInt(msNumber) * 10000n + BigInt(t100) + GREGORIAN_OFFSET_100NS;
+  const b = Buffer.alloc(16);
+  b.writeUInt32BE(Number(t & 0xffffffffn), 0);
+  b.writeUInt16BE(Number((t >> 32n) & 0xffffn), 4);
+  b.writeUInt16BE(Number((t >> 48n) & 0x0fffn) | 0x1000, 6);
+  const clock = clockId === undefined || clockId === null ? crypto.randomBytes(2) : toBytes(clockId, 2, 'clockId');
+  b[8] = (clock[0] & 0x3f) | 0x80;
+  b[9] = clock[1];
+  const node = nodeId === undefined || nodeId === null ? crypto.randomBytes(6) : toBytes(nodeId, 6, 'nodeId');
+  node.copy(b, 10, 0, 6);
+  return b;
+}
 
 class TimeUuid extends Uuid {
-  static fromDate(date, ticks, nodeId, clockId) {
-    const ms = BigInt((date instanceof Date ? date : new Date(date)).getTime());
-    let t = ms * 10000n + BigInt(ticks || 0) + GREGORIAN_OFFSET_100NS;
-    if (ticks === undefined) {
-      // Successive ids within one millisecond stay unique and ordered.
-      if (t <= lastTicks) t = lastTicks + 1n;
-      lastTicks = t;
-    }
-    const b = Buffer.alloc(16);
-    const low = Number(t & 0xffffffffn);
-    const mid = Number((t >> 32n) & 0xffffn);
-    const hi = Number((t >> 48n) & 0x0fffn) | 0x1000;
-    b.writeUInt32BE(low, 0);
-    b.writeUInt16BE(mid, 4);
-    b.writeUInt16BE(hi, 6);
-    const clock = clockId === undefined ? crypto.randomBytes(2) : toBytes(clockId, 2, 'clockId');
-    b[8] = (clock[0] & 0x3f) | 0x80;
-    b[9] = clock[1];
-    const node = nodeId === undefined ? crypto.randomBytes(6) : toBytes(nodeId, 6, 'nodeId');
-    node.copy(b, 10, 0, 6);
-    return new TimeUuid(b);
+  /** `new TimeUuid(buffer)`, or `new TimeUuid(date?, ticks?, nodeId?, clockId?)` (now by default). */
+  constructor(value, ticks, nodeId, clockId) {
+    super(Buffer.isBuffer(value) ? value : timeUuidBytes(value === undefined ? new Date() : value, ticks, nodeId, clockId));
   }
+  static fromDate(date, ticks, nodeId, clockId) { return new TimeUuid(timeUuidBytes(date, ticks, nodeId, clockId)); }
   static now(nodeId, clockId) { return TimeUuid.fromDate(new Date(), undefined, nodeId, clockId); }
   static min(date) { return TimeUuid.fromDate(date, 0, Buffer.alloc(6), Buffer.alloc(2)); }
   static max(date) { return TimeUuid.fromDate(date, 9999, Buffer.alloc(6, 0xff), Buffer.from([0x3f, 0xff])); }

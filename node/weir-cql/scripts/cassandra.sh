@@ -9,6 +9,8 @@
 #          scripts/cassandra.sh fetch            download the jars only
 #   env:   CASSANDRA_VERSION (5.0.9)  CASSANDRA_HOME_DIR (<package>/.cassandra)  CASSANDRA_HEAP (512M)
 #          CASSANDRA_JMX_PORT_BASE (7190: node N's JMX listens on 127.0.0.1:BASE+N)
+#          CASSANDRA_CLIENT_TLS (1: `start` makes a CA in $DIR/tls and a certificate for each
+#          node's IP, and the nodes accept TLS and plaintext clients on the CQL port)
 #
 # Node N listens on 127.0.0.N (CQL 9042, gossip 7000; Linux routes all of 127/8 to lo) and
 # keeps its data, logs, yaml and pid in $DIR/nodeN. Nodes join one after another (a node
@@ -59,11 +61,54 @@ POM
   rm -rf "$JARS/lib" && mv "$JARS/lib.tmp" "$JARS/lib"
 }
 
+tls_on() { [ "${CASSANDRA_CLIENT_TLS:-0}" = 1 ]; }
+
+# A throw-away CA for this start, plus a second CA that signed nothing the nodes serve
+# (tests use it as the "bad certificate" case).
+make_ca() {
+  command -v openssl >/dev/null || { echo "cassandra.sh: openssl not found (apt-get install openssl)" >&2; exit 1; }
+  local t="$DIR/tls"
+  rm -rf "$t"; mkdir -p "$t"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=weir-cql test CA" \
+    -keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=weir-cql other CA" \
+    -keyout "$t/other-ca.key" -out "$t/other-ca.pem" 2>/dev/null
+}
+
+# Node $1's certificate, signed by the CA, with its IP as subjectAltName (clients check the
+# IP they connected to); key and chain in a PKCS#12 keystore for Cassandra's default SSL
+# context factory.
+make_node_cert() {
+  local ca="$DIR/tls" t addr="127.0.0.$1"
+  t="$(node_dir "$1")/tls"
+  mkdir -p "$t"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=${addr}" -keyout "$t/node.key" -out "$t/node.csr" 2>/dev/null
+  printf 'subjectAltName=IP:%s\n' "$addr" > "$t/node.ext"
+  openssl x509 -req -in "$t/node.csr" -CA "$ca/ca.pem" -CAkey "$ca/ca.key" -CAcreateserial -days 2 \
+    -extfile "$t/node.ext" -out "$t/node.pem" 2>/dev/null
+  openssl pkcs12 -export -inkey "$t/node.key" -in "$t/node.pem" -certfile "$ca/ca.pem" \
+    -passout pass:weircql -out "$t/node.p12"
+}
+
+tls_config() {
+  tls_on || return 0
+  cat <<YAML
+client_encryption_options:
+  enabled: true
+  optional: true
+  keystore: $1/tls/node.p12
+  keystore_password: weircql
+  store_type: PKCS12
+  require_client_auth: false
+YAML
+}
+
 write_config() {
   local n="$1" seed="$2" node addr
   node="$(node_dir "$n")"; addr="127.0.0.$n"
   rm -rf "$node"
   mkdir -p "$node"/{conf,data,commitlog,saved_caches,hints,cdc_raw,logs}
+  if tls_on; then make_node_cert "$n"; fi
   cat > "$node/conf/cassandra.yaml" <<YAML
 cluster_name: 'weir-cql-test'
 num_tokens: 16
@@ -96,6 +141,7 @@ memtable_allocation_type: heap_buffers
 user_defined_functions_enabled: true
 # Tests create a keyspace per file; keep schema changes quick.
 auto_snapshot: false
+$(tls_config "$node")
 YAML
   cat > "$node/conf/logback.xml" <<XML
 <configuration scan="false">
@@ -200,6 +246,7 @@ start() {
   local nodes=("$@")
   [ "${#nodes[@]}" -gt 0 ] || nodes=(1)
   for n in "${nodes[@]}"; do check_index "$n"; done
+  if tls_on; then make_ca; fi
   for n in "${nodes[@]}"; do
     write_config "$n" "${nodes[0]}"
     launch "$n"

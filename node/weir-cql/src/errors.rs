@@ -178,3 +178,21 @@ pub fn execution_error(e: &ExecutionError) -> ErrorInfo {
         _ => ErrorInfo::new(ErrorKind::Driver, e.to_string()),
     }
 }
+
+/// The errno name of an I/O error (Node's `err.code` for the same failure).
+pub fn io_code(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    let name = match e.kind() {
+        K::ConnectionRefused => "ECONNREFUSED",
+        K::TimedOut => "ETIMEDOUT",
+        K::HostUnreachable => "EHOSTUNREACH",
+        K::NetworkUnreachable => "ENETUNREACH",
+        K::ConnectionReset => "ECONNRESET",
+        K::AddrNotAvailable => "EADDRNOTAVAIL",
+        K::PermissionDenied => "EACCES",
+        // Name resolution failures carry no errno of their own.
+        _ if e.raw_os_error().is_none() => "ENOTFOUND",
+        _ => return format!("EIO ({e})"),
+    };
+    name.to_string()
+}

@@ -15,9 +15,12 @@
 //! - `shutdown` drops the session, which closes every connection; nothing here holds a
 //!   libuv handle, so a process that never calls it still exits.
 
+mod config;
 mod errors;
 mod exec;
+mod metadata;
 mod ring;
+mod tls;
 mod wire;
 // Public: its functions are reachable only through napi registration.
 pub mod wire_hooks;
@@ -30,14 +33,13 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi::Status;
 use napi_derive::napi;
-use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
-use scylla::client::session_builder::SessionBuilder;
-use scylla::policies::load_balancing::DefaultPolicy;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use wire::Writer;
+
+pub use config::ConnectOptions;
 
 /// Sizes the tokio runtime that runs every session of this process. One worker by default:
 /// a request, its connection's router task and the reply then stay on one thread, which
@@ -62,19 +64,6 @@ fn init_runtime() {
             "weir-cql: cannot build a {workers}-thread tokio runtime ({e}); using the default"
         ),
     }
-}
-
-/// Connection settings, mapped by the JS `Client` from cassandra-driver's options.
-#[napi(object)]
-pub struct ConnectOptions {
-    /// `host` or `host:port` entries.
-    pub contact_points: Vec<String>,
-    pub keyspace: Option<String>,
-    pub username: Option<String>,
-    pub password: Option<String>,
-    pub local_data_center: Option<String>,
-    pub connect_timeout_ms: Option<u32>,
-    pub request_timeout_ms: Option<u32>,
 }
 
 /// The JS function that receives every `submit` result: one long-lived threadsafe function
@@ -117,8 +106,14 @@ fn error_buffer(e: &ErrorInfo) -> Buffer {
 }
 
 /// Probes each contact point with a plain TCP connect, so `NoHostAvailableError.innerErrors`
-/// names the failure of every host rather than one summary.
-async fn probe_hosts(points: &[String], timeout: Duration) -> serde_json::Value {
+/// names the failure of every host rather than one summary: `{message, code}` per host, the
+/// code being the errno name (ECONNREFUSED, ...) as Node's net errors carry, ETIMEDOUT, or
+/// ESTARTUP when TCP connected and the CQL (or TLS) start-up then failed with `session_error`.
+async fn probe_hosts(
+    points: &[String],
+    timeout: Duration,
+    session_error: &str,
+) -> serde_json::Value {
     let mut inner = serde_json::Map::new();
     for p in points {
         let addr = if p.contains(':') {
@@ -126,14 +121,23 @@ async fn probe_hosts(points: &[String], timeout: Duration) -> serde_json::Value 
         } else {
             format!("{p}:9042")
         };
-        let msg = match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(&addr)).await {
-            Ok(Ok(_)) => {
-                "TCP connect succeeded but the CQL handshake or metadata fetch failed".into()
-            }
-            Ok(Err(e)) => format!("connect {addr}: {e}"),
-            Err(_) => format!("connect {addr}: timed out after {} ms", timeout.as_millis()),
+        let (code, msg) = match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(&addr)).await {
+            // OpenSSL's reason for a refused certificate; the code and hint name the fix.
+            Ok(Ok(_)) if session_error.contains("certificate verify failed") => (
+                "ECERTVERIFY".to_string(),
+                format!("TLS handshake with {addr}: the node's certificate was refused (not signed by a CA in sslOptions.ca, or not issued for this IP; rejectUnauthorized: false skips the check): {session_error}"),
+            ),
+            Ok(Ok(_)) => (
+                "ESTARTUP".to_string(),
+                format!("TCP connect to {addr} succeeded, then the connection start-up failed: {session_error}"),
+            ),
+            Ok(Err(e)) => (errors::io_code(&e), format!("connect {addr}: {e}")),
+            Err(_) => (
+                "ETIMEDOUT".to_string(),
+                format!("connect {addr}: timed out after {} ms", timeout.as_millis()),
+            ),
         };
-        inner.insert(addr, serde_json::Value::String(msg));
+        inner.insert(addr, serde_json::json!({"message": msg, "code": code}));
     }
     serde_json::Value::Object(inner)
 }
@@ -162,28 +166,15 @@ impl NativeSession {
         let inner = self.inner.clone();
         env.spawn_future(async move {
             let connect_timeout = Duration::from_millis(options.connect_timeout_ms.unwrap_or(5000) as u64);
-            let mut policy = DefaultPolicy::builder();
-            if let Some(dc) = &options.local_data_center {
-                policy = policy.prefer_datacenter(dc.clone()).permit_dc_failover(false);
-            }
-            let profile = ExecutionProfile::builder()
-                .load_balancing_policy(policy.build())
-                .request_timeout(Some(Duration::from_millis(
-                    options.request_timeout_ms.unwrap_or(12000) as u64,
-                )))
-                .build();
-            let mut builder = SessionBuilder::new()
-                .known_nodes(&options.contact_points)
-                .connection_timeout(connect_timeout)
-                .default_execution_profile_handle(profile.into_handle());
-            if let Some(ks) = &options.keyspace {
-                builder = builder.use_keyspace(ks, false);
-            }
-            if let (Some(u), Some(p)) = (&options.username, &options.password) {
-                builder = builder.user(u, p);
-            }
+            let builder = match config::session_builder(&options) {
+                Ok(b) => b,
+                Err(e) => return Ok(error_buffer(&e)),
+            };
             match builder.build().await {
                 Ok(session) => {
+                    if let Err(e) = config::check_local_dc(&session, options.local_data_center.as_deref()) {
+                        return Ok(error_buffer(&e));
+                    }
                     if let Ok(mut guard) = inner.session.write() {
                         *guard = Some(Arc::new(session));
                     }
@@ -200,7 +191,7 @@ impl NativeSession {
                     };
                     if matches!(info.kind, ErrorKind::NoHostAvailable) {
                         info.extra = serde_json::json!({
-                            "innerErrors": probe_hosts(&options.contact_points, connect_timeout).await
+                            "innerErrors": probe_hosts(&options.contact_points, connect_timeout, &e.to_string()).await
                         });
                     }
                     Ok(error_buffer(&info))
@@ -305,16 +296,6 @@ impl NativeSession {
             completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
         });
         Ok(())
-    }
-
-    /// Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
-    /// primary first; empty when not connected or the keyspace is unknown.
-    #[napi]
-    pub fn replicas(&self, keyspace: String, routing_key: Buffer) -> Vec<String> {
-        match self.inner.session() {
-            Ok(s) => ring::replicas(&s, &keyspace, &routing_key),
-            Err(_) => Vec::new(),
-        }
     }
 
     /// The ring's ranges with their replicas in `keyspace`, as JSON

@@ -3,6 +3,29 @@
 
 /** One connected `scylla` session plus its prepared statements. */
 export declare class NativeSession {
+  /**
+   * Topology (and with `with_schema` the schema) as JSON text: `{clusterName, nodes,
+   * keyspaces, tokenRing}`; `tokenRing` lists `[token, "ip:port"]` in ring order. The
+   * host watcher polls without schema. Fails when not connected.
+   */
+  clusterInfo(withSchema: boolean): string
+  /**
+   * Replicas (`ip:port`) of the partition whose routing key (the serialized partition
+   * key, as cassandra-driver's `getReplicas` takes it) is `routing_key`, Murmur3.
+   */
+  replicas(keyspace: string, routingKey: Buffer): Array<string>
+  /** Re-reads topology and schema; resolves to an empty Buffer or an encoded error. */
+  refreshMetadata(): Promise<Buffer>
+  /**
+   * Waits until every node reports the same schema version; resolves to an empty
+   * Buffer or an encoded error (OperationTimedOut past the schema agreement timeout).
+   */
+  awaitSchemaAgreement(): Promise<Buffer>
+  /**
+   * The server's trace of a request (`system_traces`) as JSON text, or an encoded
+   * error as `{"error": ...}`.
+   */
+  trace(traceId: string): Promise<string>
   constructor()
   /** Connects; resolves to an empty Buffer on success or an encoded error. */
   connect(options: ConnectOptions): Promise<Buffer>
@@ -26,11 +49,6 @@ export declare class NativeSession {
    */
   submit(requests: Buffer, concurrency: number, token: number): void
   /**
-   * Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
-   * primary first; empty when not connected or the keyspace is unknown.
-   */
-  replicas(keyspace: string, routingKey: Buffer): Array<string>
-  /**
    * The ring's ranges with their replicas in `keyspace`, as JSON
    * (`[{start, end, replicas}]`, tokens as decimal strings).
    */
@@ -39,16 +57,71 @@ export declare class NativeSession {
   shutdown(): void
 }
 
-/** Connection settings, mapped by the JS `Client` from cassandra-driver's options. */
+/** Connection settings, mapped by lib/options.js from cassandra-driver's options. */
 export interface ConnectOptions {
-  /** `host` or `host:port` entries. */
+  /** `host:port` entries. */
   contactPoints: Array<string>
   keyspace?: string
   username?: string
   password?: string
+  /** Requests go to this datacenter only; connect() fails when no node is in it. */
   localDataCenter?: string
   connectTimeoutMs?: number
   requestTimeoutMs?: number
+  /** `sslOptions`; absent means plaintext. */
+  tls?: TlsOptions
+  /** TokenAwarePolicy: requests go to a replica first (default true, as cassandra-driver). */
+  tokenAware?: boolean
+  /** AllowListPolicy: `host:port` of the only nodes the client connects to. */
+  allowList?: Array<string>
+  /** "default" (RetryPolicy) or "fallthrough" (FallthroughRetryPolicy). */
+  retry?: string
+  /** ConstantSpeculativeExecutionPolicy: delay before each extra execution. */
+  speculativeDelayMs?: number
+  /** ConstantSpeculativeExecutionPolicy: executions beyond the first. */
+  speculativeMax?: number
+  /** pooling.coreConnectionsPerHost for local hosts. */
+  connectionsPerHost?: number
+  /** pooling.heartBeatInterval; 0 turns heartbeats off. */
+  heartbeatIntervalMs?: number
+  /** socketOptions.tcpNoDelay. */
+  tcpNoDelay?: boolean
+  /** socketOptions.keepAlive with keepAliveDelay (ms); absent: no TCP keepalive. */
+  tcpKeepaliveMs?: number
+  /** protocolOptions.maxSchemaAgreementWaitSeconds, in ms; 0: never wait after DDL. */
+  schemaAgreementTimeoutMs?: number
+  /**
+   * "monotonic": the Rust driver's MonotonicTimestampGenerator; absent or "server": none
+   * (the server, or a JS generator through each request's timestamp).
+   */
+  timestampGenerator?: string
+  /** isMetadataSyncEnabled. */
+  fetchSchemaMetadata?: boolean
+  /** applicationName / applicationVersion / id, sent in STARTUP. */
+  applicationName?: string
+  applicationVersion?: string
+  clientId?: string
+}
+
+/** The parts of Node's `tls.ConnectionOptions` that weir-cql maps (see lib/tls.js). */
+export interface TlsOptions {
+  /** PEM CA certificates (each buffer may hold several); replaces the system roots. */
+  ca?: Array<Buffer>
+  /** PEM client certificate chain, leaf first. */
+  cert?: Array<Buffer>
+  /** PEM private keys (the first is used). */
+  key?: Array<Buffer>
+  /** Decrypts `key` or `pfx`. */
+  passphrase?: string
+  /** PKCS#12 bundle: key, certificate and CA chain. */
+  pfx?: Buffer
+  /** false: no certificate or identity check at all (Node's `rejectUnauthorized: false`). */
+  rejectUnauthorized: boolean
+  /** "TLSv1.2" / "TLSv1.3" (Node's names). */
+  minVersion?: string
+  maxVersion?: string
+  /** OpenSSL cipher list (TLS 1.2 and below), as Node's `ciphers`. */
+  ciphers?: string
 }
 
 /**
