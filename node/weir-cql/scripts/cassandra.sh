@@ -162,6 +162,11 @@ running_pid() {
 }
 
 # Launches node $1's JVM on whatever its directory holds and waits for its CQL port.
+# The ring delay bounds a joining node's gossip shadow round: 1 s is plenty for a lone
+# node, but a node joining a loaded 2-core machine's cluster needs longer (seen: "Unable
+# to gossip with any peers" at 1 s under a load average of 24).
+RING_DELAY_MS=1000
+
 launch() {
   local n="$1" node addr jamm
   node="$(node_dir "$n")"; addr="127.0.0.$n"
@@ -212,7 +217,7 @@ launch() {
     -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.allocator.maxOrder=11
     -javaagent:"$jamm"
     -Dcassandra.jmx.local.port="$(jmx_port "$n")"
-    -Dcassandra.ring_delay_ms=1000 -Dcassandra.skip_wait_for_gossip_to_settle=0
+    -Dcassandra.ring_delay_ms="$RING_DELAY_MS" -Dcassandra.skip_wait_for_gossip_to_settle=0
     -Dcassandra.superuser_setup_delay_ms=0
     -Dcassandra.config="file://$node/conf/cassandra.yaml"
     -Dlogback.configurationFile="$node/conf/logback.xml"
@@ -227,9 +232,17 @@ launch() {
   echo "$pid" > "$(pid_file "$n")"
   for _ in $(seq 1 360); do
     if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$(pid_file "$n")"
+      # A join that found no gossip peer in time is retried once, from scratch.
+      if [ "${LAUNCH_RETRY:-1}" = 1 ] && grep -q "Unable to gossip with any peers" "$node/logs/stdout.log" 2>/dev/null; then
+        echo "cassandra.sh: node $n found no gossip peer in time; starting it once more" >&2
+        write_config "$n" "$SEED"
+        LAUNCH_RETRY=0 launch "$n"
+        return
+      fi
       echo "cassandra.sh: node $n exited during start-up; last log lines:" >&2
       tail -n 30 "$node/logs/stdout.log" "$node/logs/system.log" >&2 || true
-      rm -f "$(pid_file "$n")"; exit 1
+      exit 1
     fi
     if port_open "$addr" 9042; then
       echo "cassandra.sh: node $n pid $pid, CQL up on ${addr}:9042 after $(( $(date +%s) - start_s )) s" >&2
@@ -247,8 +260,11 @@ start() {
   [ "${#nodes[@]}" -gt 0 ] || nodes=(1)
   for n in "${nodes[@]}"; do check_index "$n"; done
   if tls_on; then make_ca; fi
+  SEED="${nodes[0]}"
   for n in "${nodes[@]}"; do
-    write_config "$n" "${nodes[0]}"
+    # Nodes that join a cluster wait longer for gossip (see RING_DELAY_MS).
+    if [ "$n" != "$SEED" ]; then RING_DELAY_MS=5000; fi
+    write_config "$n" "$SEED"
     launch "$n"
   done
 }
@@ -256,7 +272,9 @@ start() {
 resume() {
   check_index "$1"
   [ -f "$(node_dir "$1")/conf/cassandra.yaml" ] || { echo "cassandra.sh: node $1 was never started; use 'start $1'" >&2; exit 1; }
-  launch "$1"
+  # A restarting node gossips with the others before it serves, like a joining one; it is
+  # never retried from scratch (that would wipe its data).
+  RING_DELAY_MS=5000 LAUNCH_RETRY=0 launch "$1"
 }
 
 stop() {
