@@ -12,6 +12,7 @@ if (!['weir-cql', 'cassandra-driver'].includes(driverName) || !(ops > 0)) {
   process.exit(2);
 }
 const driver = require(driverName);
+const traffic = require('./traffic');
 const { Uuid } = driver.types;
 const INSERT = 'INSERT INTO benchmarks.basic (id, val) VALUES (?, ?)';
 const SELECT = 'SELECT * FROM benchmarks.basic';
@@ -26,6 +27,7 @@ async function main() {
   const warm = Uuid.fromString('00000000-0000-0000-0000-000000000000');
   await client.execute(INSERT, [warm, -1], { prepare: true });
   await client.execute('DELETE FROM benchmarks.basic WHERE id = ?', [warm], { prepare: true });
+  const sockets0 = traffic.driverSockets(process.pid);
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   switch (bench) {
@@ -58,8 +60,11 @@ async function main() {
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
+  // Read after the clock stopped: what this process moved to and from the nodes.
+  const moved = traffic.moved(sockets0, traffic.driverSockets(process.pid));
   console.log(JSON.stringify({ driver: driverName, bench, ops, seconds: +seconds.toFixed(4),
-    cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(4) }));
+    cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(4),
+    driver_packets: moved.packets, driver_bytes: moved.bytes, driver_closed: moved.closed }));
   await client.shutdown();
 }
 

@@ -1,14 +1,20 @@
 #!/usr/bin/env node
 'use strict';
 // The seed's four CQL benchmarks for weir-cql, cassandra-driver (npm) and the raw `scylla`
-// crate, against one Apache Cassandra 5.0.9 node (RF=1), each run in a fresh process.
-// Prints seconds, ops/s and client CPU seconds per run, then the ratios the targets name.
+// crate, against Apache Cassandra 5.0.9 (keyspace RF=1), each run in a fresh process.
+// Prints seconds, ops/s and client CPU seconds per run, then the ratios the targets name,
+// and the seed's traffic table: packets and bytes driver<->node and node<->node (kernel
+// tcp_info counters, see traffic.js) and the requests the nodes forwarded to a replica
+// (MUTATION_REQ / READ_REQ messages received, counted by the nodes over JMX).
 //
 //   node run.js [--ops 62500,250000] [--benches insert,select,concurrent_insert,concurrent_select]
-//               [--drivers weir-cql,cassandra-driver,rust-raw]
+//               [--drivers weir-cql,cassandra-driver,rust-raw] [--nodes 3] [--pin]
 //
-// Starts Cassandra with node/weir-cql/scripts/cassandra.sh and stops it by pid at the end,
-// unless WEIR_CQL_CONTACT_POINT names a running server. Writes results/<time>.json and .md.
+// --nodes N starts N nodes on 127.0.0.1..N (default 3, the seed's cluster); --pin puts every
+// node's JVM on CPU 0 and the client on CPU 1 (taskset), so the client's own cost shows.
+// Starts the nodes with node/weir-cql/scripts/cassandra.sh and stops them by pid at the end,
+// unless WEIR_CQL_CONTACT_POINT names a running server (--pin and the forwarded counts then
+// work only on nodes cassandra.sh started). Writes results/<time>.json and .md.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -27,6 +33,9 @@ function arg(name, dflt) {
 const OPS = arg('ops', ['62500', '250000']).map(Number);
 const BENCHES = arg('benches', ['insert', 'select', 'concurrent_insert', 'concurrent_select']);
 const DRIVERS = arg('drivers', ['weir-cql', 'cassandra-driver', 'rust-raw']);
+const NODES = Number(arg('nodes', ['3'])[0]);
+const PIN = process.argv.includes('--pin');
+const traffic = require('./traffic');
 
 function sh(cmd, args, opts) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
@@ -64,8 +73,9 @@ async function countRows(host) {
 }
 
 function runOne(driver, bench, ops, host) {
-  const [cmd, args] = driver === 'rust-raw' ? [rawBin, [bench, String(ops), host]]
+  let [cmd, args] = driver === 'rust-raw' ? [rawBin, [bench, String(ops), host]]
     : [process.execPath, [path.join(here, 'one.js'), driver, bench, String(ops), host]];
+  if (PIN) { args = ['-c', '1', cmd, ...args]; cmd = 'taskset'; }
   const r = spawnSync(cmd, args, { cwd: here, encoding: 'utf8', maxBuffer: 1 << 24 });
   if (r.status !== 0) throw new Error(`${driver} ${bench} ${ops}: exit ${r.status}: ${(r.stderr || '').slice(-2000)}`);
   const line = r.stdout.trim().split('\n').pop();
@@ -73,6 +83,28 @@ function runOne(driver, bench, ops, host) {
 }
 
 const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+const cassandra = path.join(pkg, 'scripts/cassandra.sh');
+
+/** Requests node n received from other nodes' coordinators: MUTATION_REQ and READ_REQ. */
+function forwardedOn(n) {
+  const r = spawnSync('bash', [cassandra, 'nodetool', String(n), 'sjk', 'mx', '-all', '-b',
+    'org.apache.cassandra.metrics:type=Messaging,name=*_REQ-WaitLatency', '-mg', '-f', 'Count'], { encoding: 'utf8' });
+  if (r.status !== 0) return NaN;
+  const lines = r.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+  let n2 = 0;
+  for (let i = 0; i + 1 < lines.length; i += 2) if (/name=(MUTATION|READ)_REQ-WaitLatency$/.test(lines[i])) n2 += Number(lines[i + 1]);
+  return n2;
+}
+const forwarded = () => { let s = 0; for (let n = 1; n <= NODES; n++) s += forwardedOn(n); return s; };
+
+/** Puts every thread of every node's JVM on CPU 0. */
+function pinNodes() {
+  for (let n = 1; n <= NODES; n++) {
+    const pid = spawnSync('bash', [cassandra, 'pid', String(n)], { encoding: 'utf8' }).stdout.trim();
+    if (!/^\d+$/.test(pid)) throw new Error(`--pin: node ${n} has no pid from cassandra.sh (not started by it?)`);
+    sh('taskset', ['-apc', '0', pid], { stdio: 'ignore' });
+  }
+}
 
 function report(results) {
   const lines = [];
@@ -80,6 +112,15 @@ function report(results) {
   lines.push('|---|---:|---|---:|---:|---:|');
   for (const r of results) {
     lines.push(`| ${r.bench} | ${r.ops} | ${r.driver} | ${fmt(r.seconds)} | ${Math.round(r.ops / r.seconds)} | ${fmt(r.cpu_seconds)} |`);
+  }
+  lines.push('');
+  lines.push('Traffic during each run (kernel TCP segment and byte counters; node<->node includes gossip):');
+  lines.push('');
+  lines.push('| benchmark | ops | driver | driver<->node packets | driver<->node MB | node<->node packets | node<->node MB | requests forwarded by a non-replica coordinator |');
+  lines.push('|---|---:|---|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const mb = (b) => (Number.isFinite(b) ? (b / 1e6).toFixed(1) : 'n/a');
+    lines.push(`| ${r.bench} | ${r.ops} | ${r.driver} | ${r.driver_packets ?? 'n/a'} | ${mb(r.driver_bytes)} | ${r.node_packets} | ${mb(r.node_bytes)} | ${Number.isFinite(r.forwarded) ? r.forwarded : 'n/a'} |`);
   }
   lines.push('');
   lines.push('| benchmark | ops | speed-up vs cassandra-driver (target >= 1.5) | time vs rust-raw (target <= 1.3) | CPU vs cassandra-driver (target < 1) |');
@@ -98,13 +139,18 @@ function report(results) {
 async function main() {
   build();
   let host = process.env.WEIR_CQL_CONTACT_POINT;
-  const cassandra = path.join(pkg, 'scripts/cassandra.sh');
   let started = false;
   const stop = () => { if (started) { started = false; spawnSync('bash', [cassandra, 'stop'], { stdio: 'inherit' }); } };
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { stop(); process.exit(130); });
   const results = [];
   try {
-    if (!host) { started = true; sh('bash', [cassandra, 'start']); host = '127.0.0.1:9042'; }
+    if (!host) {
+      started = true;
+      sh('bash', [cassandra, 'start', ...Array.from({ length: NODES }, (_, i) => String(i + 1))]);
+      host = '127.0.0.1:9042';
+    }
+    if (PIN) pinNodes();
+    console.log(`bench/cql: ${NODES} node(s)${PIN ? ', nodes pinned to CPU 0 and the client to CPU 1' : ''}`);
     // Warm the server's JIT before measuring (not reported).
     for (const bench of ['concurrent_insert', 'concurrent_select']) {
       await prepareTable(host, bench);
@@ -119,7 +165,15 @@ async function main() {
         for (const driver of order) {
           await prepareTable(host, bench);
           await new Promise((r) => setTimeout(r, 2000));
+          // Forwarded requests are counted for the inserts (JMX reads take seconds per node).
+          const countFwd = bench.endsWith('insert');
+          const fwd0 = countFwd ? forwarded() : NaN;
+          const node0 = traffic.internodeSockets();
           const r = runOne(driver, bench, ops, host);
+          const nodeMoved = traffic.moved(node0, traffic.internodeSockets());
+          r.node_packets = nodeMoved.packets;
+          r.node_bytes = nodeMoved.bytes;
+          r.forwarded = countFwd ? forwarded() - fwd0 : NaN;
           if (bench === 'concurrent_insert' || bench === 'insert') {
             const n = await countRows(host);
             if (n !== ops) throw new Error(`${driver} ${bench}: table holds ${n} rows after ${ops} inserts`);

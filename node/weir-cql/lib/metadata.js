@@ -111,9 +111,7 @@ class Metadata {
   /** Hosts holding the partition whose serialized partition key is `token` (a Buffer). */
   getReplicas(keyspace, token) {
     if (!Buffer.isBuffer(token)) throw new errors.ArgumentError('getReplicas(keyspace, routingKey): routingKey must be the serialized partition key as a Buffer');
-    // The native call answers IPs (src/ring.rs); hosts are keyed by ip:port.
-    const hosts = this._client.hosts.values();
-    return this._client._native.replicas(keyspace, token).map((ip) => hosts.find((h) => h.address.startsWith(`${ip}:`))).filter(Boolean);
+    return this._client._native.replicas(keyspace, token).map((a) => this._client.hosts.get(a)).filter(Boolean);
   }
 
   /** The token ring as ranges ]start, end], each owned by the node at its end. */
@@ -127,13 +125,12 @@ class Metadata {
     return out;
   }
 
+  /** The ranges ]start, end] `host` is a replica of in `keyspace` (at its replication). */
   getTokenRangesForHost(keyspace, host) {
     const addr = typeof host === 'string' ? host : host.address;
-    const ring = this._info().tokenRing;
     const out = new Set();
-    for (let i = 0; i < ring.length; i++) {
-      if (ring[i][1] !== addr) continue;
-      out.add(new TokenRange(ring[(i + ring.length - 1) % ring.length][0], ring[i][0]));
+    for (const r of JSON.parse(this._client._native.tokenRanges(keyspace))) {
+      if (r.replicas.includes(addr)) out.add(new TokenRange(r.start, r.end));
     }
     return out;
   }

@@ -9,9 +9,8 @@
 #          scripts/cassandra.sh fetch            download the jars only
 #   env:   CASSANDRA_VERSION (5.0.9)  CASSANDRA_HOME_DIR (<package>/.cassandra)  CASSANDRA_HEAP (512M)
 #          CASSANDRA_JMX_PORT_BASE (7190: node N's JMX listens on 127.0.0.1:BASE+N)
-#          CASSANDRA_CLIENT_TLS (1: `start` makes a throw-away CA and a node certificate valid
-#          for 127.0.0.1-9 in $DIR/tls with openssl, and the nodes accept TLS and plaintext
-#          clients on their CQL port)
+#          CASSANDRA_CLIENT_TLS (1: `start` makes a CA in $DIR/tls and a certificate for each
+#          node's IP, and the nodes accept TLS and plaintext clients on the CQL port)
 #
 # Node N listens on 127.0.0.N (CQL 9042, gossip 7000; Linux routes all of 127/8 to lo) and
 # keeps its data, logs, yaml and pid in $DIR/nodeN. Nodes join one after another (a node
@@ -62,33 +61,42 @@ POM
   rm -rf "$JARS/lib" && mv "$JARS/lib.tmp" "$JARS/lib"
 }
 
-# A throw-away CA and one node certificate whose subjectAltName lists every node IP
-# (clients check the IP they connected to), plus a second CA that signed nothing the nodes
-# serve (tests use it as the "bad certificate" case). The key and chain go into a PKCS#12
-# keystore for Cassandra's default SSL context factory.
-make_tls() {
+tls_on() { [ "${CASSANDRA_CLIENT_TLS:-0}" = 1 ]; }
+
+# A throw-away CA for this start, plus a second CA that signed nothing the nodes serve
+# (tests use it as the "bad certificate" case).
+make_ca() {
   command -v openssl >/dev/null || { echo "cassandra.sh: openssl not found (apt-get install openssl)" >&2; exit 1; }
   local t="$DIR/tls"
-  rm -rf "$t" && mkdir -p "$t"
+  rm -rf "$t"; mkdir -p "$t"
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=weir-cql test CA" \
     -keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=weir-cql other CA" \
     -keyout "$t/other-ca.key" -out "$t/other-ca.pem" 2>/dev/null
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=weir-cql node" -keyout "$t/node.key" -out "$t/node.csr" 2>/dev/null
-  printf 'subjectAltName=%s\n' "$(seq -s, -f 'IP:127.0.0.%g' 1 9)" > "$t/node.ext"
-  openssl x509 -req -in "$t/node.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial -days 2 \
+}
+
+# Node $1's certificate, signed by the CA, with its IP as subjectAltName (clients check the
+# IP they connected to); key and chain in a PKCS#12 keystore for Cassandra's default SSL
+# context factory.
+make_node_cert() {
+  local ca="$DIR/tls" t addr="127.0.0.$1"
+  t="$(node_dir "$1")/tls"
+  mkdir -p "$t"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=${addr}" -keyout "$t/node.key" -out "$t/node.csr" 2>/dev/null
+  printf 'subjectAltName=IP:%s\n' "$addr" > "$t/node.ext"
+  openssl x509 -req -in "$t/node.csr" -CA "$ca/ca.pem" -CAkey "$ca/ca.key" -CAcreateserial -days 2 \
     -extfile "$t/node.ext" -out "$t/node.pem" 2>/dev/null
-  openssl pkcs12 -export -inkey "$t/node.key" -in "$t/node.pem" -certfile "$t/ca.pem" \
+  openssl pkcs12 -export -inkey "$t/node.key" -in "$t/node.pem" -certfile "$ca/ca.pem" \
     -passout pass:weircql -out "$t/node.p12"
 }
 
 tls_config() {
-  [ "${CASSANDRA_CLIENT_TLS:-0}" = 1 ] || return 0
+  tls_on || return 0
   cat <<YAML
 client_encryption_options:
   enabled: true
   optional: true
-  keystore: ${DIR}/tls/node.p12
+  keystore: $1/tls/node.p12
   keystore_password: weircql
   store_type: PKCS12
   require_client_auth: false
@@ -100,6 +108,7 @@ write_config() {
   node="$(node_dir "$n")"; addr="127.0.0.$n"
   rm -rf "$node"
   mkdir -p "$node"/{conf,data,commitlog,saved_caches,hints,cdc_raw,logs}
+  if tls_on; then make_node_cert "$n"; fi
   cat > "$node/conf/cassandra.yaml" <<YAML
 cluster_name: 'weir-cql-test'
 num_tokens: 16
@@ -132,7 +141,7 @@ memtable_allocation_type: heap_buffers
 user_defined_functions_enabled: true
 # Tests create a keyspace per file; keep schema changes quick.
 auto_snapshot: false
-$(tls_config)
+$(tls_config "$node")
 YAML
   cat > "$node/conf/logback.xml" <<XML
 <configuration scan="false">
@@ -153,6 +162,11 @@ running_pid() {
 }
 
 # Launches node $1's JVM on whatever its directory holds and waits for its CQL port.
+# The ring delay bounds a joining node's gossip shadow round: 1 s is plenty for a lone
+# node, but a node joining a loaded 2-core machine's cluster needs longer (seen: "Unable
+# to gossip with any peers" at 1 s under a load average of 24).
+RING_DELAY_MS=1000
+
 launch() {
   local n="$1" node addr jamm
   node="$(node_dir "$n")"; addr="127.0.0.$n"
@@ -203,7 +217,7 @@ launch() {
     -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.allocator.maxOrder=11
     -javaagent:"$jamm"
     -Dcassandra.jmx.local.port="$(jmx_port "$n")"
-    -Dcassandra.ring_delay_ms=1000 -Dcassandra.skip_wait_for_gossip_to_settle=0
+    -Dcassandra.ring_delay_ms="$RING_DELAY_MS" -Dcassandra.skip_wait_for_gossip_to_settle=0
     -Dcassandra.superuser_setup_delay_ms=0
     -Dcassandra.config="file://$node/conf/cassandra.yaml"
     -Dlogback.configurationFile="$node/conf/logback.xml"
@@ -218,9 +232,17 @@ launch() {
   echo "$pid" > "$(pid_file "$n")"
   for _ in $(seq 1 360); do
     if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$(pid_file "$n")"
+      # A join that found no gossip peer in time is retried once, from scratch.
+      if [ "${LAUNCH_RETRY:-1}" = 1 ] && grep -q "Unable to gossip with any peers" "$node/logs/stdout.log" 2>/dev/null; then
+        echo "cassandra.sh: node $n found no gossip peer in time; starting it once more" >&2
+        write_config "$n" "$SEED"
+        LAUNCH_RETRY=0 launch "$n"
+        return
+      fi
       echo "cassandra.sh: node $n exited during start-up; last log lines:" >&2
       tail -n 30 "$node/logs/stdout.log" "$node/logs/system.log" >&2 || true
-      rm -f "$(pid_file "$n")"; exit 1
+      exit 1
     fi
     if port_open "$addr" 9042; then
       echo "cassandra.sh: node $n pid $pid, CQL up on ${addr}:9042 after $(( $(date +%s) - start_s )) s" >&2
@@ -237,9 +259,12 @@ start() {
   local nodes=("$@")
   [ "${#nodes[@]}" -gt 0 ] || nodes=(1)
   for n in "${nodes[@]}"; do check_index "$n"; done
-  if [ "${CASSANDRA_CLIENT_TLS:-0}" = 1 ]; then make_tls; fi
+  if tls_on; then make_ca; fi
+  SEED="${nodes[0]}"
   for n in "${nodes[@]}"; do
-    write_config "$n" "${nodes[0]}"
+    # Nodes that join a cluster wait longer for gossip (see RING_DELAY_MS).
+    if [ "$n" != "$SEED" ]; then RING_DELAY_MS=5000; fi
+    write_config "$n" "$SEED"
     launch "$n"
   done
 }
@@ -247,7 +272,9 @@ start() {
 resume() {
   check_index "$1"
   [ -f "$(node_dir "$1")/conf/cassandra.yaml" ] || { echo "cassandra.sh: node $1 was never started; use 'start $1'" >&2; exit 1; }
-  launch "$1"
+  # A restarting node gossips with the others before it serves, like a joining one; it is
+  # never retried from scratch (that would wipe its data).
+  RING_DELAY_MS=5000 LAUNCH_RETRY=0 launch "$1"
 }
 
 stop() {

@@ -11,8 +11,8 @@
 //      pid afterwards, also when tests fail or the run is interrupted;
 //   4. fails when any test failed or when zero tests ran.
 // Set WEIR_CQL_CONTACT_POINT=host:port to use an already running server instead (nothing
-// is started or stopped then, and the cluster tests print SKIP: they need nodes they may
-// kill; WEIR_CQL_TLS_DIR names its tls/ directory, see scripts/cassandra.sh
+// is started or stopped then; the cluster tests print SKIP: they need nodes they may kill;
+// WEIR_CQL_TLS_DIR names the server's tls/ directory, see scripts/cassandra.sh
 // CASSANDRA_CLIENT_TLS, else the TLS tests skip and say why).
 
 const { spawn } = require('node:child_process');
@@ -74,8 +74,8 @@ async function main() {
     if (!external) {
       started = true;
       const t0 = Date.now();
-      // The nodes accept TLS and plaintext on their CQL port, with a certificate made for
-      // this run; the TLS tests read the CA from WEIR_CQL_TLS_DIR.
+      // The nodes accept TLS and plaintext on their CQL ports, with certificates made for
+      // this run by one CA; the TLS tests read the CA from WEIR_CQL_TLS_DIR.
       if (await run('bash', [cassandra, 'start', '1', '2', '3'], { CASSANDRA_CLIENT_TLS: '1' }) !== 0) {
         console.error('weir-cql: could not start the Cassandra cluster; see .cassandra/node*/logs');
         return 1;
@@ -84,7 +84,8 @@ async function main() {
       external = '127.0.0.1:9042';
       tlsDir = path.join(process.env.CASSANDRA_HOME_DIR || path.join(root, '.cassandra'), 'tls');
     }
-    integration = await runTests('integration', 'test/integration', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_TLS_DIR: tlsDir });
+    integration = await runTests('integration', 'test/integration', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_TLS_DIR: tlsDir,
+      WEIR_CQL_NODES: started ? '3' : (process.env.WEIR_CQL_NODES || '') });
     cluster = await runTests('cluster', 'test/cluster', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_CLUSTER: started ? '3' : '' });
   } finally {
     await stop();

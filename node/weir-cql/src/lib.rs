@@ -298,16 +298,6 @@ impl NativeSession {
         Ok(())
     }
 
-    /// Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
-    /// primary first; empty when not connected or the keyspace is unknown.
-    #[napi]
-    pub fn replicas(&self, keyspace: String, routing_key: Buffer) -> Vec<String> {
-        match self.inner.session() {
-            Ok(s) => ring::replicas(&s, &keyspace, &routing_key),
-            Err(_) => Vec::new(),
-        }
-    }
-
     /// The ring's ranges with their replicas in `keyspace`, as JSON
     /// (`[{start, end, replicas}]`, tokens as decimal strings).
     #[napi]

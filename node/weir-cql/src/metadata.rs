@@ -13,6 +13,8 @@ use napi::Env;
 use napi_derive::napi;
 use scylla::cluster::metadata::{ColumnKind, Keyspace, Strategy, Table};
 use scylla::cluster::Node;
+use scylla::routing::partitioner::{Murmur3Partitioner, Partitioner};
+use scylla::routing::Token;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -163,6 +165,18 @@ impl NativeSession {
         .to_string())
     }
 
+    /// Replicas (`ip:port`) of the partition whose routing key (the serialized partition
+    /// key, as cassandra-driver's `getReplicas` takes it) is `routing_key`, Murmur3.
+    #[napi]
+    pub fn replicas(&self, keyspace: String, routing_key: Buffer) -> napi::Result<Vec<String>> {
+        let session = self
+            .inner
+            .session()
+            .map_err(|e| napi::Error::from_reason(e.message))?;
+        let token = Murmur3Partitioner.hash_one(&routing_key);
+        Ok(replicas_for(&session, &keyspace, token))
+    }
+
     /// Re-reads topology and schema; resolves to an empty Buffer or an encoded error.
     #[napi]
     pub fn refresh_metadata<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Buffer>> {
@@ -255,6 +269,19 @@ impl NativeSession {
             })
         })
     }
+}
+
+fn replicas_for(
+    session: &scylla::client::session::Session,
+    keyspace: &str,
+    token: Token,
+) -> Vec<String> {
+    session
+        .get_cluster_state()
+        .get_token_endpoints(keyspace, "", token)
+        .iter()
+        .map(|(n, _)| format!("{}:{}", n.address.ip(), n.address.port()))
+        .collect()
 }
 
 fn uuid_from_str(s: &str) -> Option<uuid::Uuid> {

@@ -3,6 +3,29 @@
 
 /** One connected `scylla` session plus its prepared statements. */
 export declare class NativeSession {
+  /**
+   * Topology (and with `with_schema` the schema) as JSON text: `{clusterName, nodes,
+   * keyspaces, tokenRing}`; `tokenRing` lists `[token, "ip:port"]` in ring order. The
+   * host watcher polls without schema. Fails when not connected.
+   */
+  clusterInfo(withSchema: boolean): string
+  /**
+   * Replicas (`ip:port`) of the partition whose routing key (the serialized partition
+   * key, as cassandra-driver's `getReplicas` takes it) is `routing_key`, Murmur3.
+   */
+  replicas(keyspace: string, routingKey: Buffer): Array<string>
+  /** Re-reads topology and schema; resolves to an empty Buffer or an encoded error. */
+  refreshMetadata(): Promise<Buffer>
+  /**
+   * Waits until every node reports the same schema version; resolves to an empty
+   * Buffer or an encoded error (OperationTimedOut past the schema agreement timeout).
+   */
+  awaitSchemaAgreement(): Promise<Buffer>
+  /**
+   * The server's trace of a request (`system_traces`) as JSON text, or an encoded
+   * error as `{"error": ...}`.
+   */
+  trace(traceId: string): Promise<string>
   constructor()
   /** Connects; resolves to an empty Buffer on success or an encoded error. */
   connect(options: ConnectOptions): Promise<Buffer>
@@ -26,35 +49,12 @@ export declare class NativeSession {
    */
   submit(requests: Buffer, concurrency: number, token: number): void
   /**
-   * Addresses of the replicas of a routing key (serialized partition key) in `keyspace`,
-   * primary first; empty when not connected or the keyspace is unknown.
-   */
-  replicas(keyspace: string, routingKey: Buffer): Array<string>
-  /**
    * The ring's ranges with their replicas in `keyspace`, as JSON
    * (`[{start, end, replicas}]`, tokens as decimal strings).
    */
   tokenRanges(keyspace: string): string
   /** Drops the session: every connection of this client closes. */
   shutdown(): void
-  /**
-   * Topology (and with `with_schema` the schema) as JSON text: `{clusterName, nodes,
-   * keyspaces, tokenRing}`; `tokenRing` lists `[token, "ip:port"]` in ring order. The
-   * host watcher polls without schema. Fails when not connected.
-   */
-  clusterInfo(withSchema: boolean): string
-  /** Re-reads topology and schema; resolves to an empty Buffer or an encoded error. */
-  refreshMetadata(): Promise<Buffer>
-  /**
-   * Waits until every node reports the same schema version; resolves to an empty
-   * Buffer or an encoded error (OperationTimedOut past the schema agreement timeout).
-   */
-  awaitSchemaAgreement(): Promise<Buffer>
-  /**
-   * The server's trace of a request (`system_traces`) as JSON text, or an encoded
-   * error as `{"error": ...}`.
-   */
-  trace(traceId: string): Promise<string>
 }
 
 /** Connection settings, mapped by lib/options.js from cassandra-driver's options. */

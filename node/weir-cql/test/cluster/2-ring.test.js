@@ -1,7 +1,7 @@
 'use strict';
-// The ring the driver routes by is the servers' ring: replicas of keys and every token
-// range with its replicas match `nodetool getendpoints` and `nodetool describering`.
-// (Tested on the native calls that client.metadata.getReplicas / getTokenRanges wrap.)
+// The ring the driver routes by is the servers' ring: client.metadata.getReplicas,
+// getTokenRanges and getTokenRangesForHost match `nodetool getendpoints` and
+// `nodetool describering` (at RF=2, so a host's ranges include those it only replicates).
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const c = require('./cluster');
@@ -33,27 +33,32 @@ function intKey(id) {
 
 test('replicas of keys match nodetool getendpoints (RF=2)', opts, async () => {
   for (const id of [0, 1, 2, 42, -7, 1000000]) {
-    const ours = client._native.replicas(ks, intKey(id));
+    const ours = client.metadata.getReplicas(ks, intKey(id)).map((h) => h.address.split(':')[0]);
     const theirs = (await c.nodetool(1, 'getendpoints', ks, 't', String(id))).trim().split('\n').map((l) => l.trim()).filter(Boolean);
     assert.equal(ours.length, 2, `key ${id}: ${ours}`);
     assert.deepEqual([...ours].sort(), [...theirs].sort(), `replicas of key ${id}`);
   }
 });
 
-test('token ranges and their replicas match nodetool describering (RF=2)', opts, async () => {
-  const ours = JSON.parse(client._native.tokenRanges(ks));
+test('token ranges, and each host's ranges at RF=2, match nodetool describering', opts, async () => {
   const out = await c.nodetool(2, 'describering', ks);
   const theirs = new Map();
   const re = /TokenRange\(start_token:(-?\d+), end_token:(-?\d+), endpoints:\[([^\]]*)\]/g;
   for (let m = re.exec(out); m; m = re.exec(out)) {
-    theirs.set(`${m[1]}..${m[2]}`, m[3].split(',').map((s) => s.trim()).sort());
+    theirs.set(`${m[1]}..${m[2]}`, m[3].split(',').map((s) => s.trim()));
   }
   // 3 nodes x num_tokens 16.
   assert.equal(theirs.size, 48, `nodetool listed ${theirs.size} ranges`);
-  assert.equal(ours.length, theirs.size);
-  for (const r of ours) {
-    const key = `${r.start}..${r.end}`;
-    assert.ok(theirs.has(key), `range ${key} is not one of nodetool's`);
-    assert.deepEqual([...r.replicas].sort(), theirs.get(key), `replicas of range ${key}`);
+  const key = (r) => `${r.start}..${r.end}`;
+  const all = [...client.metadata.getTokenRanges()].map(key).sort();
+  assert.deepEqual(all, [...theirs.keys()].sort());
+  assert.equal(client.hosts.length, 3);
+  for (const host of client.hosts.values()) {
+    const ip = host.address.split(':')[0];
+    const ours = [...client.metadata.getTokenRangesForHost(ks, host)].map(key).sort();
+    const expected = [...theirs].filter(([, eps]) => eps.includes(ip)).map(([k]) => k).sort();
+    // RF=2 of 3 nodes: each host replicates about two thirds of the ranges.
+    assert.ok(expected.length > 16, `nodetool gives ${ip} only ${expected.length} ranges`);
+    assert.deepEqual(ours, expected, `ranges of ${ip}`);
   }
 });

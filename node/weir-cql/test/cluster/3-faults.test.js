@@ -67,6 +67,54 @@ test('a paused node (SIGSTOP) yields OperationTimedOutError within readTimeout',
   }
 });
 
+test('speculative execution answers from another replica while one is paused (SIGSTOP)', opts, async () => {
+  const READ_TIMEOUT_MS = 3000;
+  const N = 24;
+  const select = `SELECT v FROM ${ks}.t WHERE id = ?`;
+  const o = { prepare: true, isIdempotent: true, consistency: consistencies.one };
+  const ids = Array.from({ length: N }, (_, i) => 1000000 + i);
+  for (const id of ids) await admin.execute(`INSERT INTO ${ks}.t (id, v) VALUES (?, ?)`, [id, id], { prepare: true, consistency: consistencies.all });
+  const spec = c.cql.policies.speculativeExecution;
+  // RF=3: every node is a replica and the driver picks the first one at random, so about a
+  // third of the reads start on the paused node.
+  const plain = c.newClient({ socketOptions: { readTimeout: READ_TIMEOUT_MS } });
+  const speculative = c.newClient({ socketOptions: { readTimeout: READ_TIMEOUT_MS },
+    policies: { speculativeExecution: new spec.ConstantSpeculativeExecutionPolicy(100, 2) } });
+  const timed = async (client, id) => {
+    const t0 = Date.now();
+    try {
+      const rs = await client.execute(select, [id], o);
+      return { ms: Date.now() - t0, v: rs.first().v };
+    } catch (e) { return { ms: Date.now() - t0, error: e }; }
+  };
+  try {
+    for (const client of [plain, speculative]) await client.execute(select, [ids[0]], o);
+    const pid = await c.pid(3);
+    process.kill(pid, 'SIGSTOP');
+    let without, withSpec;
+    try {
+      without = await Promise.all(ids.map((id) => timed(plain, id)));
+      withSpec = await Promise.all(ids.map((id) => timed(speculative, id)));
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    const timedOut = without.filter((r) => r.error);
+    console.log(`node 3 paused: without speculation ${timedOut.length} of ${N} reads timed out; `
+      + `with it ${withSpec.filter((r) => r.error).length} failed, slowest ${Math.max(...withSpec.map((r) => r.ms))} ms`);
+    // The control: reads that started on the paused replica waited for readTimeout.
+    assert.ok(timedOut.length > 0, 'no read started on the paused node: the control shows nothing');
+    for (const r of timedOut) assert.ok(r.error instanceof c.cql.errors.OperationTimedOutError, String(r.error));
+    withSpec.forEach((r, i) => {
+      assert.ok(!r.error, `read ${i} failed with speculative execution: ${r.error}`);
+      assert.equal(r.v, ids[i]);
+      assert.ok(r.ms < READ_TIMEOUT_MS / 2, `read ${i} took ${r.ms} ms with a 100 ms speculative delay`);
+    });
+  } finally {
+    await plain.shutdown();
+    await speculative.shutdown();
+  }
+});
+
 test('kill -9 of a node during a concurrent QUORUM insert at RF=3: no acknowledged write lost, the run goes on, the node comes back', opts, async () => {
   const client = c.newClient({ socketOptions: { readTimeout: 10000 } });
   const insert = `INSERT INTO ${ks}.t (id, v) VALUES (?, ?)`;
