@@ -26,6 +26,7 @@ pub mod meter;
 pub mod output;
 pub mod plots;
 pub mod point;
+pub mod regions;
 pub mod search;
 
 pub use error::ExploreError;

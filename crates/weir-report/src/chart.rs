@@ -2,7 +2,7 @@
 //! rendered by weir-plot. A test (and a reader) can compare each picture with its numbers.
 
 use serde::{Deserialize, Serialize};
-use weir_plot::{Axis, Figure, GroupSeries, GroupedBars, Layer, Stroke};
+use weir_plot::{Axis, Cell, ColorScale, Figure, GroupSeries, GroupedBars, Layer, Stroke};
 
 /// One chart on the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,6 +22,15 @@ pub enum ChartBody {
     Xy {
         x: AxisSpec,
         y: AxisSpec,
+        series: Vec<Series>,
+    },
+    /// Coloured cells with lines over them (weir explore's latency maps), kept as drawn by
+    /// explore's own figure builder ([`Chart::from_figure`]).
+    Heatmap {
+        x: AxisSpec,
+        y: AxisSpec,
+        cells: Vec<CellSpec>,
+        scale: ScaleSpec,
         series: Vec<Series>,
     },
     /// Bars grouped by named category (the alignment histogram).
@@ -57,6 +66,14 @@ impl AxisSpec {
         }
     }
 
+    fn of(axis: &Axis) -> Self {
+        AxisSpec {
+            label: axis.label.clone(),
+            unit: axis.unit.clone(),
+            log: axis.scale == weir_plot::Scale::Log,
+        }
+    }
+
     fn axis(&self) -> Axis {
         if self.log {
             Axis::log(&self.label, &self.unit)
@@ -82,6 +99,27 @@ pub struct Series {
     pub color: String,
     /// (x, y) in the axes' units.
     pub points: Vec<(f64, f64)>,
+}
+
+/// One heatmap cell in data coordinates; `value` None is drawn grey (did not keep up).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSpec {
+    pub x0: f64,
+    pub x1: f64,
+    pub y0: f64,
+    pub y1: f64,
+    pub value: Option<f64>,
+    pub title: Option<String>,
+}
+
+/// A heatmap's colour scale: logarithmic from `min` to `max`, split at `pivot` (the goal).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScaleSpec {
+    pub label: String,
+    pub unit: String,
+    pub min: f64,
+    pub max: f64,
+    pub pivot: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,11 +169,114 @@ fn headroom(axis: Axis, series: &[Series]) -> Axis {
     axis.range(lo - hi * 0.02, hi * 1.05)
 }
 
+/// A series as a weir-plot layer; a line through one point is invisible, so it is drawn as
+/// a marker.
+fn series_layer(s: &Series) -> Layer {
+    let label = Some(s.label.clone()).filter(|l| !l.is_empty());
+    let points = s.points.clone();
+    let kind = if points.len() == 1 {
+        SeriesKind::Points
+    } else {
+        s.kind
+    };
+    match kind {
+        SeriesKind::Line => Layer::Line {
+            points,
+            stroke: Stroke::solid(&s.color),
+            label,
+        },
+        SeriesKind::DashedLine => Layer::Line {
+            points,
+            stroke: Stroke::dashed(&s.color),
+            label,
+        },
+        SeriesKind::Points => Layer::Points {
+            points,
+            stroke: Stroke::solid(&s.color),
+            label,
+        },
+    }
+}
+
 impl Chart {
+    /// A chart from a figure another crate built (weir explore's heatmaps): its cells, lines
+    /// and markers become data, so the page can embed and redraw them.
+    pub fn from_figure(id: &str, fig: &Figure) -> Chart {
+        let mut cells = Vec::new();
+        let mut scale = None;
+        let mut series = Vec::new();
+        for layer in &fig.layers {
+            match layer {
+                Layer::Cells { cells: c, scale: s } => {
+                    cells.extend(c.iter().map(|c| CellSpec {
+                        x0: c.x0,
+                        x1: c.x1,
+                        y0: c.y0,
+                        y1: c.y1,
+                        value: c.value,
+                        title: c.title.clone(),
+                    }));
+                    scale.get_or_insert(ScaleSpec {
+                        label: s.label.clone(),
+                        unit: s.unit.clone(),
+                        min: s.min,
+                        max: s.max,
+                        pivot: s.pivot,
+                    });
+                }
+                Layer::Line {
+                    points,
+                    stroke,
+                    label,
+                } => series.push(Series {
+                    label: label.clone().unwrap_or_default(),
+                    kind: if stroke.dash.is_some() {
+                        SeriesKind::DashedLine
+                    } else {
+                        SeriesKind::Line
+                    },
+                    color: stroke.color.clone(),
+                    points: points.clone(),
+                }),
+                Layer::Points {
+                    points,
+                    stroke,
+                    label,
+                } => series.push(Series {
+                    label: label.clone().unwrap_or_default(),
+                    kind: SeriesKind::Points,
+                    color: stroke.color.clone(),
+                    points: points.clone(),
+                }),
+                // No figure handed over carries bars.
+                Layer::Bars { .. } => {}
+            }
+        }
+        Chart {
+            id: id.into(),
+            title: fig.title.clone(),
+            subtitle: fig.subtitle.clone(),
+            body: ChartBody::Heatmap {
+                x: AxisSpec::of(&fig.x),
+                y: AxisSpec::of(&fig.y),
+                cells,
+                scale: scale.unwrap_or(ScaleSpec {
+                    label: String::new(),
+                    unit: String::new(),
+                    min: 1.0,
+                    max: 10.0,
+                    pivot: 3.0,
+                }),
+                series,
+            },
+        }
+    }
+
     /// Whether the chart has anything to draw.
     pub fn is_empty(&self) -> bool {
         match &self.body {
             ChartBody::Xy { series, .. } => series.iter().all(|s| s.points.is_empty()),
+            ChartBody::Heatmap { cells, .. } => cells.is_empty(),
             ChartBody::Grouped { series, .. } => series.iter().all(|s| s.values.is_empty()),
         }
     }
@@ -150,33 +291,39 @@ impl Chart {
                     headroom(y.axis(), series),
                 );
                 fig.subtitle = self.subtitle.clone();
-                for s in series {
-                    let label = Some(s.label.clone()).filter(|l| !l.is_empty());
-                    let points = s.points.clone();
-                    // A line through one point is invisible: draw the point.
-                    let kind = if points.len() == 1 {
-                        SeriesKind::Points
-                    } else {
-                        s.kind
-                    };
-                    fig.layers.push(match kind {
-                        SeriesKind::Line => Layer::Line {
-                            points,
-                            stroke: Stroke::solid(&s.color),
-                            label,
-                        },
-                        SeriesKind::DashedLine => Layer::Line {
-                            points,
-                            stroke: Stroke::dashed(&s.color),
-                            label,
-                        },
-                        SeriesKind::Points => Layer::Points {
-                            points,
-                            stroke: Stroke::solid(&s.color),
-                            label,
-                        },
-                    });
-                }
+                fig.layers.extend(series.iter().map(series_layer));
+                fig.to_svg()
+            }
+            ChartBody::Heatmap {
+                x,
+                y,
+                cells,
+                scale,
+                series,
+            } => {
+                let mut fig = Figure::new(&self.title, x.axis(), y.axis());
+                fig.subtitle = self.subtitle.clone();
+                fig.layers.push(Layer::Cells {
+                    cells: cells
+                        .iter()
+                        .map(|c| Cell {
+                            x0: c.x0,
+                            x1: c.x1,
+                            y0: c.y0,
+                            y1: c.y1,
+                            value: c.value,
+                            title: c.title.clone(),
+                        })
+                        .collect(),
+                    scale: ColorScale {
+                        label: scale.label.clone(),
+                        unit: scale.unit.clone(),
+                        min: scale.min,
+                        max: scale.max,
+                        pivot: scale.pivot,
+                    },
+                });
+                fig.layers.extend(series.iter().map(series_layer));
                 fig.to_svg()
             }
             ChartBody::Grouped {

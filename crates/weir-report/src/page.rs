@@ -41,7 +41,13 @@ pub fn section_charts(section: &Section) -> Vec<Chart> {
         SectionKind::Tune => figures::tune::charts(json),
         SectionKind::Qos => figures::qos::charts(json),
         SectionKind::Align => figures::align::chart(json).into_iter().collect(),
-        SectionKind::Doctor | SectionKind::Qualify | SectionKind::Explore => Vec::new(),
+        // Explore's heatmaps are kept as chart data by its phase (drawn by explore's own
+        // figure builder from the map).
+        SectionKind::Explore => json
+            .get("charts")
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default(),
+        SectionKind::Doctor | SectionKind::Qualify => Vec::new(),
     }
 }
 

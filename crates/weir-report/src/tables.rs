@@ -64,7 +64,7 @@ pub fn section_tables(kind: SectionKind, json: &Value) -> String {
         SectionKind::Tune => tune(json),
         SectionKind::Qos => qos(json),
         SectionKind::Align => align(json),
-        SectionKind::Explore => String::new(),
+        SectionKind::Explore => explore(json),
     }
 }
 
@@ -243,6 +243,52 @@ fn qos(json: &Value) -> String {
     if let Some(yaml) = json.get("io_properties_yaml").and_then(Value::as_str) {
         s.push_str(&format!(
             "<p>The scheduler's model (<code>io-properties.yaml</code> below): the tuned figures with <code>duplex: true</code>, as bench/qos.sh runs it:</p><pre>{}</pre>\n",
+            esc(yaml)
+        ));
+    }
+    s
+}
+
+fn explore(json: &Value) -> String {
+    let map = json.get("map").unwrap_or(&Value::Null);
+    let cal = |k: &str| map.pointer(&format!("/calibration/{k}"));
+    let rows = vec![
+        (
+            None,
+            vec![
+                "pure 4 KiB random reads (QD 64)".into(),
+                esc(&si(cal("read_iops"), "IOPS")),
+            ],
+        ),
+        (
+            None,
+            vec![
+                "pure 128 KiB writes, fresh extents (QD 16)".into(),
+                esc(&si(cal("fresh_write_bytes_per_s"), "B/s")),
+            ],
+        ),
+        (
+            None,
+            vec![
+                "pure 128 KiB writes, overwrite (QD 16)".into(),
+                esc(&si(cal("overwrite_write_bytes_per_s"), "B/s")),
+            ],
+        ),
+    ];
+    let mut s = table("explore-pure-rates", &["calibration", "rate"], &rows);
+    s.push_str(&format!(
+        "<p>{} points in {:.0} s, goal read p99 {} us; chosen fit: {}{}</p>\n",
+        list(map, "/points").len(),
+        map.get("seconds").and_then(Value::as_f64).unwrap_or(0.0),
+        cell(map.get("goal_us")),
+        esc(&cell(map.pointer("/fits/chosen"))),
+        map.get("fits_missing")
+            .and_then(Value::as_str)
+            .map_or_else(String::new, |m| format!(" (no fit: {})", esc(m)))
+    ));
+    if let Some(yaml) = json.get("io_properties_yaml").and_then(Value::as_str) {
+        s.push_str(&format!(
+            "<p>The model explore fitted:</p><pre>{}</pre>\n",
             esc(yaml)
         ));
     }

@@ -2,6 +2,7 @@
 //! Phases run in page order; Ctrl-C stops the phase that runs (the engine's loops poll the
 //! interrupt flag), keeps what it measured, and the phases after it are marked not run.
 
+mod explore;
 mod probe;
 mod qos;
 mod tune;
@@ -33,15 +34,6 @@ impl Mode {
             Mode::Full => "full",
         }
     }
-
-    /// The `weir report` flag that selects this mode.
-    fn flag(self) -> &'static str {
-        match self {
-            Mode::Quick => " --quick",
-            Mode::Default => "",
-            Mode::Full => " --full",
-        }
-    }
 }
 
 /// What the phases measure, per mode.
@@ -52,6 +44,8 @@ pub struct Budget {
     pub qos_run: Duration,
     pub qualify_ios: u64,
     pub align_file_bytes: u64,
+    /// The explore map's budget.
+    pub explore: Duration,
 }
 
 impl Budget {
@@ -62,12 +56,14 @@ impl Budget {
                 qos_run: Duration::from_secs(4),
                 qualify_ios: 300,
                 align_file_bytes: 16 << 20,
+                explore: explore::budget(mode),
             },
             Mode::Default | Mode::Full => Budget {
                 tune: Duration::from_secs(30),
                 qos_run: Duration::from_secs(10),
                 qualify_ios: 1000,
                 align_file_bytes: 32 << 20,
+                explore: explore::budget(mode),
             },
         }
     }
@@ -78,7 +74,7 @@ impl Budget {
             SectionKind::Doctor => Duration::from_secs(1),
             SectionKind::Qualify => Duration::from_secs(4 + self.qualify_ios / 100),
             SectionKind::Tune => self.tune + Duration::from_secs(3),
-            SectionKind::Explore => Duration::ZERO,
+            SectionKind::Explore => self.explore + Duration::from_secs(20),
             SectionKind::Qos => (self.qos_run + Duration::from_secs(2)) * qos::RUNS as u32,
             SectionKind::Align => Duration::from_secs(5 + (self.align_file_bytes >> 22)),
         }
@@ -99,6 +95,8 @@ pub struct ReportOptions {
 #[derive(Default)]
 pub(crate) struct Carry {
     pub(crate) model: Option<weir_model::io_properties::DiskProperties>,
+    /// The model explore fitted, when it fitted one.
+    pub(crate) explored: Option<weir_model::io_properties::DiskProperties>,
 }
 
 /// Runs every phase and returns the document (also when interrupted: then the sections that
@@ -140,20 +138,11 @@ fn run_phase(
     budget: &Budget,
     carry: &mut Carry,
 ) -> Section {
-    let dir = opts.dir.display().to_string();
     match kind {
         SectionKind::Doctor => probe::doctor(&opts.dir),
         SectionKind::Qualify => probe::qualify(&opts.dir, budget.qualify_ios),
         SectionKind::Tune => tune::tune(opts, budget, carry),
-        SectionKind::Explore => Section::not_run(
-            kind,
-            &format!(
-                "weir explore's library is not part of this build yet, so there is no mixed \
-                 read/write map (and no explored model for the QoS demo); when it is, \
-                 `weir report --dir {dir}{}` draws it here",
-                opts.mode.flag()
-            ),
-        ),
+        SectionKind::Explore => explore::explore(opts, carry),
         SectionKind::Qos => qos::demo(opts, budget, carry),
         SectionKind::Align => probe::align(&opts.dir, opts.backend, budget.align_file_bytes),
     }

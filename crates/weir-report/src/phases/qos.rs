@@ -17,8 +17,9 @@ use super::{Budget, Carry, ReportOptions};
 use crate::doc::{Section, SectionKind, Status};
 use crate::samples::{job_cdf, Timeline};
 
-/// Runs measured (reads alone, no scheduler, the scheduler with the tuned model).
-pub(crate) const RUNS: usize = 3;
+/// Runs measured (reads alone, no scheduler, the scheduler with the tuned and with the
+/// explored model).
+pub(crate) const RUNS: usize = 4;
 
 const LATENCY_GOAL: Duration = Duration::from_micros(750);
 const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
@@ -88,6 +89,7 @@ pub(crate) fn demo(opts: &ReportOptions, budget: &Budget, carry: &Carry) -> Sect
         jobs: mixed.clone(),
         scheduled: Some(true),
     });
+    let tuned = carry.model.as_ref().map(demo_disk);
     let mut runs = Vec::new();
     let mut status = Status::Done;
     for spec in &specs {
@@ -100,17 +102,31 @@ pub(crate) fn demo(opts: &ReportOptions, budget: &Budget, carry: &Carry) -> Sect
             );
             continue;
         }
-        let run = one_run(opts, budget, carry, spec);
+        let run = one_run(opts, budget, tuned.as_ref(), spec);
         if run.get("status").and_then(Value::as_str) != Some("done") {
             status = Status::Partial("not every run finished; each run's row says why".into());
         }
         runs.push(run);
     }
-    runs.push(json!({
-        "name": "+ writes, weir (explored)",
-        "status": "not run",
-        "reason": "weir explore's library is not part of this build yet",
-    }));
+    if carry.explored.is_some() {
+        let spec = RunSpec {
+            name: "+ writes, weir (explored)",
+            jobs: mixed.clone(),
+            scheduled: Some(true),
+        };
+        let run = if weir_engine::interrupt::requested() {
+            json!({ "name": spec.name, "status": "not run", "reason": "interrupted (Ctrl-C)" })
+        } else {
+            one_run(opts, budget, carry.explored.as_ref(), &spec)
+        };
+        runs.push(run);
+    } else {
+        runs.push(json!({
+            "name": "+ writes, weir (explored)",
+            "status": "not run",
+            "reason": "explore fitted no model (see the explore section)",
+        }));
+    }
     let secs = budget.qos_run.as_secs_f64();
     let backend = backend_flag(opts.backend);
     let properties_yaml = carry.model.as_ref().map(|d| {
@@ -153,16 +169,16 @@ fn demo_disk(tuned: &DiskProperties) -> DiskProperties {
 }
 
 fn scheduler(
-    carry: &Carry,
+    disk: Option<&DiskProperties>,
     opts: &ReportOptions,
     unlimited: bool,
 ) -> Result<SchedulerOptions, String> {
-    let disk = carry.model.as_ref().ok_or(
+    let disk = disk.ok_or(
         "no model: the tune phase did not finish, so the scheduler has nothing to schedule by",
     )?;
-    let model = demo_disk(disk)
+    let model = disk
         .cost_model()
-        .map_err(|e| format!("the tuned model is unusable: {e}"))?;
+        .map_err(|e| format!("the model is unusable: {e}"))?;
     Ok(SchedulerOptions {
         model,
         config: SchedConfig {
@@ -180,7 +196,12 @@ fn scheduler(
     })
 }
 
-fn one_run(opts: &ReportOptions, budget: &Budget, carry: &Carry, spec: &RunSpec) -> Value {
+fn one_run(
+    opts: &ReportOptions,
+    budget: &Budget,
+    model: Option<&DiskProperties>,
+    spec: &RunSpec,
+) -> Value {
     let fail = |reason: String| json!({ "name": spec.name, "status": "failed", "reason": reason });
     let plan = match parse_plan(&spec.jobs) {
         Ok(p) => p,
@@ -188,7 +209,7 @@ fn one_run(opts: &ReportOptions, budget: &Budget, carry: &Carry, spec: &RunSpec)
     };
     let scheduler = match spec.scheduled {
         None => None,
-        Some(on) => match scheduler(carry, opts, !on) {
+        Some(on) => match scheduler(model, opts, !on) {
             Ok(s) => Some(s),
             Err(e) => return json!({ "name": spec.name, "status": "not run", "reason": e }),
         },
@@ -218,7 +239,11 @@ fn one_run(opts: &ReportOptions, budget: &Budget, carry: &Carry, spec: &RunSpec)
         "name": spec.name,
         "status": status,
         "reason": reason,
-        "scheduler": match spec.scheduled { None => "none", Some(false) => "classes measured, nothing held back", Some(true) => "weir, tuned model" },
+        "scheduler": match spec.scheduled {
+            None => "none",
+            Some(false) => "classes measured, nothing held back",
+            Some(true) => "weir",
+        },
         "read_latency_cdf_ms": job_cdf(&report, "reads"),
         "write_bandwidth_timeline": timeline.job("writes"),
         "report": report_json,

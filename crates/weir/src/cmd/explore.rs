@@ -188,16 +188,7 @@ fn measure(
             MIN_FREE_BYTES >> 20
         )));
     }
-    // The read file and the overwrite region get an eighth of the free space each, up to
-    // 2 + 4 GiB (--quick) or 4 + 8 GiB: large enough that a host cache in front of a virtual
-    // disk holds little of them. Fresh files share a third of what is left.
-    let (read_max, overwrite_max) = if args.quick {
-        (2u64 << 30, 4u64 << 30)
-    } else {
-        (4 << 30, 8 << 30)
-    };
-    let read_region = (free_bytes / 8).min(read_max);
-    let overwrite_region = (free_bytes / 8).min(overwrite_max);
+    let regions = weir_explore::regions::regions(free_bytes, args.quick);
     let rule = if args.quick {
         SteadyRule::quick()
     } else {
@@ -214,9 +205,9 @@ fn measure(
         read_bytes,
         write_bytes,
         regime,
-        read_region_bytes: read_region,
-        overwrite_region_bytes: overwrite_region,
-        fresh_file_cap_bytes: free_bytes.saturating_sub(read_region + overwrite_region) / 3,
+        read_region_bytes: regions.read_region_bytes,
+        overwrite_region_bytes: regions.overwrite_region_bytes,
+        fresh_file_cap_bytes: regions.fresh_file_cap_bytes,
         rule,
         goal_us,
     };

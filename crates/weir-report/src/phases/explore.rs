@@ -1,0 +1,131 @@
+//! The explore phase: `weir explore`'s map through `weir-explore` (its quick map by default,
+//! the full one with `--full`), kept as `{map, charts, io_properties_yaml}`: the map is
+//! `explore.json`, the charts are explore's own heatmaps (read and write p99 with the goal
+//! contour and the fitted boundary) as data, and the fitted model feeds the QoS demo.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use weir_explore::meter::{leftover_files, WorkloadMeter, WriteRegime};
+use weir_explore::plots::{heatmap, Direction};
+use weir_explore::regions::regions;
+use weir_explore::{Map, SearchSettings, SteadyRule};
+use weir_model::io_properties::IoProperties;
+use weir_workload::run::EngineFactory;
+use weir_workload::RunOptions;
+
+use super::probe::backend_flag;
+use super::{Carry, Mode, ReportOptions};
+use crate::chart::Chart;
+use crate::doc::{Section, SectionKind, Status};
+
+/// Read p99 goal of the map (`weir explore`'s default).
+const GOAL_US: f64 = 1000.0;
+
+/// The map's time budget per mode (a soft limit: no ray starts that would end past it).
+pub(crate) fn budget(mode: Mode) -> Duration {
+    match mode {
+        Mode::Quick => Duration::from_secs(60),
+        Mode::Default => Duration::from_secs(120),
+        Mode::Full => Duration::from_secs(600),
+    }
+}
+
+pub(crate) fn explore(opts: &ReportOptions, carry: &mut Carry) -> Section {
+    let full = opts.mode == Mode::Full;
+    let budget = budget(opts.mode);
+    let mut section = Section {
+        kind: SectionKind::Explore,
+        status: Status::Done,
+        elapsed_s: 0.0,
+        commands: vec![format!(
+            "weir explore --dir {}{} --budget {}s --goal 1ms --write-regime fresh --backend {} --out explore-out",
+            opts.dir.display(),
+            if full { "" } else { " --quick" },
+            budget.as_secs(),
+            backend_flag(opts.backend)
+        )],
+        json: Value::Null,
+    };
+    let free_bytes = match weir_probe::probe_path(&opts.dir) {
+        Ok(f) => f.space.avail_bytes,
+        Err(e) => {
+            section.status = Status::Failed(e.to_string());
+            return section;
+        }
+    };
+    let shards = weir_engine::available_cores().max(1);
+    let factory = EngineFactory {
+        backend: opts.backend,
+        nowait: true,
+    };
+    let sizes = regions(free_bytes, !full);
+    let regime = WriteRegime::Fresh;
+    let mut meter = WorkloadMeter {
+        factory: &factory,
+        options: RunOptions {
+            dir: Some(opts.dir.clone()),
+            shards,
+            backend: opts.backend,
+            ..RunOptions::default()
+        },
+        read_bytes: 4096,
+        write_bytes: 128 << 10,
+        regime,
+        read_region_bytes: sizes.read_region_bytes,
+        overwrite_region_bytes: sizes.overwrite_region_bytes,
+        fresh_file_cap_bytes: sizes.fresh_file_cap_bytes,
+        rule: if full {
+            SteadyRule::full()
+        } else {
+            SteadyRule::quick()
+        },
+        goal_us: GOAL_US,
+    };
+    let settings = if full {
+        SearchSettings::full(GOAL_US, regime, budget)
+    } else {
+        SearchSettings::quick(GOAL_US, regime, budget)
+    };
+    let outcome = weir_explore::search(&mut meter, &settings, &mut |_| {});
+    for file in leftover_files(&opts.dir, shards) {
+        // Already gone is fine; anything else is left for the operator to see.
+        if let Err(e) = std::fs::remove_file(&file) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                eprintln!("weir report: cannot remove {}: {e}", file.display());
+            }
+        }
+    }
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            section.status = Status::Failed(e.to_string());
+            return section;
+        }
+    };
+    let map = Map::from_search(outcome, regime, GOAL_US, 4096, 128 << 10);
+    if map.interrupted {
+        section.status = Status::Partial(
+            "interrupted (Ctrl-C): the map holds the points measured until then".into(),
+        );
+    }
+    let mountpoint = carry
+        .model
+        .as_ref()
+        .and_then(|d| d.mountpoints.first().cloned())
+        .unwrap_or_else(|| opts.dir.display().to_string());
+    let yaml = map.io_properties_yaml(&mountpoint);
+    carry.explored = yaml
+        .as_deref()
+        .and_then(|y| IoProperties::parse(y, "weir explore").ok())
+        .and_then(|p| p.disks.into_iter().next());
+    let charts: Vec<Chart> = [
+        ("explore-read-p99", Direction::Read),
+        ("explore-write-p99", Direction::Write),
+    ]
+    .iter()
+    .map(|(id, d)| Chart::from_figure(id, &heatmap(&map, *d)))
+    .collect();
+    section.json = json!({ "map": map, "charts": charts, "io_properties_yaml": yaml });
+    section
+}
