@@ -62,7 +62,8 @@ cleanup() {
         echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
         echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
     fi
-    rm -f "$DIR"/shares-* 2>/dev/null || true
+    # weir run --keep-files leaves test-<job>-<shard> behind.
+    rm -f "$DIR"/test-* 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT
