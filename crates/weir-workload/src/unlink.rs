@@ -1,6 +1,6 @@
 //! io_tester's `unlink` job: before the run each shard creates `files_count` files of the
 //! job's data (`test-<name>-shard-<shard>-file-<n>`, each `data_size / shards / files_count`
-//! rounded up to 1 MiB, written in full), and each request unlinks the next one on the
+//! rounded up to 1 MiB, written in full and synced), and each request unlinks the next one on the
 //! shard's thread ([`crate::inline`]). Like io_tester, a request after the last file counts as a request that
 //! removed nothing, and the files left at the end are removed unless `--keep-files`.
 
@@ -78,6 +78,29 @@ pub(crate) fn create_files(
         files.paths.push(path.clone());
         for _ in 0..file_bytes / UNLINK_FILE_ALIGN_BYTES {
             file.write_all(&chunk).map_err(failed)?;
+        }
+    }
+    // The files were written through the page cache: write them back now, so the run does
+    // not measure its I/O against their writeback.
+    // (Opening the directory cannot fail where its files were just created; if it does, the
+    // run goes on unsynced.)
+    if let Ok(d) = std::fs::File::open(dir) {
+        // SAFETY: syncfs takes any descriptor on the filesystem; d stays open for the call.
+        if unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&d)) } != 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            let message = format!(
+                "job `{}`: writing back its {count} files in {} failed: {}",
+                job.name,
+                dir.display(),
+                weir_engine::describe_errno(errno)
+            );
+            return Err(match errno {
+                libc::ENOSPC | libc::EDQUOT => RunError::Usage(format!(
+                    "{message}; lower data_size or files_count, or free space"
+                )),
+                // EIO and anything else: the filesystem failed, not the operator's input.
+                _ => RunError::Setup(message),
+            });
         }
     }
     Ok(files)

@@ -526,3 +526,48 @@ fn sleep_type_busyloop_keeps_its_shard_busy_between_arrivals() {
         );
     }
 }
+
+#[test]
+fn fallocate_leaves_unwritten_extents_beyond_the_writes_in_fiemap() {
+    use weir_probe::fiemap::{fiemap, FIEMAP_EXTENT_UNWRITTEN};
+    let dir = tempfile::Builder::new()
+        .prefix("weir-falloc-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // Four 64 KiB writes into a 16 MiB file: with `fallocate: true` the rest of the file is
+    // allocated but unwritten; without it, not allocated at all.
+    let job = |fallocate: bool| {
+        format!(
+            "- name: f\n  type: seqwrite\n  data_size: 16MB\n  shard_info:\n    \
+             parallelism: 1\n    reqsize: 64kB\n    limit: 4\n  options:\n    \
+             fallocate: {fallocate}\n"
+        )
+    };
+    for backend in Backend::ALL {
+        for fallocate in [true, false] {
+            let report = run_file(&job(fallocate), dir.path(), 1, backend, true);
+            assert_eq!(report.jobs[0].ops, 4, "{backend}");
+            let path = dir.path().join("test-f-0");
+            let file = std::fs::File::open(&path).expect("kept file");
+            let extents = fiemap(std::os::fd::AsRawFd::as_raw_fd(&file))
+                .unwrap_or_else(|e| panic!("{backend}: FIEMAP errno {e}"));
+            let unwritten: u64 = extents
+                .iter()
+                .filter(|e| e.flags & FIEMAP_EXTENT_UNWRITTEN != 0)
+                .map(|e| e.length_bytes)
+                .sum();
+            let mapped: u64 = extents.iter().map(|e| e.length_bytes).sum();
+            if fallocate {
+                assert!(
+                    unwritten >= (16 << 20) - (256 << 10),
+                    "{backend}: {unwritten} unwritten bytes: {extents:?}"
+                );
+            } else {
+                assert_eq!(unwritten, 0, "{backend}: {extents:?}");
+                assert!(mapped < 16 << 20, "{backend}: {extents:?}");
+            }
+            drop(file);
+            std::fs::remove_file(&path).expect("remove");
+        }
+    }
+}

@@ -139,10 +139,18 @@ pub fn run(args: RunArgs) -> CliResult {
         .as_deref()
         .map(|path| super::run_sim::load(path, shard_count))
         .transpose()?;
+    // io_tester's `--storage /dev/null`: no files, every request completes at once.
+    let null_storage = [args.device.as_deref(), Some(args.dir.as_path())]
+        .contains(&Some(std::path::Path::new("/dev/null")));
+    if null_storage && args.verify {
+        return Err(CliError::usage(
+            "--verify cannot check /dev/null, which stores nothing: drop --verify or use --dir",
+        ));
+    }
     let options = RunOptions {
         // The simulated disk has no files: each job and shard gets a region of its space.
-        dir: (args.device.is_none() && sim.is_none()).then(|| args.dir.clone()),
-        device: args.device.clone(),
+        dir: (args.device.is_none() && sim.is_none() && !null_storage).then(|| args.dir.clone()),
+        device: args.device.clone().filter(|_| !null_storage),
         duration,
         shards: shard_count,
         backend,
@@ -187,6 +195,12 @@ pub fn run(args: RunArgs) -> CliResult {
     };
     let outcome = match &sim {
         Some(factory) => weir_workload::run_with(&plan, &options, factory, &mut on_sample),
+        None if null_storage => weir_workload::run_with(
+            &plan,
+            &options,
+            &weir_workload::null_device::NullFactory,
+            &mut on_sample,
+        ),
         None => weir_workload::run(&plan, &options, &mut on_sample),
     };
     let sim = sim.map(|factory| factory.summary());
