@@ -26,6 +26,7 @@ use crate::job::Job;
 use crate::report::{CorruptionReport, JobHistograms, ShardJobStats};
 pub use crate::scheduling::Scheduling;
 use crate::scheduling::{dispatch_scheduled, enqueue, settle_completions};
+use crate::vectored::SegmentTable;
 use crate::verify::{BlockLedger, Corruption, VERIFY_BLOCK_BYTES};
 
 /// Corruptions kept per job and shard for the report (all are counted).
@@ -83,16 +84,20 @@ pub struct JobRun {
     pub base_offset_bytes: u64,
     pub prefilled: bool,
     pub(crate) pool: DmaBufferPool,
+    /// `unlink` jobs: this shard's files (see [`crate::unlink`]).
+    pub(crate) unlink_files: Option<crate::unlink::UnlinkFiles>,
+    /// `vectorized` jobs: each buffer's segments (see [`crate::vectored`]).
+    segments: Option<SegmentTable>,
     next_seq_offset: u64,
     rng: SmallRng,
     /// Closed loop: times at which fibers became (or become) ready.
-    fibers_ready_ns: VecDeque<u64>,
+    pub(crate) fibers_ready_ns: VecDeque<u64>,
     arrivals: Option<Arrivals>,
-    backlog_ns: VecDeque<u64>,
+    pub(crate) backlog_ns: VecDeque<u64>,
     in_flight: u32,
-    issued: u64,
+    pub(crate) issued: u64,
     exhausted: bool,
-    started_at_ns: u64,
+    pub(crate) started_at_ns: u64,
     write_sequence: u64,
     pub ledger: Option<BlockLedger>,
     in_flight_writes: Vec<(u64, u64)>,
@@ -118,6 +123,8 @@ pub struct JobSetup {
     pub pool: DmaBufferPool,
     pub verify: bool,
     pub seed: u64,
+    /// `unlink` jobs: the files created for this shard.
+    pub unlink_files: Option<crate::unlink::UnlinkFiles>,
 }
 
 impl JobRun {
@@ -134,12 +141,16 @@ impl JobRun {
             mut pool,
             verify,
             seed,
+            unlink_files,
         } = setup;
         if !job.job_type.is_read() && !verify {
             // Write data nothing below can compress or deduplicate (each write also stamps its
             // blocks with offset and sequence, in `issue`): see weir_engine::payload.
             weir_engine::payload::fill_pool_incompressible(&mut pool, seed);
         }
+        let segments = job
+            .iov_count
+            .map(|n| SegmentTable::new(&pool, job.request_bytes, n));
         JobRun {
             index,
             shard,
@@ -150,6 +161,8 @@ impl JobRun {
             base_offset_bytes,
             prefilled,
             pool,
+            unlink_files,
+            segments,
             next_seq_offset: 0,
             rng: SmallRng::seed_from_u64(seed),
             fibers_ready_ns: VecDeque::new(),
@@ -239,7 +252,7 @@ impl JobRun {
         }
     }
 
-    fn limit_reached(&self) -> bool {
+    pub(crate) fn limit_reached(&self) -> bool {
         self.exhausted || self.job.limit.is_some_and(|limit| self.issued >= limit)
     }
 
@@ -261,7 +274,10 @@ impl JobRun {
 /// A request in flight.
 #[derive(Clone, Copy)]
 pub(crate) struct Slot {
-    pub(crate) job: u32,
+    /// The job's position in this shard's `jobs` slice. Not the plan's job index: a shard
+    /// runs only the jobs placed on it (`shards: [1]`), so the two differ whenever a job is
+    /// missing from some shard.
+    pub(crate) job_pos: u32,
     pub(crate) buf: u32,
     pub(crate) offset_bytes: u64,
     pub(crate) len_bytes: u32,
@@ -420,7 +436,7 @@ pub fn run_loop<D: Device>(
             };
             free_slots.push(slot_id as u32);
             in_flight -= 1;
-            let job = &mut jobs[slot.job as usize];
+            let job = &mut jobs[slot.job_pos as usize];
             let counted_until = window_end_ns.unwrap_or(end_ns);
             if let Err(failure) = complete(job, &slot, c, counted_until, window_end_ns.is_some()) {
                 stop.fail(failure);
@@ -495,7 +511,7 @@ fn issue<D: Device>(
     // device starts on none of them until the whole batch is in. An idle device (QD1, or
     // the first burst) still gets one syscall that both submits and waits.
     let busy = jobs.iter().any(|j| j.in_flight > 0);
-    for job in jobs.iter_mut() {
+    for (job_pos, job) in jobs.iter_mut().enumerate() {
         if let Some(arrivals) = &mut job.arrivals {
             while arrivals.peek_ns() <= now && !job.exhausted {
                 let t = arrivals.next_ns();
@@ -503,6 +519,10 @@ fn issue<D: Device>(
                     job.backlog_ns.push_back(t);
                 }
             }
+        }
+        if !job.job.job_type.does_io() {
+            crate::inline::run_due(job, now)?;
+            continue;
         }
         loop {
             if job.limit_reached() || job.pool.free_count() == 0 || free_slots.is_empty() {
@@ -565,7 +585,7 @@ fn issue<D: Device>(
                 len_bytes: len,
                 buf: job.pool.ptr(buf),
                 flags: options.io_flags(job.index),
-                vectored: None,
+                vectored: job.segments.as_ref().map(|s| s.for_buffer(buf)),
             };
             debug_assert_eq!(op.buf as usize % job.pool.align_bytes(), 0);
             let queued = match sched.as_deref_mut() {
@@ -588,7 +608,7 @@ fn issue<D: Device>(
                 break;
             }
             slots[slot_id as usize] = Some(Slot {
-                job: job.index as u32,
+                job_pos: job_pos as u32,
                 buf: buf as u32,
                 offset_bytes: fd_offset,
                 len_bytes: len,
@@ -668,9 +688,8 @@ fn complete(
     job.pool.release(buf);
     if job.arrivals.is_none() && !stopping {
         let think = job.job.think_time.as_nanos() as u64;
-        let after = job.job.think_after.as_nanos() as u64;
-        let thinking = think > 0 && c.completed_at_ns >= job.started_at_ns.saturating_add(after);
-        let ready = if thinking {
+        let elapsed = c.completed_at_ns.saturating_sub(job.started_at_ns);
+        let ready = if job.job.thinking_at(elapsed) {
             c.completed_at_ns + think
         } else {
             c.completed_at_ns

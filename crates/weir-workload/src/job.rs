@@ -25,17 +25,25 @@ pub enum JobType {
     RandWrite,
     /// Sequential writes that extend the file (size-changing writes).
     Append,
+    /// io_tester's CPU load: each request is a busy loop of `execution_time` on the shard's
+    /// thread (a reactor stall beside the I/O jobs of the shard); no file.
+    Cpu,
+    /// io_tester's file-removal load: `files_count` files per shard are created before the
+    /// run, and each request unlinks the next one.
+    Unlink,
 }
 
 impl JobType {
     /// Every type, in the order the job-file documentation lists them.
-    pub const ALL: [JobType; 6] = [
+    pub const ALL: [JobType; 8] = [
         JobType::SeqRead,
         JobType::SeqWrite,
         JobType::Overwrite,
         JobType::RandRead,
         JobType::RandWrite,
         JobType::Append,
+        JobType::Cpu,
+        JobType::Unlink,
     ];
 
     /// The name used in job files and reports.
@@ -47,6 +55,8 @@ impl JobType {
             JobType::RandRead => "randread",
             JobType::RandWrite => "randwrite",
             JobType::Append => "append",
+            JobType::Cpu => "cpu",
+            JobType::Unlink => "unlink",
         }
     }
 
@@ -57,6 +67,12 @@ impl JobType {
 
     pub fn is_read(self) -> bool {
         matches!(self, JobType::SeqRead | JobType::RandRead)
+    }
+
+    /// Whether the job's requests go to the device through one data file per shard (every
+    /// type but `cpu` and `unlink`, which run on the shard's thread).
+    pub fn does_io(self) -> bool {
+        !matches!(self, JobType::Cpu | JobType::Unlink)
     }
 
     pub fn is_random(self) -> bool {
@@ -71,7 +87,8 @@ impl JobType {
                 Prepare::Overwrite
             }
             // A fresh, pre-truncated file: what a database's new data file looks like.
-            JobType::SeqWrite => Prepare::Pretruncate,
+            // (A cpu job has no file; nothing reads its preparation.)
+            JobType::SeqWrite | JobType::Cpu | JobType::Unlink => Prepare::Pretruncate,
             JobType::Append => Prepare::Append,
         }
     }
@@ -85,6 +102,7 @@ impl JobType {
             JobType::Overwrite => &[Prepare::Overwrite],
             JobType::SeqWrite => &Prepare::ALL,
             JobType::Append => &[Prepare::Append, Prepare::Sloppy],
+            JobType::Cpu | JobType::Unlink => &[],
         }
     }
 }
@@ -164,7 +182,9 @@ pub struct Job {
     pub request_bytes: u32,
     /// Closed-loop pause between a completion and the fiber's next request.
     pub think_time: Duration,
-    /// Think only once the job has run this long.
+    /// io_tester's active/thinking phases: when non-zero, the job runs this long without
+    /// thinking, then `think_time` long with a `think_time` pause after each completion, and
+    /// so on; 0 thinks after every completion.
     pub think_after: Duration,
     /// Scheduler class name; None means the job's own name.
     pub class: Option<String>,
@@ -184,6 +204,13 @@ pub struct Job {
     /// arrival, so sends leave on time even where waking a sleeping core takes tens of
     /// microseconds (virtual machines), at the cost of a busy core.
     pub busy_poll: bool,
+    /// io_tester's `vectorized: true` (with `iov_count`, default 1): each request is sent as
+    /// one vectored request of this many equal segments. None: one buffer per request.
+    pub iov_count: Option<u32>,
+    /// `cpu` jobs: the busy loop each request runs on the shard's thread.
+    pub execution_time: Duration,
+    /// `unlink` jobs: files created per shard before the run (io_tester's `files_count`).
+    pub files_count: Option<u64>,
 }
 
 /// io_tester's default data size per shard.
@@ -194,7 +221,7 @@ pub const DATA_SIZE_ALIGN_BYTES: u64 = 1 << 20;
 pub const MAX_REQUEST_BYTES: u32 = 1 << 30;
 /// The most requests per second one open-loop job may ask of one shard: above any disk's
 /// rate, and enough that generating the arrivals themselves cannot stall a shard.
-pub const MAX_REQUESTS_PER_S_PER_SHARD: f64 = 10_000_000.0;
+pub const MAX_REQUESTS_PER_S_PER_SHARD: f64 = 100_000_000.0;
 /// The largest data_size: 1 EiB, beyond any device, so sizes derived from it cannot overflow.
 pub const MAX_DATA_SIZE_BYTES: u64 = 1 << 60;
 /// The most I/O buffer memory one job may take on one shard (one buffer per request in
@@ -228,6 +255,9 @@ impl Job {
             sloppy_size_hint_bytes: None,
             extent_size_hint_bytes: None,
             busy_poll: false,
+            iov_count: None,
+            execution_time: Duration::ZERO,
+            files_count: None,
         }
     }
 
@@ -244,6 +274,9 @@ impl Job {
     /// The bytes of data each shard's file covers, rounded as io_tester does (up to 1 MiB and
     /// to a whole number of requests). None for an unbounded append.
     pub fn data_per_shard_bytes(&self, shard_count: usize) -> Option<u64> {
+        if self.job_type == JobType::Cpu {
+            return None;
+        }
         let total = match self.data_size_bytes {
             Some(total) => total,
             None if self.prepare().extends_file() => return None,
@@ -271,13 +304,26 @@ impl Job {
             .map(|bandwidth| bandwidth as f64 / bytes_per_arrival)
     }
 
+    /// Whether a fiber whose request completed `elapsed_ns` after the job's start pauses
+    /// `think_time` before its next request (io_tester's thinker: with `think_after`, phases
+    /// of `think_after` without pauses and of `think_time` with them alternate).
+    pub fn thinking_at(&self, elapsed_ns: u64) -> bool {
+        let think = self.think_time.as_nanos() as u64;
+        let after = self.think_after.as_nanos() as u64;
+        if think == 0 {
+            return false;
+        }
+        after == 0 || elapsed_ns % after.saturating_add(think) >= after
+    }
+
     /// The most requests of this job one shard keeps in flight.
     pub fn max_in_flight(&self) -> u32 {
         if self.is_open_loop() {
             // Open-loop arrivals beyond this wait in a backlog, still timed from their
             // intended send time; the cap bounds buffers, not the measured latency.
-            // Saturating: both are u32 from the file, and their product may not fit.
-            (self.parallelism.max(1).saturating_mul(self.batch.max(1)))
+            self.parallelism
+                .max(1)
+                .saturating_mul(self.batch.max(1))
                 .clamp(OPEN_LOOP_MIN_DEPTH, 256)
         } else {
             self.parallelism
@@ -331,27 +377,12 @@ impl Job {
             return err(
                 "shard_info.parallelism",
                 format!(
-                    "{} requests in flight of {} bytes need {buffer_bytes} bytes of buffers on                      each shard, above weir's limit of 16 GiB: lower parallelism or reqsize",
+                    "{} requests in flight of {} bytes need {buffer_bytes} bytes of buffers on \
+                     each shard, above weir's limit of 16 GiB: lower parallelism or reqsize",
                     self.max_in_flight(),
                     self.request_bytes
                 ),
             );
-        }
-        if let Some(per_s) = self.arrivals_per_s() {
-            let requests_per_s = per_s * f64::from(self.batch.max(1));
-            if requests_per_s > MAX_REQUESTS_PER_S_PER_SHARD {
-                let field = if self.rps.is_some() {
-                    "shard_info.rps"
-                } else {
-                    "shard_info.bandwidth"
-                };
-                return err(
-                    field,
-                    format!(
-                        "asks for {requests_per_s:.0} requests per second on each shard                          (rps x parallelism x batch, or bandwidth / reqsize), above weir's                          limit of 10,000,000 (beyond any disk): lower rps, batch or parallelism"
-                    ),
-                );
-            }
         }
         if self
             .data_size_bytes
@@ -359,7 +390,8 @@ impl Job {
         {
             return err(
                 "data_size",
-                "is above 1 EiB (2^60 bytes), more than any device holds: give the bytes the                  job should cover, e.g. 10GB"
+                "is above 1 EiB (2^60 bytes), more than any device holds: give the bytes the \
+                 job should cover, e.g. 10GB"
                     .into(),
             );
         }
@@ -400,8 +432,67 @@ impl Job {
         if self.batch == 0 {
             return err("shard_info.batch", "must be at least 1".into());
         }
+        if let Some(iov_count) = self.iov_count {
+            if let Err(message) = check_segments(self.request_bytes, iov_count) {
+                return err("shard_info.iov_count", message);
+            }
+        }
+        // Each round of arrivals queues parallelism x batch requests; the product of two
+        // user values must not wrap, and beyond this many a round only grows a backlog.
+        let per_round = u64::from(self.parallelism) * u64::from(self.batch);
+        if self.is_open_loop() && per_round > MAX_REQUESTS_PER_ROUND {
+            return err(
+                "shard_info.batch",
+                format!(
+                    "parallelism {} x batch {} = {per_round} requests per arrival round, above \
+                     the {MAX_REQUESTS_PER_ROUND} weir queues per shard: lower batch or \
+                     parallelism and raise rps for the same rate",
+                    self.parallelism, self.batch
+                ),
+            );
+        }
+        if let Some(per_s) = self.arrivals_per_s() {
+            let requests_per_s = per_s * f64::from(self.batch.max(1));
+            if requests_per_s > MAX_REQUESTS_PER_S_PER_SHARD {
+                let field = if self.rps.is_some() {
+                    "shard_info.rps"
+                } else {
+                    "shard_info.bandwidth"
+                };
+                return err(
+                    field,
+                    format!(
+                        "asks for {requests_per_s:.0} requests per second on each shard \
+                         (rps x parallelism x batch, or bandwidth / reqsize), above weir's \
+                         limit of 100,000,000 (beyond any disk): lower rps, batch or parallelism"
+                    ),
+                );
+            }
+        }
         if self.shares == 0 {
             return err("shard_info.shares", "must be at least 1".into());
+        }
+        if !self.job_type.does_io() {
+            return self.validate_inline();
+        }
+        if self.files_count.is_some_and(|n| n != 1) {
+            return err(
+                "files_count",
+                format!(
+                    "only `unlink` jobs create several files; a `{}` job uses one file per \
+                     shard: remove the key",
+                    self.job_type
+                ),
+            );
+        }
+        if !self.execution_time.is_zero() {
+            return err(
+                "shard_info.execution_time",
+                format!(
+                    "only `cpu` jobs run a busy loop; remove it from this `{}` job",
+                    self.job_type
+                ),
+            );
         }
         let prepare = self.prepare();
         if !self.job_type.allowed_prepares().contains(&prepare) {
@@ -434,6 +525,80 @@ impl Job {
         Ok(())
     }
 }
+
+impl Job {
+    /// cpu and unlink jobs run on the shard's thread: a cpu job needs a busy loop, an unlink
+    /// job a file count, and neither has a data file to prepare or read.
+    fn validate_inline(&self) -> Result<(), JobError> {
+        let err = |field: &'static str, message: &str| {
+            Err(JobError {
+                job: self.name.clone(),
+                field,
+                message: message.to_string(),
+            })
+        };
+        if self.job_type == JobType::Unlink {
+            return match self.files_count {
+                Some(n) if (1..=MAX_UNLINK_FILES).contains(&n) => Ok(()),
+                Some(n) => err(
+                    "files_count",
+                    &format!("{n} files per shard: give 1 to {MAX_UNLINK_FILES}"),
+                ),
+                None => err(
+                    "files_count",
+                    "an unlink job needs the number of files to create per shard, e.g. 5000",
+                ),
+            };
+        }
+        if self.execution_time.is_zero() {
+            return err(
+                "shard_info.execution_time",
+                "a cpu job needs the length of its busy loop, e.g. 90us",
+            );
+        }
+        if self.prepare.is_some() || self.iov_count.is_some() || self.dsync {
+            return err(
+                "type",
+                "a cpu job has no file: remove prepare, vectorized and dsync",
+            );
+        }
+        Ok(())
+    }
+}
+
+/// io_tester's rule for `vectorized` requests: `iov_count` equal segments, each a multiple of
+/// (and no smaller than) 4096 bytes for requests of 4096 bytes or more, 512 below.
+fn check_segments(request_bytes: u32, iov_count: u32) -> Result<(), String> {
+    if iov_count == 0 {
+        return Err("is 0: a vectorized request needs at least 1 segment".into());
+    }
+    if request_bytes % iov_count != 0 {
+        return Err(format!(
+            "{iov_count} does not divide reqsize ({request_bytes} bytes) evenly: pick an \
+             iov_count that does, e.g. 4 for 64kB"
+        ));
+    }
+    let segment = request_bytes / iov_count;
+    let align = crate::vectored::segment_alignment_bytes(request_bytes);
+    if segment < align || segment % align != 0 {
+        return Err(format!(
+            "{iov_count} segments of {segment} bytes: each segment must be a multiple of \
+             {align} bytes (io_tester's rule for a {request_bytes}-byte request); lower \
+             iov_count to at most {}",
+            (request_bytes / align).max(1)
+        ));
+    }
+    Ok(())
+}
+
+/// The most files an unlink job may create per shard.
+pub const MAX_UNLINK_FILES: u64 = 10_000_000;
+
+/// io_tester's unlink files: each holds its share of the shard's data, rounded up to 1 MiB.
+pub const UNLINK_FILE_ALIGN_BYTES: u64 = 1 << 20;
+
+/// The most requests one round of open-loop arrivals (parallelism x batch) may queue.
+pub const MAX_REQUESTS_PER_ROUND: u64 = 1 << 20;
 
 /// Open-loop jobs get at least this many request slots per shard.
 const OPEN_LOOP_MIN_DEPTH: u32 = 32;
@@ -534,5 +699,46 @@ mod tests {
         assert!(plan.validate().expect_err("dup").message.contains("twice"));
         let bad_name = Job::new("a/b", JobType::SeqRead);
         assert_eq!(bad_name.validate().expect_err("slash").field, "name");
+    }
+
+    #[test]
+    fn parallelism_times_batch_is_checked_not_wrapped() {
+        let mut job = Job::new("flood", JobType::RandRead);
+        job.rps = Some(10);
+        job.parallelism = 1 << 16;
+        job.batch = 1 << 16;
+        // 2^32 wraps a u32 to 0; the product is checked in u64 and refused.
+        let e = job.validate().expect_err("2^32 requests per round");
+        assert_eq!(e.field, "shard_info.batch");
+        assert!(
+            e.message.contains("4294967296 requests per arrival round"),
+            "{e}"
+        );
+        assert_eq!(job.max_in_flight(), 256);
+        job.batch = 16;
+        job.validate().expect("2^20 per round is allowed");
+    }
+
+    #[test]
+    fn vectorized_segments_follow_io_testers_alignment_rule() {
+        let mut job = Job::new("v", JobType::RandWrite);
+        job.request_bytes = 64 << 10;
+        job.iov_count = Some(4);
+        job.validate().expect("4 x 16 KiB");
+        for (reqsize, iov, fragment) in [
+            (64 << 10, 3, "does not divide"),
+            (64 << 10, 32, "multiple of 4096"),
+            (2048, 8, "multiple of 512"),
+            (4096, 0, "is 0"),
+        ] {
+            job.request_bytes = reqsize;
+            job.iov_count = Some(iov);
+            let e = job.validate().expect_err("bad segments");
+            assert_eq!(e.field, "shard_info.iov_count");
+            assert!(e.message.contains(fragment), "{reqsize}/{iov}: {e}");
+        }
+        job.request_bytes = 2048;
+        job.iov_count = Some(4);
+        job.validate().expect("4 x 512 B below 4 KiB");
     }
 }

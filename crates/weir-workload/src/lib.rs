@@ -40,9 +40,12 @@
 pub mod arrival;
 mod check;
 mod class_report;
+mod cpu;
 pub mod driver;
 pub mod eagain;
 pub mod hist;
+mod inline;
+mod io_tester_yaml;
 pub mod job;
 mod merge;
 pub mod parse;
@@ -51,7 +54,10 @@ pub mod run;
 pub mod sched_groups;
 mod scheduling;
 mod setup;
+mod unlink;
+mod vectored;
 pub mod verify;
+pub use vectored::segment_alignment_bytes;
 
 pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;

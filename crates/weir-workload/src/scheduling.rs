@@ -104,7 +104,7 @@ pub(crate) fn dispatch_scheduled<D: Device>(
         let Some(slot) = slots.get_mut(d.user_data as usize).and_then(Option::as_mut) else {
             continue;
         };
-        let job = &jobs[slot.job as usize];
+        let job = &jobs[slot.job_pos as usize];
         if slot.dispatch_ns == 0 {
             slot.dispatch_ns = now;
         }

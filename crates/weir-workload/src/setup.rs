@@ -53,6 +53,13 @@ const REGION_ALIGN_BYTES: u64 = 1 << 20;
 pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Checked, RunError> {
     let usage = |m: String| Err(RunError::Usage(m));
     for job in &plan.jobs {
+        if job.job_type == crate::job::JobType::Unlink && options.dir.is_none() {
+            return usage(format!(
+                "job `{}` unlinks files, which needs a directory (as in io_tester): run it \
+                 with --dir",
+                job.name
+            ));
+        }
         if let ShardSet::List(list) = &job.shards {
             if let Some(bad) = list.iter().find(|s| **s >= shard_count) {
                 return usage(format!(
@@ -163,7 +170,8 @@ fn check_device(
     }
     if let Some(job) = plan.jobs.iter().find(|j| j.prepare().extends_file()) {
         return usage(format!(
-            "job `{}` (type {}, prepare {}) grows its file, which a device cannot do: use              seqwrite or overwrite on --device, or run it with --dir",
+            "job `{}` (type {}, prepare {}) grows its file, which a device cannot do: use \
+             seqwrite or overwrite on --device, or run it with --dir",
             job.name,
             job.job_type,
             job.prepare()
@@ -181,7 +189,8 @@ fn check_device(
     let (regions, next) = lay_out_regions(plan, shard_count)?;
     if next > device.capacity_bytes() {
         return usage(format!(
-            "the jobs need {next} bytes of {} ({} regions of data_size / shards each, laid end              to end), but it holds {} bytes: lower data_size or the shard count",
+            "the jobs need {next} bytes of {} ({} regions of data_size / shards each, laid end \
+             to end), but it holds {} bytes: lower data_size or the shard count",
             path.display(),
             regions.len(),
             device.capacity_bytes()
@@ -214,7 +223,8 @@ pub(crate) fn lay_out_regions(
                 .and_then(|end| end.checked_next_multiple_of(REGION_ALIGN_BYTES))
                 .ok_or_else(|| {
                     RunError::Usage(format!(
-                        "job `{}`: the jobs' data_size adds up to more than 2^64 bytes;                          lower data_size",
+                        "job `{}`: the jobs' data_size adds up to more than 2^64 bytes; \
+                         lower data_size",
                         job.name
                     ))
                 })?;
@@ -298,6 +308,8 @@ pub fn prepare_shard(
         let mut base_offset_bytes = 0;
         let mut device_name = None;
         let (file, alignment, prefilled) = match (&checked.device, &options.dir) {
+            // A cpu job runs on the shard's thread and has no file.
+            _ if !job.job_type.does_io() => (None, checked.alignment, false),
             (Some(layout), _) => {
                 let (base, _) = layout.region(index, shard).ok_or_else(|| {
                     RunError::Setup(format!("no device region for job {index} on shard {shard}"))
@@ -350,6 +362,16 @@ pub fn prepare_shard(
             (None, Some(name)) => name,
             (None, None) => file_name,
         };
+        let unlink_files = match (&options.dir, job.job_type) {
+            (Some(dir), crate::job::JobType::Unlink) => Some(crate::unlink::create_files(
+                dir,
+                job,
+                shard,
+                data_bytes.unwrap_or(0),
+                options.keep_files,
+            )?),
+            _ => None,
+        };
         let buffer_bytes = job.request_bytes as usize;
         let pool = DmaBufferPool::new(job.max_in_flight() as usize, buffer_bytes, &alignment)
             .map_err(|e| RunError::Setup(e.to_string()))?;
@@ -365,6 +387,7 @@ pub fn prepare_shard(
             pool,
             verify: options.verify,
             seed: options.seed ^ (index as u64).wrapping_mul(0x9e37_79b9) ^ ((shard as u64) << 40),
+            unlink_files,
         });
     }
     Ok((setups, warnings))
