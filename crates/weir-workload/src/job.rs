@@ -221,7 +221,7 @@ pub const DATA_SIZE_ALIGN_BYTES: u64 = 1 << 20;
 pub const MAX_REQUEST_BYTES: u32 = 1 << 30;
 /// The most requests per second one open-loop job may ask of one shard: above any disk's
 /// rate, and enough that generating the arrivals themselves cannot stall a shard.
-pub const MAX_REQUESTS_PER_S_PER_SHARD: f64 = 10_000_000.0;
+pub const MAX_REQUESTS_PER_S_PER_SHARD: f64 = 100_000_000.0;
 /// The largest data_size: 1 EiB, beyond any device, so sizes derived from it cannot overflow.
 pub const MAX_DATA_SIZE_BYTES: u64 = 1 << 60;
 /// The most I/O buffer memory one job may take on one shard (one buffer per request in
@@ -321,8 +321,9 @@ impl Job {
         if self.is_open_loop() {
             // Open-loop arrivals beyond this wait in a backlog, still timed from their
             // intended send time; the cap bounds buffers, not the measured latency.
-            // Saturating: both are u32 from the file, and their product may not fit.
-            (self.parallelism.max(1).saturating_mul(self.batch.max(1)))
+            self.parallelism
+                .max(1)
+                .saturating_mul(self.batch.max(1))
                 .clamp(OPEN_LOOP_MIN_DEPTH, 256)
         } else {
             self.parallelism
@@ -376,27 +377,12 @@ impl Job {
             return err(
                 "shard_info.parallelism",
                 format!(
-                    "{} requests in flight of {} bytes need {buffer_bytes} bytes of buffers on                      each shard, above weir's limit of 16 GiB: lower parallelism or reqsize",
+                    "{} requests in flight of {} bytes need {buffer_bytes} bytes of buffers on \
+                     each shard, above weir's limit of 16 GiB: lower parallelism or reqsize",
                     self.max_in_flight(),
                     self.request_bytes
                 ),
             );
-        }
-        if let Some(per_s) = self.arrivals_per_s() {
-            let requests_per_s = per_s * f64::from(self.batch.max(1));
-            if requests_per_s > MAX_REQUESTS_PER_S_PER_SHARD {
-                let field = if self.rps.is_some() {
-                    "shard_info.rps"
-                } else {
-                    "shard_info.bandwidth"
-                };
-                return err(
-                    field,
-                    format!(
-                        "asks for {requests_per_s:.0} requests per second on each shard                          (rps x parallelism x batch, or bandwidth / reqsize), above weir's                          limit of 10,000,000 (beyond any disk): lower rps, batch or parallelism"
-                    ),
-                );
-            }
         }
         if self
             .data_size_bytes
@@ -404,7 +390,8 @@ impl Job {
         {
             return err(
                 "data_size",
-                "is above 1 EiB (2^60 bytes), more than any device holds: give the bytes the                  job should cover, e.g. 10GB"
+                "is above 1 EiB (2^60 bytes), more than any device holds: give the bytes the \
+                 job should cover, e.g. 10GB"
                     .into(),
             );
         }
@@ -463,6 +450,24 @@ impl Job {
                     self.parallelism, self.batch
                 ),
             );
+        }
+        if let Some(per_s) = self.arrivals_per_s() {
+            let requests_per_s = per_s * f64::from(self.batch.max(1));
+            if requests_per_s > MAX_REQUESTS_PER_S_PER_SHARD {
+                let field = if self.rps.is_some() {
+                    "shard_info.rps"
+                } else {
+                    "shard_info.bandwidth"
+                };
+                return err(
+                    field,
+                    format!(
+                        "asks for {requests_per_s:.0} requests per second on each shard \
+                         (rps x parallelism x batch, or bandwidth / reqsize), above weir's \
+                         limit of 100,000,000 (beyond any disk): lower rps, batch or parallelism"
+                    ),
+                );
+            }
         }
         if self.shares == 0 {
             return err("shard_info.shares", "must be at least 1".into());

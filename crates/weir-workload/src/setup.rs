@@ -170,7 +170,8 @@ fn check_device(
     }
     if let Some(job) = plan.jobs.iter().find(|j| j.prepare().extends_file()) {
         return usage(format!(
-            "job `{}` (type {}, prepare {}) grows its file, which a device cannot do: use              seqwrite or overwrite on --device, or run it with --dir",
+            "job `{}` (type {}, prepare {}) grows its file, which a device cannot do: use \
+             seqwrite or overwrite on --device, or run it with --dir",
             job.name,
             job.job_type,
             job.prepare()
@@ -188,7 +189,8 @@ fn check_device(
     let (regions, next) = lay_out_regions(plan, shard_count)?;
     if next > device.capacity_bytes() {
         return usage(format!(
-            "the jobs need {next} bytes of {} ({} regions of data_size / shards each, laid end              to end), but it holds {} bytes: lower data_size or the shard count",
+            "the jobs need {next} bytes of {} ({} regions of data_size / shards each, laid end \
+             to end), but it holds {} bytes: lower data_size or the shard count",
             path.display(),
             regions.len(),
             device.capacity_bytes()
@@ -221,7 +223,8 @@ pub(crate) fn lay_out_regions(
                 .and_then(|end| end.checked_next_multiple_of(REGION_ALIGN_BYTES))
                 .ok_or_else(|| {
                     RunError::Usage(format!(
-                        "job `{}`: the jobs' data_size adds up to more than 2^64 bytes;                          lower data_size",
+                        "job `{}`: the jobs' data_size adds up to more than 2^64 bytes; \
+                         lower data_size",
                         job.name
                     ))
                 })?;

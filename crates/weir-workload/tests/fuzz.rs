@@ -21,11 +21,9 @@ use weir_workload::parse::parse_plan;
 use weir_workload::sched_groups::SchedGroups;
 use weir_workload::{run_with, Control, DeviceFactory, Plan, RunOptions};
 
-/// Shards of each simulated run. With 2, jobs on a subset of shards (`shards: [0]`) run beside
-/// others, which today stops a shard with an index out of bounds in the driver: issue 19's
-/// shard-placement crash, fixed on another branch (i19a). Raise this to 2 once that fix is
-/// in; until then a 1-shard run refuses `shards: [1]` cleanly and runs `[0]` as `all`.
-const RUN_SHARDS: usize = 1;
+/// Shards of each simulated run: 2, so jobs on a subset of shards (`shards: [0]`, `[1]`) run
+/// beside others (issue 19's shard-placement crash, fixed on i19a).
+const RUN_SHARDS: usize = 2;
 
 fn seed() -> u64 {
     std::env::var("WEIR_FUZZ_SEED")
@@ -248,12 +246,17 @@ fn disk_files_never_crash_and_valid_ones_run() {
 /// Found by this harness: `rps` and `batch` near u32::MAX made the open-loop depth
 /// (parallelism x batch) overflow u32 in `Job::max_in_flight` and stopped the shard with an
 /// internal error; once that saturated, the run generated 1.6e19 arrivals per second and did
-/// not end. The depth saturates, and validation refuses more than 10M requests/s per shard.
+/// not end. The depth saturates, and validation refuses rounds beyond its queue and more than
+/// 100M requests/s per shard.
 #[test]
 fn regression_open_loop_depth_overflowed_u32() {
     let text = "- name: a\n  type: randread\n  data_size: 8MB\n  shard_info:\n    \
                 parallelism: 2\n    rps: 4000000000\n    batch: 4000000000\n    reqsize: 4kB\n";
-    let e = parse_plan(text).expect_err("too fast");
+    let e = parse_plan(text).expect_err("too many per round");
+    assert!(e.to_string().contains("requests per arrival round"), "{e}");
+    assert_eq!(e.line, Some(7), "{e}");
+    // Within the round limit, a rate beyond any disk is refused too.
+    let e = parse_plan(&text.replace("batch: 4000000000", "batch: 1000")).expect_err("too fast");
     assert!(
         e.to_string().contains("lower rps, batch or parallelism"),
         "{e}"
