@@ -294,11 +294,12 @@ fn scheduled(read_iops: f64, unlimited: bool) -> crate::run::SchedulerOptions {
         .expect("model");
     crate::run::SchedulerOptions {
         model,
-        // Never above the model, so the cap is exact (by default the scheduler may run up to
-        // 2x faster than modelled when the disk keeps up, as this fake one does).
+        // Never above the model, so the cap is exact (by default run-time K raises the rate
+        // up to 4x the model while the disk keeps up, as this fake one does).
         config: weir_sched::SchedConfig {
             unlimited,
             max_speed_factor: 1.0,
+            max_rate_factor: 1.0,
             ..weir_sched::SchedConfig::default()
         },
         mountpoint: "/fake".into(),

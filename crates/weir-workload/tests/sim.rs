@@ -127,8 +127,13 @@ fn merging_adjacent_writes_buys_write_bandwidth_at_the_same_read_tail() {
     );
     assert_eq!(merged_single, 0, "seed {seed}");
     assert!(merged > 0, "seed {seed}: nothing merged");
+    // Before run-time K merging bought 1.12-1.20x here; K now paces the one-by-one writes
+    // closer to the disk (1,690-1,730 MB/s at seeds 1-6 and 91, against ~1,550-1,700), and
+    // where the bucket binds it releases one piece per wake-up, so merging buys 1.0-1.17x
+    // (seed 91: 1.095; seeds 2 and 4 hardly merge, an open item). Asserted: merging still
+    // buys at least 5% at this seed.
     assert!(
-        mbps_merged >= 1.1 * mbps_single,
+        mbps_merged >= 1.05 * mbps_single,
         "seed {seed}: merged writes {mbps_merged:.0} MB/s, one by one {mbps_single:.0}"
     );
     assert!(
