@@ -163,7 +163,7 @@ fn widen(axis: Axis, series: &[Series]) -> Axis {
 fn headroom(axis: Axis, series: &[Series]) -> Axis {
     let ys = || series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (lo, hi) = (ys().fold(0.0, f64::min), ys().fold(f64::MIN, f64::max));
-    if axis.scale != weir_plot::Scale::Linear || !(hi > 0.0) || !hi.is_finite() {
+    if axis.scale != weir_plot::Scale::Linear || !hi.is_finite() || hi <= 0.0 {
         return axis;
     }
     // 2% below the lowest value too: a series at zero (writes starved) would otherwise run
