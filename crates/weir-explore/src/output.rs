@@ -1,5 +1,5 @@
-//! Writing a map's files: explore.json, explore.csv, the heatmaps, io-properties.yaml and
-//! summary.txt.
+//! Writing a map's files: explore.json, explore.csv, the heatmaps (SVG and PNG),
+//! io-properties.yaml and summary.txt.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -156,6 +156,14 @@ pub fn write_all(map: &Map, dir: &Path, mountpoint: &str) -> Result<Vec<PathBuf>
     }
     let mut written = Vec::new();
     for (path, text) in files {
+        if path.extension().is_some_and(|e| e == "svg") {
+            // A PNG beside each heatmap, for places that show images but not SVG.
+            let png_path = path.with_extension("png");
+            let png = weir_plot::svg_to_png(&text, 1.5)
+                .map_err(|e| out_err(&png_path, std::io::Error::other(e.to_string())))?;
+            std::fs::write(&png_path, png).map_err(|e| out_err(&png_path, e))?;
+            written.push(png_path);
+        }
         std::fs::write(&path, text).map_err(|e| out_err(&path, e))?;
         written.push(path);
     }

@@ -325,13 +325,7 @@ impl Figure {
             Layer::Cells { scale, .. } => Some(scale),
             _ => None,
         }) {
-            s.push_str(&text(
-                x,
-                y + 4.0,
-                "start",
-                "",
-                &format!("{} ({})", scale.label, scale.unit),
-            ));
+            s.push_str(&text(x, y + 4.0, "start", "", &scale.label));
             y += 12.0;
             let steps = 40;
             let bar_h = 160.0;

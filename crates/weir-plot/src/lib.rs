@@ -12,7 +12,8 @@
 //!
 //! Lines, points and bars with a label get a legend entry; a figure with cells gets a colour
 //! bar. Output is a standalone SVG document ([`Figure::to_svg`]) with no scripts, fonts or
-//! external references, so it can be inlined in an HTML page as is. Every number is placed by
+//! external references, so it can be inlined in an HTML page as is; [`svg_to_png`] rasterises
+//! it (resvg, pure Rust) where a PNG is wanted. Every number is placed by
 //! the same two scale functions, so a picture cannot disagree with the data it was given.
 //!
 //! ```
@@ -30,6 +31,7 @@ mod color;
 mod data;
 mod figure;
 mod grouped;
+mod png;
 mod scale;
 mod stack;
 mod svg;
@@ -38,5 +40,6 @@ pub use color::ColorScale;
 pub use data::{cdf, histogram};
 pub use figure::{Bar, Cell, Figure, Layer, Stroke};
 pub use grouped::{GroupSeries, GroupedBars};
+pub use png::{svg_to_png, PngError};
 pub use scale::{format_si, Axis, Scale};
 pub use stack::stack;

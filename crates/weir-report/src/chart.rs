@@ -139,20 +139,22 @@ pub fn color(i: usize) -> String {
     PALETTE[i % PALETTE.len()].to_string()
 }
 
-/// An x axis for data whose x values are all equal (a sweep cut to one step by its time
-/// budget): fitted to the data it would be a zero-width range with the points on its edge, so
-/// the value is put in the middle of an explicit range instead.
+/// The x range with room at the ends: fitted exactly, a series at the lowest or highest x
+/// (a sweep step repeated at one size) runs along the plot's frame, invisible. Log axes get
+/// a factor of 1.25 on each side; a linear axis whose values are all equal gets +-1.
 fn widen(axis: Axis, series: &[Series]) -> Axis {
-    let mut xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
-    let Some(first) = xs.next() else {
-        return axis;
-    };
-    if xs.any(|x| x != first) {
+    let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (lo, hi) = (
+        xs().fold(f64::INFINITY, f64::min),
+        xs().fold(f64::NEG_INFINITY, f64::max),
+    );
+    if !lo.is_finite() || !hi.is_finite() {
         return axis;
     }
     match axis.scale {
-        weir_plot::Scale::Log if first > 0.0 => axis.range(first / 4.0, first * 4.0),
-        _ => axis.range(first - 1.0, first + 1.0),
+        weir_plot::Scale::Log if lo > 0.0 => axis.range(lo / 1.25, hi * 1.25),
+        weir_plot::Scale::Linear if lo == hi => axis.range(lo - 1.0, hi + 1.0),
+        _ => axis,
     }
 }
 

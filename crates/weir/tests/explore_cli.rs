@@ -81,6 +81,10 @@ fn import_of_a_diskplorer_grid_draws_fits_and_writes_a_usable_model() {
         25,
         "one cell per grid point"
     );
+    for png in ["read-p99.png", "write-p99.png"] {
+        let bytes = std::fs::read(out.join(png)).expect(png);
+        assert_eq!(&bytes[1..4], b"PNG", "{png}");
+    }
     let csv = std::fs::read_to_string(out.join("explore.csv")).expect("csv");
     assert_eq!(csv.lines().count(), 26);
     let props = IoProperties::load(&out.join("io-properties.yaml"))
@@ -173,7 +177,13 @@ fn quick_map_on_loop_xfs_writes_every_output() {
     );
     let csv = std::fs::read_to_string(out.join("explore.csv")).expect("csv");
     assert_eq!(csv.lines().count(), points.len() + 1);
-    for f in ["read-p99.svg", "write-p99.svg", "summary.txt"] {
+    for f in [
+        "read-p99.svg",
+        "write-p99.svg",
+        "read-p99.png",
+        "write-p99.png",
+        "summary.txt",
+    ] {
         assert!(out.join(f).exists(), "{f} missing");
     }
     // The test files are gone.
