@@ -174,7 +174,7 @@ impl Device for UringDevice {
         self.capacity
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         if self.in_flight >= self.capacity {
             return Err(DeviceError::QueueFull);
         }

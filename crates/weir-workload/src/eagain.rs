@@ -52,13 +52,14 @@ impl<D: Device> Device for EagainSpy<D> {
         self.inner.capacity()
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         let index = op.user_data as usize;
         if index >= self.sent.len() {
             self.sent.resize(index + 1, (-1, false));
         }
         self.sent[index] = (op.fd, op.flags.nowait);
-        self.inner.push(op)
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.inner.push(op) }
     }
 
     fn submit_and_wait(
