@@ -52,8 +52,8 @@ pub use prepare::{
     data_file_name, prefill_matches, prefill_pattern, Prepare, PrepareOptions, PreparedFile,
 };
 pub use shard_loop::{
-    BufId, Done, Flow, LoopBuffers, LoopError, LoopOptions, Next, Op, OpSource, Outcome, RunError,
-    ShardLoop, SubmitPolicy,
+    BufId, Done, Flow, LoopBuffers, LoopError, LoopOptions, Next, Op, OpSource, Outcome,
+    Registered, Registration, RunError, ShardLoop, SubmitPolicy,
 };
 pub use shards::{available_cores, spawn_shards, ShardPanic, ShardPlacement};
 pub use uring::UringDevice;

@@ -11,7 +11,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use common::{fill_pattern, for_each_backend, pattern_byte, test_dir};
 use weir_engine::{
     dio_alignment_fd, Backend, DmaBufferPool, Done, EngineDevice, Flow, LoopBuffers, LoopOptions,
-    Next, Op, OpSource, Outcome, ShardLoop, SubmitPolicy,
+    Next, Op, OpSource, Outcome, Registered, ShardLoop, SubmitPolicy,
 };
 use weir_model::device::Direction;
 
@@ -98,12 +98,30 @@ fn shard(backend: Backend, fd: i32, depth: usize, submit: SubmitPolicy) -> Shard
 #[test]
 fn what_the_loop_writes_it_reads_back() {
     for_each_backend(|backend| {
-        for submit in [SubmitPolicy::Eager, SubmitPolicy::Batched] {
+        let modes = [
+            (SubmitPolicy::Eager, false),
+            (SubmitPolicy::Batched, false),
+            (SubmitPolicy::Batched, true),
+        ];
+        for (submit, register) in modes {
             let dir = test_dir();
             let blocks = 256;
             let file = direct_file(dir.path(), blocks * u64::from(BLOCK));
             let fd = file.as_raw_fd();
             let mut sl = shard(backend, fd, 16, submit);
+            if register {
+                // io_uring takes both; AIO has neither and says so.
+                let registered = sl.register(&[fd]);
+                let expected = backend == Backend::Uring;
+                assert_eq!(
+                    registered,
+                    Registered {
+                        buffers: expected,
+                        files: expected
+                    },
+                    "{backend}"
+                );
+            }
             for direction in [Direction::Write, Direction::Read] {
                 let mut source = Sequential {
                     direction,
@@ -218,4 +236,24 @@ fn a_loop_dropped_with_requests_in_flight_waits_for_them() {
             "{backend}: the dropped loop's writes did not all land"
         );
     });
+}
+
+#[test]
+fn a_borrowed_ring_forgets_the_loops_buffers_when_the_loop_goes() {
+    let mut dev = EngineDevice::open(Backend::Uring, 4).expect("open io_uring");
+    {
+        let align = weir_engine::DioAlignment {
+            mem_align_bytes: 512,
+            offset_align_bytes: 512,
+            source: weir_engine::AlignmentSource::Default,
+        };
+        let pool = DmaBufferPool::new(4, 4096, &align).expect("pool");
+        let mut sl = ShardLoop::new(&mut dev, vec![pool], LoopOptions::default());
+        assert!(sl.register(&[]).buffers);
+    }
+    // The ring lives on; the pool is gone, so its registration must be too.
+    let EngineDevice::Uring(ring) = &dev else {
+        panic!("asked for io_uring");
+    };
+    assert!(!ring.has_fixed_buffers());
 }

@@ -8,6 +8,7 @@
 
 use std::os::fd::RawFd;
 
+use weir_engine::{DmaBufferPool, Registration};
 use weir_model::device::{Device, DeviceError, IoCompletion, IoOp};
 
 /// A pass-through device that counts RWF_NOWAIT refusals per file descriptor.
@@ -84,5 +85,20 @@ impl<D: Device> Device for EagainSpy<D> {
             }
         }
         n
+    }
+}
+
+impl<D: Device + Registration> Registration for EagainSpy<D> {
+    unsafe fn register_pools(&mut self, pools: &[DmaBufferPool]) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { self.inner.register_pools(pools) }
+    }
+
+    fn register_files(&mut self, fds: &[RawFd]) -> bool {
+        self.inner.register_files(fds)
+    }
+
+    fn unregister(&mut self) {
+        self.inner.unregister();
     }
 }

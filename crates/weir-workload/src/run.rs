@@ -163,6 +163,10 @@ pub trait DeviceFactory: Sync {
     fn eagain_retries_by_fd(&self, _device: &Self::Device) -> Vec<(i32, u64)> {
         Vec::new()
     }
+
+    /// Registers the shard's buffers and files with the device where it can (io_uring's
+    /// fixed buffers and files); nothing by default.
+    fn register(&self, _lp: &mut ShardLoop<&mut Self::Device>, _fds: &[i32]) {}
 }
 
 /// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.
@@ -189,6 +193,12 @@ impl DeviceFactory for EngineFactory {
 
     fn eagain_retries_by_fd(&self, device: &Self::Device) -> Vec<(i32, u64)> {
         device.inner().counts().to_vec()
+    }
+
+    /// Registered buffers save the kernel pinning pages on every request, registered files
+    /// its file lookup: CPU per I/O that shows where the device is not the limit (zram).
+    fn register(&self, lp: &mut ShardLoop<&mut Self::Device>, fds: &[i32]) {
+        lp.register(fds);
     }
 }
 
@@ -425,6 +435,10 @@ fn shard_main<F: DeviceFactory>(
         ..weir_engine::LoopOptions::default()
     };
     let mut lp = ShardLoop::new(&mut device, pools, engine_options);
+    let mut fds: Vec<i32> = jobs.iter().map(|j| j.fd).filter(|&fd| fd >= 0).collect();
+    fds.sort_unstable();
+    fds.dedup();
+    factory.register(&mut lp, &fds);
     if !signal.shared.barrier() {
         return result;
     }

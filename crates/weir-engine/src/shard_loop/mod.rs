@@ -25,6 +25,7 @@
 //! (release). See [`LoopBuffers`].
 
 mod buffers;
+mod fixed;
 mod op;
 mod run;
 #[cfg(test)]
@@ -35,6 +36,7 @@ use std::fmt;
 use weir_model::device::{Device, DeviceError, IoCompletion, IoOp, IoVec, IoVecs};
 
 pub use buffers::{BufId, LoopBuffers};
+pub use fixed::{Registered, Registration};
 pub use op::{Done, Op, Outcome, Segments, Span, MAX_SEGMENTS};
 pub use run::{Flow, Next, OpSource, RunError};
 
@@ -164,6 +166,8 @@ pub struct ShardLoop<D: Device> {
     submit_facts: Vec<SubmitFacts>,
     /// The device failed with ops in flight that could not be drained.
     broken: bool,
+    /// Undoes [`ShardLoop::register`] on drop (set only where the device can register).
+    unregister: Option<fn(&mut D)>,
 }
 
 impl<D: Device> ShardLoop<D> {
@@ -188,6 +192,7 @@ impl<D: Device> ShardLoop<D> {
             stats: LoopStats::default(),
             submit_facts: Vec::new(),
             broken: false,
+            unregister: None,
         }
     }
 
@@ -483,6 +488,9 @@ impl<D: Device> ShardLoop<D> {
     /// the loop a borrow of it (`&mut D` is a [`Device`]).
     pub fn into_pools(mut self) -> Result<Vec<DmaBufferPool>, LoopError> {
         self.drain()?;
+        if let Some(unregister) = self.unregister.take() {
+            unregister(&mut self.device);
+        }
         let buffers = std::mem::replace(&mut self.buffers, LoopBuffers::new(Vec::new()));
         Ok(buffers.into_pools())
     }
@@ -494,6 +502,11 @@ impl<D: Device> Drop for ShardLoop<D> {
             // A drop with ops in flight (an early return, an error, a panic unwinding the
             // shard): wait for them, or leak the pools if the device cannot be waited on.
             let _ = self.drain();
+        }
+        // Before the pools are freed: a borrowed device outlives this loop and must not keep
+        // them registered.
+        if let Some(unregister) = self.unregister.take() {
+            unregister(&mut self.device);
         }
     }
 }
