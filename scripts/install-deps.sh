@@ -3,16 +3,19 @@
 set -euo pipefail
 need=()
 command -v mkfs.xfs >/dev/null || need+=(xfsprogs)
-command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
+# chattr (run_errors: an immutable directory as root) comes with e2fsprogs; setpriv (doctor and
+# align tests dropping root) with util-linux; losetup, mount and umount with mount.
+command -v mkfs.ext4 >/dev/null && command -v chattr >/dev/null || need+=(e2fsprogs)
 command -v fio >/dev/null || need+=(fio)
-command -v losetup >/dev/null || need+=(mount)
+command -v losetup >/dev/null && command -v umount >/dev/null || need+=(mount)
+command -v setpriv >/dev/null || need+=(util-linux)
 if [ ${#need[@]} -eq 0 ]; then
-  echo "all present: mkfs.xfs mkfs.ext4 fio losetup"
+  echo "all present: mkfs.xfs mkfs.ext4 chattr fio losetup mount umount setpriv"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
   echo "missing ${need[*]} and cannot install them here (needs root and apt-get);"
-  echo "the tests that need them will skip with a printed reason"
+  echo "the tests that need them will skip with a printed reason (as root they fail)"
   exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive

@@ -25,8 +25,9 @@ impl std::error::Error for UnitError {}
 
 const SIZE_FORMS: &str = "a size: a whole number with an optional binary suffix k, M, G or T \
      (optionally followed by i, iB or B), e.g. 4096, 4k, 128KiB, 1M";
-const DURATION_FORMS: &str = "a duration: a number followed by ns, us, ms, s, m or h, e.g. 500us, \
-     0.75ms, 10s (a bare number means seconds)";
+const DURATION_FORMS: &str =
+    "a duration: a number followed by ns, us (or µs), ms, s, m or h, e.g. \
+     500us, 0.75ms, 10s (a bare number means seconds)";
 
 /// Parses a byte count or a count with a binary suffix: `4096`, `4k`, `128kB`, `1MiB`, `2G`.
 /// Fractions are accepted when the result is whole (`1.5k` = 1536).
@@ -72,20 +73,24 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     Ok(scaled as u64)
 }
 
-/// Parses `10s`, `500ms`, `0.75ms`, `100us`, `250ns`, `2m`, `1h`; a bare number is seconds.
+/// Parses `10s`, `500ms`, `0.75ms`, `100us` (or `100µs`), `250ns`, `2m`, `1h`; a bare number
+/// is seconds.
 pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     let err = || UnitError {
         input: input.to_string(),
         expected: DURATION_FORMS,
     };
     let s = input.trim();
-    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    // The unit starts at the first letter of any script: the micro sign of `5µs` is a letter
+    // but not an ASCII one, and splitting at the `s` left `5µ` as the number.
+    let split = s.find(char::is_alphabetic).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
     let value: f64 = number.trim().parse().map_err(|_| err())?;
     let seconds_per_unit = match unit.trim() {
         "" | "s" | "sec" => 1.0,
         "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
+        // The micro sign (U+00B5) and the Greek letter mu (U+03BC) look the same.
+        "us" | "\u{b5}s" | "\u{3bc}s" => 1e-6,
         "ms" => 1e-3,
         "m" | "min" => 60.0,
         "h" => 3600.0,
@@ -162,6 +167,15 @@ mod tests {
             Duration::from_micros(750)
         );
         assert_eq!(parse_duration("100us").unwrap(), Duration::from_micros(100));
+        assert_eq!(
+            parse_duration("5\u{b5}s").unwrap(),
+            Duration::from_micros(5)
+        );
+        assert_eq!(
+            parse_duration("5\u{3bc}s").unwrap(),
+            Duration::from_micros(5)
+        );
+        assert_eq!(parse_duration("5 us").unwrap(), Duration::from_micros(5));
         assert_eq!(parse_duration("250ns").unwrap(), Duration::from_nanos(250));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("fast").is_err());

@@ -141,31 +141,61 @@ pub struct TestFs {
 }
 
 /// Returns `Some(Root)` when this process can create loop-mounted filesystems: it runs as root
-/// and `losetup`, `mount` and `umount` exist. Otherwise prints `SKIP <test_name>: <reason>` to
-/// stderr and returns `None`; the caller returns early.
+/// and `losetup`, `mount` and `umount` exist. When not root, prints `SKIP <test_name>: <reason>`
+/// to stderr and returns `None`; the caller returns early. As root a missing tool or loop
+/// device support panics instead (see [`skip`]).
 pub fn require_root(test_name: &str) -> Option<Root> {
     require_root_with(test_name, &[])
 }
 
 /// Like [`require_root`], and also requires the named tools (e.g. `["mkfs.xfs"]`).
 pub fn require_root_with(test_name: &str, tools: &[&str]) -> Option<Root> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
-    if euid != 0 {
-        eprintln!("SKIP {test_name}: needs root to create loop devices and mounts (euid {euid})");
+    if !is_root() {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        skip(
+            test_name,
+            &format!("needs root to create loop devices and mounts (euid {euid})"),
+        );
         return None;
     }
     for tool in ["losetup", "mount", "umount"].iter().chain(tools) {
         if find_tool(tool).is_none() {
-            eprintln!("SKIP {test_name}: `{tool}` is not installed (not found in PATH or /sbin, /usr/sbin)");
+            skip(
+                test_name,
+                &format!("`{tool}` is not installed (not found in PATH or /sbin, /usr/sbin)"),
+            );
             return None;
         }
     }
     if !Path::new("/dev/loop-control").exists() && !tools.is_empty() {
-        eprintln!("SKIP {test_name}: /dev/loop-control is missing (no loop device support)");
+        skip(
+            test_name,
+            "/dev/loop-control is missing (no loop device support)",
+        );
         return None;
     }
     Some(Root { _private: () })
+}
+
+/// True when the tests run as root (as CI does).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Reports that `test_name` cannot run here. Not root: prints `SKIP <test_name>: <reason>`
+/// and the caller returns early. Root: panics, because CI runs the tests as root and a root
+/// tier that skipped there would pass without having run (a missing tool is a broken
+/// machine, which `scripts/install-deps.sh` fixes, not a reason to pass).
+pub fn skip(test_name: &str, reason: &str) {
+    if is_root() {
+        panic!(
+            "{test_name} cannot run: {reason}. As root every tier must run (CI runs as root); \
+             install what is missing (scripts/install-deps.sh)"
+        );
+    }
+    eprintln!("SKIP {test_name}: {reason}");
 }
 
 /// The full path of a tool, looked up in PATH and the sbin directories (root's PATH may lack

@@ -86,6 +86,8 @@ pub struct JobRun {
     pub prefilled: bool,
     /// This job's buffer pool in the shard loop (its position among the shard's jobs).
     pub(crate) pool_index: usize,
+    /// `vectorized` jobs: segments per request (see [`crate::vectored`]).
+    iov_count: Option<u32>,
     next_seq_offset: u64,
     rng: SmallRng,
     /// Closed loop: times at which fibers became (or become) ready.
@@ -160,6 +162,7 @@ impl JobRun {
             base_offset_bytes,
             prefilled,
             pool_index,
+            iov_count: job.iov_count,
             next_seq_offset: 0,
             rng: SmallRng::seed_from_u64(seed),
             fibers_ready_ns: VecDeque::new(),
@@ -634,8 +637,12 @@ fn issue<D: Device>(
             let fd_offset = offset + job.base_offset_bytes;
             let queued = match sched.as_deref_mut() {
                 None => {
-                    let op = Op::new(u64::from(slot_id), direction, job.fd, fd_offset, buf, len)
-                        .with_flags(options.io_flags(job.index));
+                    let mut op =
+                        Op::new(u64::from(slot_id), direction, job.fd, fd_offset, buf, len)
+                            .with_flags(options.io_flags(job.index));
+                    if let Some(count) = job.iov_count {
+                        op.segments = crate::vectored::segments(buf, len, count);
+                    }
                     lp.push(op).map_err(|_| None)
                 }
                 Some(s) => enqueue(s, job, slot_id, direction, len, now),

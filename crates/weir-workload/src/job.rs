@@ -184,6 +184,9 @@ pub struct Job {
     /// arrival, so sends leave on time even where waking a sleeping core takes tens of
     /// microseconds (virtual machines), at the cost of a busy core.
     pub busy_poll: bool,
+    /// io_tester's `vectorized: true` (with `iov_count`, default 1): each request is sent as
+    /// one vectored request of this many equal segments. None: one buffer per request.
+    pub iov_count: Option<u32>,
 }
 
 /// io_tester's default data size per shard.
@@ -220,6 +223,7 @@ impl Job {
             sloppy_size_hint_bytes: None,
             extent_size_hint_bytes: None,
             busy_poll: false,
+            iov_count: None,
         }
     }
 
@@ -268,7 +272,10 @@ impl Job {
         if self.is_open_loop() {
             // Open-loop arrivals beyond this wait in a backlog, still timed from their
             // intended send time; the cap bounds buffers, not the measured latency.
-            (self.parallelism.max(1) * self.batch.max(1)).clamp(OPEN_LOOP_MIN_DEPTH, 256)
+            self.parallelism
+                .max(1)
+                .saturating_mul(self.batch.max(1))
+                .clamp(OPEN_LOOP_MIN_DEPTH, 256)
         } else {
             self.parallelism
         }
@@ -353,6 +360,25 @@ impl Job {
         if self.batch == 0 {
             return err("shard_info.batch", "must be at least 1".into());
         }
+        if let Some(iov_count) = self.iov_count {
+            if let Err(message) = check_segments(self.request_bytes, iov_count) {
+                return err("shard_info.iov_count", message);
+            }
+        }
+        // Each round of arrivals queues parallelism x batch requests; the product of two
+        // user values must not wrap, and beyond this many a round only grows a backlog.
+        let per_round = u64::from(self.parallelism) * u64::from(self.batch);
+        if self.is_open_loop() && per_round > MAX_REQUESTS_PER_ROUND {
+            return err(
+                "shard_info.batch",
+                format!(
+                    "parallelism {} x batch {} = {per_round} requests per arrival round, above \
+                     the {MAX_REQUESTS_PER_ROUND} weir queues per shard: lower batch or \
+                     parallelism and raise rps for the same rate",
+                    self.parallelism, self.batch
+                ),
+            );
+        }
         if self.shares == 0 {
             return err("shard_info.shares", "must be at least 1".into());
         }
@@ -387,6 +413,41 @@ impl Job {
         Ok(())
     }
 }
+
+/// io_tester's rule for `vectorized` requests: `iov_count` equal segments, each a multiple of
+/// (and no smaller than) 4096 bytes for requests of 4096 bytes or more, 512 below.
+fn check_segments(request_bytes: u32, iov_count: u32) -> Result<(), String> {
+    if iov_count == 0 {
+        return Err("is 0: a vectorized request needs at least 1 segment".into());
+    }
+    if iov_count as usize > weir_engine::shard_loop::MAX_SEGMENTS {
+        return Err(format!(
+            "{iov_count} segments: the kernel takes at most {} per request (IOV_MAX); lower \
+             iov_count",
+            weir_engine::shard_loop::MAX_SEGMENTS
+        ));
+    }
+    if request_bytes % iov_count != 0 {
+        return Err(format!(
+            "{iov_count} does not divide reqsize ({request_bytes} bytes) evenly: pick an \
+             iov_count that does, e.g. 4 for 64kB"
+        ));
+    }
+    let segment = request_bytes / iov_count;
+    let align = crate::vectored::segment_alignment_bytes(request_bytes);
+    if segment < align || segment % align != 0 {
+        return Err(format!(
+            "{iov_count} segments of {segment} bytes: each segment must be a multiple of \
+             {align} bytes (io_tester's rule for a {request_bytes}-byte request); lower \
+             iov_count to at most {}",
+            (request_bytes / align).max(1)
+        ));
+    }
+    Ok(())
+}
+
+/// The most requests one round of open-loop arrivals (parallelism x batch) may queue.
+pub const MAX_REQUESTS_PER_ROUND: u64 = 1 << 20;
 
 /// Open-loop jobs get at least this many request slots per shard.
 const OPEN_LOOP_MIN_DEPTH: u32 = 32;
@@ -487,5 +548,46 @@ mod tests {
         assert!(plan.validate().expect_err("dup").message.contains("twice"));
         let bad_name = Job::new("a/b", JobType::SeqRead);
         assert_eq!(bad_name.validate().expect_err("slash").field, "name");
+    }
+
+    #[test]
+    fn parallelism_times_batch_is_checked_not_wrapped() {
+        let mut job = Job::new("flood", JobType::RandRead);
+        job.rps = Some(10);
+        job.parallelism = 1 << 16;
+        job.batch = 1 << 16;
+        // 2^32 wraps a u32 to 0; the product is checked in u64 and refused.
+        let e = job.validate().expect_err("2^32 requests per round");
+        assert_eq!(e.field, "shard_info.batch");
+        assert!(
+            e.message.contains("4294967296 requests per arrival round"),
+            "{e}"
+        );
+        assert_eq!(job.max_in_flight(), 256);
+        job.batch = 16;
+        job.validate().expect("2^20 per round is allowed");
+    }
+
+    #[test]
+    fn vectorized_segments_follow_io_testers_alignment_rule() {
+        let mut job = Job::new("v", JobType::RandWrite);
+        job.request_bytes = 64 << 10;
+        job.iov_count = Some(4);
+        job.validate().expect("4 x 16 KiB");
+        for (reqsize, iov, fragment) in [
+            (64 << 10, 3, "does not divide"),
+            (64 << 10, 32, "multiple of 4096"),
+            (2048, 8, "multiple of 512"),
+            (4096, 0, "is 0"),
+        ] {
+            job.request_bytes = reqsize;
+            job.iov_count = Some(iov);
+            let e = job.validate().expect_err("bad segments");
+            assert_eq!(e.field, "shard_info.iov_count");
+            assert!(e.message.contains(fragment), "{reqsize}/{iov}: {e}");
+        }
+        job.request_bytes = 2048;
+        job.iov_count = Some(4);
+        job.validate().expect("4 x 512 B below 4 KiB");
     }
 }

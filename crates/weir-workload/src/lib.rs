@@ -41,6 +41,7 @@ mod class_report;
 pub mod driver;
 pub mod eagain;
 pub mod hist;
+mod io_tester_yaml;
 pub mod job;
 mod merge;
 pub mod parse;
@@ -48,7 +49,9 @@ pub mod report;
 pub mod run;
 mod scheduling;
 mod setup;
+mod vectored;
 pub mod verify;
+pub use vectored::segment_alignment_bytes;
 
 pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;

@@ -17,11 +17,13 @@
 //! merged request's.
 
 use serde::Serialize;
-use weir_engine::shard_loop::{Op, Segments, Span, MAX_SEGMENTS};
+use weir_engine::shard_loop::{Op, Segments, Span};
 use weir_model::device::IoCompletion;
 
 use crate::driver::Failure;
 
+/// Segments per merged request; far below IOV_MAX (1024) and the usual queue limits.
+const MAX_SEGMENTS: usize = 64;
 /// Marks a merged request's `user_data` (scheduler tokens never have this bit set).
 const MERGED_TAG: u64 = 1 << 63;
 

@@ -169,6 +169,9 @@ struct RawShardInfo {
     reqsize: Option<Size>,
     think_time: Option<Time>,
     think_after: Option<Time>,
+    /// readv/writev with `iov_count` segments per request.
+    vectorized: Option<bool>,
+    iov_count: Option<u32>,
 }
 
 #[derive(Deserialize, Default)]
@@ -209,6 +212,10 @@ impl RawJob {
         }
         job.think_time = info.think_time.map(|t| t.0).unwrap_or_default();
         job.think_after = info.think_after.map(|t| t.0).unwrap_or_default();
+        // io_tester ignores iov_count unless vectorized is true; its default count is 1.
+        if info.vectorized == Some(true) {
+            job.iov_count = Some(info.iov_count.unwrap_or(1));
+        }
         let options = self.options;
         job.dsync = options.dsync.unwrap_or(false);
         job.pause_distribution = options.pause_distribution.map(|p| p.0).unwrap_or_default();

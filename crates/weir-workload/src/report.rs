@@ -124,6 +124,10 @@ pub struct ShardJobReport {
     pub disk_latency_us: LatencySummary,
     /// The file's size after the run (0 when the run used no files).
     pub file_bytes: u64,
+    /// Times a sequential job wrapped around to offset 0 on this shard.
+    pub wraps: u64,
+    /// RWF_NOWAIT refusals of this job on this shard (each re-sent without the flag).
+    pub eagain_retries: u64,
 }
 
 /// The merged histograms behind a job's summaries (not serialized).
@@ -174,6 +178,8 @@ impl JobReport {
                 queue_latency_us: s.histograms.queue.summary_us(),
                 disk_latency_us: s.histograms.disk.summary_us(),
                 file_bytes: s.file_bytes,
+                wraps: s.wraps,
+                eagain_retries: s.eagain_retries,
             });
         }
         let ops = shards.iter().map(|s| s.ops).sum();
@@ -337,78 +343,6 @@ impl Report {
         }
         out
     }
-
-    /// io_tester's output layout: a YAML list with one map per shard, each job's throughput
-    /// (kB/s), IOPS, latencies (usec) and total_requests. weir's percentiles are exact, and a
-    /// final entry `shard: all` holds the jobs merged across shards.
-    pub fn to_io_tester_yaml(&self) -> String {
-        let mut out = String::from("---\n");
-        let mut shard_ids: Vec<usize> = self
-            .jobs
-            .iter()
-            .flat_map(|j| j.per_shard.iter().map(|s| s.shard))
-            .collect();
-        shard_ids.sort_unstable();
-        shard_ids.dedup();
-        for shard in shard_ids {
-            let _ = writeln!(out, "- shard: {shard}");
-            for job in &self.jobs {
-                if let Some(s) = job.per_shard.iter().find(|s| s.shard == shard) {
-                    yaml_job(
-                        &mut out,
-                        &job.name,
-                        s.bytes,
-                        s.iops,
-                        s.ops,
-                        &s.latency_us,
-                        self,
-                    );
-                }
-            }
-        }
-        let _ = writeln!(out, "- shard: all");
-        for job in &self.jobs {
-            yaml_job(
-                &mut out,
-                &job.name,
-                job.bytes,
-                job.iops,
-                job.ops,
-                &job.latency_us,
-                self,
-            );
-        }
-        out.push_str("...\n");
-        out
-    }
-}
-
-fn yaml_job(
-    out: &mut String,
-    name: &str,
-    bytes: u64,
-    iops: f64,
-    ops: u64,
-    l: &LatencySummary,
-    report: &Report,
-) {
-    let kbs = if report.duration_s > 0.0 {
-        (bytes / 1024) as f64 / report.duration_s
-    } else {
-        0.0
-    };
-    let _ = writeln!(out, "  {name}:");
-    let _ = writeln!(out, "    throughput: {:.0}  # kB/s", kbs);
-    let _ = writeln!(out, "    IOPS: {:.0}", iops);
-    let _ = writeln!(out, "    latencies:  # usec");
-    let _ = writeln!(out, "      average: {:.0}", l.avg);
-    let _ = writeln!(out, "      p0.5: {:.0}", l.p50);
-    let _ = writeln!(out, "      p0.95: {:.0}", l.p95);
-    let _ = writeln!(out, "      p0.99: {:.0}", l.p99);
-    let _ = writeln!(out, "      p0.999: {:.0}", l.p999);
-    let _ = writeln!(out, "      max: {:.0}", l.max);
-    let _ = writeln!(out, "    stats:");
-    let _ = writeln!(out, "      total_requests: {ops}");
 }
 
 fn fmt_us(us: f64) -> String {
@@ -529,16 +463,72 @@ mod tests {
         assert!(v["cpu"]["user_s"].is_number() && v["cpu"]["sys_s"].is_number());
     }
 
+    /// Reads a document the way a script written for io_tester does: every shard map's
+    /// `shard` is an integer, every other key but `statistics` is a job whose figures are
+    /// read by their io_tester names. Returns (shard, job, total_requests, overflows, p0.99).
+    fn read_as_io_tester_script(text: &str) -> Vec<(u64, String, u64, u64, f64)> {
+        let doc: serde_yaml::Value = serde_yaml::from_str(text).expect("valid YAML");
+        let mut rows = Vec::new();
+        for shard in doc.as_sequence().expect("a list of shard maps") {
+            let id = shard["shard"].as_u64().expect("shard is an integer");
+            shard["statistics"]["aio_retries"]
+                .as_u64()
+                .expect("statistics.aio_retries");
+            for (key, job) in shard.as_mapping().expect("shard map") {
+                let key = key.as_str().expect("string key");
+                if key == "shard" || key == "statistics" {
+                    continue;
+                }
+                job["throughput"].as_f64().expect("throughput");
+                job["IOPS"].as_f64().expect("IOPS");
+                for q in ["average", "p0.5", "p0.95", "p0.99", "p0.999", "max"] {
+                    job["latencies"][q]
+                        .as_f64()
+                        .unwrap_or_else(|| panic!("latencies.{q}"));
+                }
+                let stats = &job["stats"];
+                for k in [
+                    "io_queue_total_exec_sec",
+                    "io_queue_total_delay_sec",
+                    "io_queue_total_operations",
+                ] {
+                    stats[k].as_f64().unwrap_or_else(|| panic!("stats.{k}"));
+                }
+                rows.push((
+                    id,
+                    key.to_string(),
+                    stats["total_requests"].as_u64().expect("total_requests"),
+                    stats["file_size_overflows"].as_u64().expect("overflows"),
+                    job["latencies"]["p0.99"].as_f64().expect("p0.99"),
+                ));
+            }
+        }
+        rows
+    }
+
     #[test]
-    fn yaml_is_valid_and_shaped_like_io_tester() {
-        let text = sample_report().to_io_tester_yaml();
-        let v: serde_yaml::Value = serde_yaml::from_str(&text).expect("valid YAML");
-        let shards = v.as_sequence().expect("a list of shards");
-        assert_eq!(shards.len(), 3);
-        let reads = &shards[0]["reads"];
-        assert!(reads["throughput"].as_f64().is_some(), "{text}");
-        assert!(reads["latencies"]["p0.999"].as_f64().is_some(), "{text}");
-        assert_eq!(shards[2]["shard"].as_str(), Some("all"));
+    fn yaml_reads_as_io_tester_output() {
+        let mut report = sample_report();
+        report.jobs[0].per_shard[1].wraps = 3;
+        let text = report.to_io_tester_yaml();
+        let rows = read_as_io_tester_script(&text);
+        assert_eq!(
+            rows.len(),
+            2,
+            "one entry per shard, no merged entry:\n{text}"
+        );
+        assert_eq!(rows[0].0, 0);
+        assert_eq!(rows[1].0, 1);
+        assert!(
+            rows.iter().all(|r| r.1 == "reads" && r.2 == 1000),
+            "{rows:?}"
+        );
+        assert_eq!((rows[0].3, rows[1].3), (0, 3), "file_size_overflows");
+        // Shard 1's latencies are spread twice as wide (100-102 us against 100-101 us).
+        assert!(rows[1].4 > rows[0].4, "{rows:?}");
+        // (4096000 >> 10) kB over 2 s; 1000 requests of 90 us in the disk.
+        assert!(text.contains("throughput: 2000  # kB/s"), "{text}");
+        assert!(text.contains("io_queue_total_exec_sec: 0.09"), "{text}");
     }
 
     #[test]

@@ -3,29 +3,11 @@
 
 use std::time::Duration;
 
-use weir_sim::{SimConfig, SimDisk};
-use weir_workload::{run_with, Control, DeviceFactory, Job, JobType, Plan, RunOptions};
+mod common;
 
-/// One simulated disk per shard: `config`, its seed offset by the shard index.
-struct Sim {
-    config: SimConfig,
-}
-
-impl DeviceFactory for Sim {
-    type Device = SimDisk;
-
-    fn name(&self) -> String {
-        "sim".into()
-    }
-
-    fn open(&self, shard: usize, _depth: u32) -> Result<SimDisk, String> {
-        let seed = self.config.seed + shard as u64;
-        Ok(SimDisk::new(SimConfig {
-            seed,
-            ..self.config.clone()
-        }))
-    }
-}
+use common::Sim;
+use weir_sim::SimConfig;
+use weir_workload::{run_with, Control, Job, JobType, Plan, RunOptions};
 
 fn run_once(seed: u64, parallelism: u32) -> weir_workload::Report {
     let mut job = Job::new("reads", JobType::RandRead);

@@ -138,7 +138,7 @@ fn no_permission_is_a_usage_error_naming_the_cause() {
         .args(["doctor", inner.to_str().expect("utf8")])
         .output();
     let Ok(o) = o else {
-        eprintln!("SKIP {name}: setpriv is not available");
+        weir_testfs::skip(name, "setpriv is not available");
         return;
     };
     let (out, err) = text(&o);

@@ -7,8 +7,8 @@ use weir_model::device::{Direction, IoFlags};
 
 use super::buffers::BufId;
 
-/// Segments one op may carry: far below IOV_MAX (1024) and the block layer's limits.
-pub const MAX_SEGMENTS: usize = 64;
+/// Segments one op may carry: the kernel's IOV_MAX.
+pub const MAX_SEGMENTS: usize = 1024;
 
 /// `len_bytes` of memory at `offset_bytes` into a buffer of the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
