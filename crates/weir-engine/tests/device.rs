@@ -2,28 +2,13 @@
 
 mod common;
 
-use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 
-use common::{fill_pattern, for_each_backend, test_dir};
+use common::{direct_file, fill_pattern, for_each_backend, test_dir};
 use weir_engine::{dio_alignment_fd, Backend, DmaBufferPool, EngineDevice};
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
 
 const BLOCK: u32 = 4096;
-
-fn direct_file(dir: &std::path::Path, size: u64) -> std::fs::File {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(dir.join("data"))
-        .expect("open O_DIRECT");
-    f.set_len(size).expect("set_len");
-    f
-}
 
 fn op(user_data: u64, direction: Direction, fd: i32, offset: u64, buf: *mut u8) -> IoOp {
     IoOp {

@@ -6,9 +6,8 @@ mod common;
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 
-use common::{fill_pattern, for_each_backend, pattern_byte, test_dir};
+use common::{direct_file, fill_pattern, for_each_backend, pattern_byte, test_dir};
 use weir_engine::{
     dio_alignment_fd, Backend, DmaBufferPool, Done, EngineDevice, Flow, LoopBuffers, LoopOptions,
     Next, Op, OpSource, Outcome, Registered, ShardLoop, SubmitPolicy,
@@ -68,19 +67,6 @@ impl OpSource for Sequential {
         self.done += 1;
         Ok(Flow::Continue)
     }
-}
-
-fn direct_file(dir: &std::path::Path, size: u64) -> std::fs::File {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(dir.join("data"))
-        .expect("open O_DIRECT");
-    f.set_len(size).expect("set_len");
-    f
 }
 
 fn shard(backend: Backend, fd: i32, depth: usize, submit: SubmitPolicy) -> ShardLoop<EngineDevice> {

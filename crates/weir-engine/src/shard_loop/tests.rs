@@ -96,6 +96,20 @@ impl Device for Scripted {
     }
 }
 
+/// A loop of four 4 KiB buffers over a scripted device, with one buffer held: what the
+/// misuse tests start from.
+fn with_held_buffer(f: impl FnOnce(&mut ShardLoop<&mut Scripted>, BufId)) {
+    let mut dev = Scripted::new(4);
+    let mut shard = ShardLoop::new(&mut dev, vec![pool(4, 4096)], LoopOptions::default());
+    let buf = shard.buffers_mut().acquire(0).expect("buffer");
+    f(&mut shard, buf);
+}
+
+/// The held buffer's first 4 KiB read at offset 0.
+fn read_op(buf: BufId) -> Op {
+    Op::new(0, Direction::Read, 3, 0, buf, 4096)
+}
+
 fn pool(count: usize, bytes: usize) -> DmaBufferPool {
     let align = DioAlignment {
         mem_align_bytes: 512,
@@ -265,43 +279,35 @@ fn a_completion_with_an_unknown_token_stops_the_program() {
 #[test]
 #[should_panic(expected = "not aligned")]
 fn a_misaligned_op_never_reaches_the_device() {
-    let mut dev = Scripted::new(4);
-    let mut shard = ShardLoop::new(&mut dev, vec![pool(4, 4096)], LoopOptions::default());
-    let buf = shard.buffers_mut().acquire(0).expect("buffer");
-    let _ = shard.push(Op::new(0, Direction::Read, 3, 100, buf, 4096));
+    with_held_buffer(|shard, buf| {
+        let _ = shard.push(Op::new(0, Direction::Read, 3, 100, buf, 4096));
+    });
 }
 
 #[test]
 #[should_panic(expected = "overrun")]
 fn an_op_longer_than_its_buffer_never_reaches_the_device() {
-    let mut dev = Scripted::new(4);
-    let mut shard = ShardLoop::new(&mut dev, vec![pool(4, 4096)], LoopOptions::default());
-    let buf = shard.buffers_mut().acquire(0).expect("buffer");
-    let _ = shard.push(Op::new(0, Direction::Read, 3, 0, buf, 8192));
+    with_held_buffer(|shard, buf| {
+        let _ = shard.push(Op::new(0, Direction::Read, 3, 0, buf, 8192));
+    });
 }
 
 #[test]
 #[should_panic(expected = "in state InFlight")]
 fn a_buffer_in_flight_cannot_be_touched() {
-    let mut dev = Scripted::new(4);
-    let mut shard = ShardLoop::new(&mut dev, vec![pool(4, 4096)], LoopOptions::default());
-    let buf = shard.buffers_mut().acquire(0).expect("buffer");
-    shard
-        .push(Op::new(0, Direction::Read, 3, 0, buf, 4096))
-        .expect("push");
-    shard.buffers_mut().bytes_mut(buf)[0] = 1;
+    with_held_buffer(|shard, buf| {
+        shard.push(read_op(buf)).expect("push");
+        shard.buffers_mut().bytes_mut(buf)[0] = 1;
+    });
 }
 
 #[test]
 #[should_panic(expected = "release of")]
 fn a_buffer_in_flight_cannot_be_released() {
-    let mut dev = Scripted::new(4);
-    let mut shard = ShardLoop::new(&mut dev, vec![pool(4, 4096)], LoopOptions::default());
-    let buf = shard.buffers_mut().acquire(0).expect("buffer");
-    shard
-        .push(Op::new(0, Direction::Read, 3, 0, buf, 4096))
-        .expect("push");
-    shard.buffers_mut().release(buf);
+    with_held_buffer(|shard, buf| {
+        shard.push(read_op(buf)).expect("push");
+        shard.buffers_mut().release(buf);
+    });
 }
 
 #[test]
@@ -410,9 +416,8 @@ fn into_pools_gives_back_every_buffer_free() {
 #[test]
 #[should_panic(expected = "never acquired or was released")]
 fn an_op_on_a_released_buffer_never_reaches_the_device() {
-    let mut dev = Scripted::new(4);
-    let mut shard = ShardLoop::new(&mut dev, vec![pool(4, 4096)], LoopOptions::default());
-    let buf = shard.buffers_mut().acquire(0).expect("buffer");
-    shard.buffers_mut().release(buf);
-    let _ = shard.push(Op::new(0, Direction::Read, 3, 0, buf, 4096));
+    with_held_buffer(|shard, buf| {
+        shard.buffers_mut().release(buf);
+        let _ = shard.push(read_op(buf));
+    });
 }
