@@ -103,12 +103,17 @@ pub fn final_verify_pass<D: Device>(
         let got = done.moved_bytes() as usize / VERIFY_BLOCK_BYTES * VERIFY_BLOCK_BYTES;
         let data = &lp.buffers().bytes(buf)[..got];
         job.blocks_checked += (got / VERIFY_BLOCK_BYTES) as u64;
-        if let Some(corruption) = check_blocks(job.ledger.as_ref(), job.prefilled, data, offset) {
-            let next = corruption.offset_bytes + VERIFY_BLOCK_BYTES as u64;
+        // Keep scanning after a bad block, within the data already read (the next read
+        // stays aligned): report every corrupted block.
+        let mut at = 0;
+        while let Some(corruption) = check_blocks(
+            job.ledger.as_ref(),
+            job.prefilled,
+            &data[at..],
+            offset + at as u64,
+        ) {
+            at = (corruption.offset_bytes - offset) as usize + VERIFY_BLOCK_BYTES;
             record_corruption(job, corruption);
-            // Keep scanning after the bad block: report every corrupted block.
-            offset = next;
-            continue;
         }
         if got == 0 {
             break Ok(());

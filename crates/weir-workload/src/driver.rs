@@ -21,42 +21,19 @@ use rand::{Rng, SeedableRng};
 use weir_engine::buffers::DmaBufferPool;
 use weir_engine::shard_loop::{BufId, LoopBuffers, Op, Outcome, ShardLoop};
 use weir_engine::PreparedFile;
-use weir_model::device::{Device, Direction, IoCompletion, IoFlags};
+use weir_model::device::{Device, Direction, IoCompletion};
 
 use crate::arrival::Arrivals;
 use crate::job::Job;
 use crate::report::{CorruptionReport, JobHistograms, ShardJobStats};
+pub(crate) use crate::request::Slot;
+pub use crate::request::{Failure, LoopOptions};
 pub use crate::scheduling::Scheduling;
 use crate::scheduling::{dispatch_scheduled, enqueue, settle_completions};
 use crate::verify::{BlockLedger, Corruption, VERIFY_BLOCK_BYTES};
 
 /// Corruptions kept per job and shard for the report (all are counted).
 const CORRUPTIONS_KEPT: usize = 16;
-
-/// A failure that ends the run on every shard.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
-    /// ENOSPC, EDQUOT, EFBIG, or a short write (the filesystem ran out of space).
-    DiskFull { job: String, detail: String },
-    /// Any other failed request.
-    Io { job: String, detail: String },
-    /// The device refused a submission or a wait.
-    Device { detail: String },
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::DiskFull { job, detail } => write!(
-                f,
-                "the disk filled up during job `{job}`: {detail}; free space, lower data_size or \
-                 the duration, or choose another --dir"
-            ),
-            Failure::Io { job, detail } => write!(f, "job `{job}`: {detail}"),
-            Failure::Device { detail } => write!(f, "{detail}"),
-        }
-    }
-}
 
 /// Why the loop should stop issuing.
 pub trait StopSignal {
@@ -269,44 +246,6 @@ impl JobRun {
             .front()
             .copied()
             .filter(|t| *t > now_ns)
-    }
-}
-
-/// A request in flight.
-#[derive(Clone, Copy)]
-pub(crate) struct Slot {
-    /// The job's position in this shard's `jobs` slice. Not the plan's job index: a shard
-    /// runs only the jobs placed on it (`shards: [1]`), so the two differ whenever a job is
-    /// missing from some shard.
-    pub(crate) job_pos: u32,
-    pub(crate) buf: BufId,
-    pub(crate) offset_bytes: u64,
-    pub(crate) len_bytes: u32,
-    direction: Direction,
-    intended_ns: u64,
-    /// When the first piece went to the device (0: still in the scheduler's queue).
-    pub(crate) dispatch_ns: u64,
-    sequence: u64,
-    /// Scheduler runs: the first piece that failed or came back short (result, piece length).
-    pub(crate) piece_error: Option<(i32, u32)>,
-}
-
-/// Options for one shard's loop.
-pub struct LoopOptions {
-    pub duration_ns: u64,
-    pub nowait: bool,
-    pub dsync_by_job: Vec<bool>,
-    /// Poll instead of sleeping (a job on this shard asked for `sleep_type: busyloop`).
-    pub busy_poll: bool,
-}
-
-impl LoopOptions {
-    /// The submission flags of every request of job `job_index`.
-    pub(crate) fn io_flags(&self, job_index: usize) -> IoFlags {
-        IoFlags {
-            nowait: self.nowait,
-            dsync: self.dsync_by_job.get(job_index).copied().unwrap_or(false),
-        }
     }
 }
 

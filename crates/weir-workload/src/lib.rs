@@ -46,6 +46,7 @@ pub mod job;
 mod merge;
 pub mod parse;
 pub mod report;
+mod request;
 pub mod run;
 mod scheduling;
 mod setup;

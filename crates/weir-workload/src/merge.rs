@@ -20,7 +20,7 @@ use serde::Serialize;
 use weir_engine::shard_loop::{Op, Segments, Span};
 use weir_model::device::IoCompletion;
 
-use crate::driver::Failure;
+use crate::request::Failure;
 
 /// Segments per merged request; far below IOV_MAX (1024) and the usual queue limits.
 const MAX_SEGMENTS: usize = 64;

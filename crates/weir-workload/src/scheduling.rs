@@ -6,9 +6,10 @@ use weir_engine::shard_loop::{Op, Segments, ShardLoop, Span};
 use weir_model::device::{Device, Direction, IoCompletion};
 use weir_sched::{ClassId, Dispatched, Request, ShardQueue};
 
-use crate::driver::{Failure, JobRun, LoopOptions, Slot};
+use crate::driver::JobRun;
 pub use crate::merge::MergeCounts;
 use crate::merge::Merger;
+use crate::request::{Failure, LoopOptions, Slot};
 
 /// The scheduler on one shard: its queue and the class of each job (by job index).
 pub struct Scheduling {
