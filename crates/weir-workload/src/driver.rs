@@ -65,16 +65,18 @@ pub struct JobRun {
     pub(crate) pool_index: usize,
     /// `vectorized` jobs: segments per request (see [`crate::vectored`]).
     iov_count: Option<u32>,
+    /// `unlink` jobs: this shard's files (see [`crate::unlink`]).
+    pub(crate) unlink_files: Option<crate::unlink::UnlinkFiles>,
     next_seq_offset: u64,
     rng: SmallRng,
     /// Closed loop: times at which fibers became (or become) ready.
-    fibers_ready_ns: VecDeque<u64>,
+    pub(crate) fibers_ready_ns: VecDeque<u64>,
     arrivals: Option<Arrivals>,
-    backlog_ns: VecDeque<u64>,
+    pub(crate) backlog_ns: VecDeque<u64>,
     in_flight: u32,
-    issued: u64,
+    pub(crate) issued: u64,
     exhausted: bool,
-    started_at_ns: u64,
+    pub(crate) started_at_ns: u64,
     write_sequence: u64,
     pub ledger: Option<BlockLedger>,
     in_flight_writes: Vec<(u64, u64)>,
@@ -100,6 +102,8 @@ pub struct JobSetup {
     pub pool: DmaBufferPool,
     pub verify: bool,
     pub seed: u64,
+    /// `unlink` jobs: the files created for this shard.
+    pub unlink_files: Option<crate::unlink::UnlinkFiles>,
 }
 
 impl JobRun {
@@ -123,6 +127,7 @@ impl JobRun {
             mut pool,
             verify,
             seed,
+            unlink_files,
         } = setup;
         if !job.job_type.is_read() && !verify {
             // Write data nothing below can compress or deduplicate (each write also stamps its
@@ -140,6 +145,7 @@ impl JobRun {
             prefilled,
             pool_index,
             iov_count: job.iov_count,
+            unlink_files,
             next_seq_offset: 0,
             rng: SmallRng::seed_from_u64(seed),
             fibers_ready_ns: VecDeque::new(),
@@ -230,7 +236,7 @@ impl JobRun {
         }
     }
 
-    fn limit_reached(&self) -> bool {
+    pub(crate) fn limit_reached(&self) -> bool {
         self.exhausted || self.job.limit.is_some_and(|limit| self.issued >= limit)
     }
 
@@ -532,6 +538,10 @@ fn issue<D: Device>(
                 }
             }
         }
+        if !job.job.job_type.does_io() {
+            crate::inline::run_due(job, now)?;
+            continue;
+        }
         loop {
             if job.limit_reached()
                 || lp.buffers().free_count(job.pool_index) == 0
@@ -696,9 +706,8 @@ fn complete(
     buffers.release(slot.buf);
     if job.arrivals.is_none() && !stopping {
         let think = job.job.think_time.as_nanos() as u64;
-        let after = job.job.think_after.as_nanos() as u64;
-        let thinking = think > 0 && completed_at_ns >= job.started_at_ns.saturating_add(after);
-        let ready = if thinking {
+        let elapsed = completed_at_ns.saturating_sub(job.started_at_ns);
+        let ready = if job.job.thinking_at(elapsed) {
             completed_at_ns + think
         } else {
             completed_at_ns

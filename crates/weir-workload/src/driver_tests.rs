@@ -187,6 +187,25 @@ fn parallelism_think_time_and_limit_on_a_virtual_clock() {
 }
 
 #[test]
+fn think_after_alternates_active_and_thinking_phases() {
+    // io_tester's thinker: 50 ms without pauses (100 us requests: 500 of them), then a 50 ms
+    // thinking phase in which the first completion pauses the fiber 50 ms, and again.
+    let mut job = reads("phases");
+    job.think_time = Duration::from_millis(50);
+    job.think_after = Duration::from_millis(50);
+    let report = run_with(
+        &Plan::new(vec![job]),
+        &options(1000),
+        &Fake { stall: (0, 0) },
+        &mut |_| Control::Continue,
+    )
+    .expect("run");
+    // 10 periods of ~500 requests; thinking for good after the first 50 ms would give ~519.
+    let ops = report.jobs[0].ops;
+    assert!((4_950..=5_020).contains(&ops), "{ops}");
+}
+
+#[test]
 fn uniform_and_poisson_rates_match_the_request() {
     for distribution in [PauseDistribution::Uniform, PauseDistribution::Poisson] {
         let mut job = reads("rate");

@@ -13,6 +13,7 @@
 
 use std::fmt::Write as _;
 
+use crate::job::JobType;
 use crate::report::{Report, ShardJobReport};
 
 impl Report {
@@ -32,7 +33,13 @@ impl Report {
             for job in &self.jobs {
                 if let Some(s) = job.per_shard.iter().find(|s| s.shard == shard) {
                     aio_retries += s.eagain_retries;
-                    write_job(&mut out, self, &job.name, &job.class, s);
+                    if job.job_type == JobType::Cpu.as_str() {
+                        write_cpu_job(&mut out, self, &job.name, s);
+                    } else if job.job_type == JobType::Unlink.as_str() {
+                        write_unlink_job(&mut out, &job.name, s);
+                    } else {
+                        write_job(&mut out, self, &job.name, &job.class, s);
+                    }
                 }
             }
             let _ = writeln!(out, "  statistics:");
@@ -41,6 +48,28 @@ impl Report {
         out.push_str("...\n");
         out
     }
+}
+
+/// io_tester reports only `throughput` for a cpu job: busy loops per second.
+fn write_cpu_job(out: &mut String, report: &Report, name: &str, s: &ShardJobReport) {
+    let per_s = if report.duration_s > 0.0 {
+        s.ops as f64 / report.duration_s
+    } else {
+        0.0
+    };
+    let _ = writeln!(out, "  {name}:");
+    let _ = writeln!(out, "    throughput: {per_s:.0}");
+}
+
+/// io_tester reports an unlink job's IOPS, average and maximum latency, and requests.
+fn write_unlink_job(out: &mut String, name: &str, s: &ShardJobReport) {
+    let _ = writeln!(out, "  {name}:");
+    let _ = writeln!(out, "    IOPS: {:.0}", s.iops);
+    let _ = writeln!(out, "    latencies:  # usec");
+    let _ = writeln!(out, "      average: {:.0}", s.latency_us.avg);
+    let _ = writeln!(out, "      max: {:.0}", s.latency_us.max);
+    let _ = writeln!(out, "    stats:");
+    let _ = writeln!(out, "      total_requests: {}", s.ops);
 }
 
 fn write_job(out: &mut String, report: &Report, name: &str, class: &str, s: &ShardJobReport) {

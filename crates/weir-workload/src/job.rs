@@ -25,17 +25,25 @@ pub enum JobType {
     RandWrite,
     /// Sequential writes that extend the file (size-changing writes).
     Append,
+    /// io_tester's CPU load: each request is a busy loop of `execution_time` on the shard's
+    /// thread (a reactor stall beside the I/O jobs of the shard); no file.
+    Cpu,
+    /// io_tester's file-removal load: `files_count` files per shard are created before the
+    /// run, and each request unlinks the next one.
+    Unlink,
 }
 
 impl JobType {
     /// Every type, in the order the job-file documentation lists them.
-    pub const ALL: [JobType; 6] = [
+    pub const ALL: [JobType; 8] = [
         JobType::SeqRead,
         JobType::SeqWrite,
         JobType::Overwrite,
         JobType::RandRead,
         JobType::RandWrite,
         JobType::Append,
+        JobType::Cpu,
+        JobType::Unlink,
     ];
 
     /// The name used in job files and reports.
@@ -47,6 +55,8 @@ impl JobType {
             JobType::RandRead => "randread",
             JobType::RandWrite => "randwrite",
             JobType::Append => "append",
+            JobType::Cpu => "cpu",
+            JobType::Unlink => "unlink",
         }
     }
 
@@ -57,6 +67,12 @@ impl JobType {
 
     pub fn is_read(self) -> bool {
         matches!(self, JobType::SeqRead | JobType::RandRead)
+    }
+
+    /// Whether the job's requests go to the device through one data file per shard (every
+    /// type but `cpu` and `unlink`, which run on the shard's thread).
+    pub fn does_io(self) -> bool {
+        !matches!(self, JobType::Cpu | JobType::Unlink)
     }
 
     pub fn is_random(self) -> bool {
@@ -71,7 +87,8 @@ impl JobType {
                 Prepare::Overwrite
             }
             // A fresh, pre-truncated file: what a database's new data file looks like.
-            JobType::SeqWrite => Prepare::Pretruncate,
+            // (A cpu job has no file; nothing reads its preparation.)
+            JobType::SeqWrite | JobType::Cpu | JobType::Unlink => Prepare::Pretruncate,
             JobType::Append => Prepare::Append,
         }
     }
@@ -85,6 +102,7 @@ impl JobType {
             JobType::Overwrite => &[Prepare::Overwrite],
             JobType::SeqWrite => &Prepare::ALL,
             JobType::Append => &[Prepare::Append, Prepare::Sloppy],
+            JobType::Cpu | JobType::Unlink => &[],
         }
     }
 }
@@ -164,7 +182,9 @@ pub struct Job {
     pub request_bytes: u32,
     /// Closed-loop pause between a completion and the fiber's next request.
     pub think_time: Duration,
-    /// Think only once the job has run this long.
+    /// io_tester's active/thinking phases: when non-zero, the job runs this long without
+    /// thinking, then `think_time` long with a `think_time` pause after each completion, and
+    /// so on; 0 thinks after every completion.
     pub think_after: Duration,
     /// Scheduler class name; None means the job's own name.
     pub class: Option<String>,
@@ -187,6 +207,10 @@ pub struct Job {
     /// io_tester's `vectorized: true` (with `iov_count`, default 1): each request is sent as
     /// one vectored request of this many equal segments. None: one buffer per request.
     pub iov_count: Option<u32>,
+    /// `cpu` jobs: the busy loop each request runs on the shard's thread.
+    pub execution_time: Duration,
+    /// `unlink` jobs: files created per shard before the run (io_tester's `files_count`).
+    pub files_count: Option<u64>,
 }
 
 /// io_tester's default data size per shard.
@@ -224,6 +248,8 @@ impl Job {
             extent_size_hint_bytes: None,
             busy_poll: false,
             iov_count: None,
+            execution_time: Duration::ZERO,
+            files_count: None,
         }
     }
 
@@ -240,6 +266,9 @@ impl Job {
     /// The bytes of data each shard's file covers, rounded as io_tester does (up to 1 MiB and
     /// to a whole number of requests). None for an unbounded append.
     pub fn data_per_shard_bytes(&self, shard_count: usize) -> Option<u64> {
+        if self.job_type == JobType::Cpu {
+            return None;
+        }
         let total = match self.data_size_bytes {
             Some(total) => total,
             None if self.prepare().extends_file() => return None,
@@ -265,6 +294,18 @@ impl Job {
         let bytes_per_arrival = f64::from(self.request_bytes.max(1)) * f64::from(self.batch.max(1));
         self.bandwidth_bytes_per_s
             .map(|bandwidth| bandwidth as f64 / bytes_per_arrival)
+    }
+
+    /// Whether a fiber whose request completed `elapsed_ns` after the job's start pauses
+    /// `think_time` before its next request (io_tester's thinker: with `think_after`, phases
+    /// of `think_after` without pauses and of `think_time` with them alternate).
+    pub fn thinking_at(&self, elapsed_ns: u64) -> bool {
+        let think = self.think_time.as_nanos() as u64;
+        let after = self.think_after.as_nanos() as u64;
+        if think == 0 {
+            return false;
+        }
+        after == 0 || elapsed_ns % after.saturating_add(think) >= after
     }
 
     /// The most requests of this job one shard keeps in flight.
@@ -382,6 +423,28 @@ impl Job {
         if self.shares == 0 {
             return err("shard_info.shares", "must be at least 1".into());
         }
+        if !self.job_type.does_io() {
+            return self.validate_inline();
+        }
+        if self.files_count.is_some_and(|n| n != 1) {
+            return err(
+                "files_count",
+                format!(
+                    "only `unlink` jobs create several files; a `{}` job uses one file per \
+                     shard: remove the key",
+                    self.job_type
+                ),
+            );
+        }
+        if !self.execution_time.is_zero() {
+            return err(
+                "shard_info.execution_time",
+                format!(
+                    "only `cpu` jobs run a busy loop; remove it from this `{}` job",
+                    self.job_type
+                ),
+            );
+        }
         let prepare = self.prepare();
         if !self.job_type.allowed_prepares().contains(&prepare) {
             let allowed: Vec<&str> = self
@@ -409,6 +472,46 @@ impl Job {
                     ),
                 );
             }
+        }
+        Ok(())
+    }
+}
+
+impl Job {
+    /// cpu and unlink jobs run on the shard's thread: a cpu job needs a busy loop, an unlink
+    /// job a file count, and neither has a data file to prepare or read.
+    fn validate_inline(&self) -> Result<(), JobError> {
+        let err = |field: &'static str, message: &str| {
+            Err(JobError {
+                job: self.name.clone(),
+                field,
+                message: message.to_string(),
+            })
+        };
+        if self.job_type == JobType::Unlink {
+            return match self.files_count {
+                Some(n) if (1..=MAX_UNLINK_FILES).contains(&n) => Ok(()),
+                Some(n) => err(
+                    "files_count",
+                    &format!("{n} files per shard: give 1 to {MAX_UNLINK_FILES}"),
+                ),
+                None => err(
+                    "files_count",
+                    "an unlink job needs the number of files to create per shard, e.g. 5000",
+                ),
+            };
+        }
+        if self.execution_time.is_zero() {
+            return err(
+                "shard_info.execution_time",
+                "a cpu job needs the length of its busy loop, e.g. 90us",
+            );
+        }
+        if self.prepare.is_some() || self.iov_count.is_some() || self.dsync {
+            return err(
+                "type",
+                "a cpu job has no file: remove prepare, vectorized and dsync",
+            );
         }
         Ok(())
     }
@@ -445,6 +548,12 @@ fn check_segments(request_bytes: u32, iov_count: u32) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The most files an unlink job may create per shard.
+pub const MAX_UNLINK_FILES: u64 = 10_000_000;
+
+/// io_tester's unlink files: each holds its share of the shard's data, rounded up to 1 MiB.
+pub const UNLINK_FILE_ALIGN_BYTES: u64 = 1 << 20;
 
 /// The most requests one round of open-loop arrivals (parallelism x batch) may queue.
 pub const MAX_REQUESTS_PER_ROUND: u64 = 1 << 20;

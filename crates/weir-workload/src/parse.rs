@@ -145,8 +145,8 @@ struct RawJob {
     #[serde(default)]
     shards: RawShards,
     data_size: Option<Size>,
-    /// io_tester's key for jobs that create many files (unlink); only 1 makes sense here.
-    files_count: Option<OneFile>,
+    /// io_tester's unlink jobs: files created per shard before the run.
+    files_count: Option<u64>,
     #[serde(default)]
     shard_info: RawShardInfo,
     #[serde(default)]
@@ -169,6 +169,8 @@ struct RawShardInfo {
     reqsize: Option<Size>,
     think_time: Option<Time>,
     think_after: Option<Time>,
+    /// `cpu` jobs: the busy loop per request.
+    execution_time: Option<Time>,
     /// readv/writev with `iov_count` segments per request.
     vectorized: Option<bool>,
     iov_count: Option<u32>,
@@ -212,6 +214,7 @@ impl RawJob {
         }
         job.think_time = info.think_time.map(|t| t.0).unwrap_or_default();
         job.think_after = info.think_after.map(|t| t.0).unwrap_or_default();
+        job.execution_time = info.execution_time.map(|t| t.0).unwrap_or_default();
         // io_tester ignores iov_count unless vectorized is true; its default count is 1.
         if info.vectorized == Some(true) {
             job.iov_count = Some(info.iov_count.unwrap_or(1));
@@ -222,7 +225,7 @@ impl RawJob {
         job.sloppy_size_hint_bytes = options.sloppy_size_hint.map(|s| s.0);
         job.busy_poll = matches!(options.sleep_type, Some(SleepType(true)));
         job.extent_size_hint_bytes = options.extent_allocation_size_hint.map(|s| s.0);
-        let _ = self.files_count;
+        job.files_count = self.files_count;
         job.prepare = self.prepare.map(|p| p.0);
         if job.prepare.is_none() {
             let sloppy = options.sloppy_size == Some(true) || job.sloppy_size_hint_bytes.is_some();
@@ -427,6 +430,8 @@ const TYPE_NAMES: &[&str] = &[
     "randread",
     "randwrite",
     "append",
+    "cpu",
+    "unlink",
 ];
 const PREPARE_NAMES: &[&str] = &["overwrite", "append", "pretruncate", "fallocate", "sloppy"];
 
@@ -434,13 +439,7 @@ struct RawType(JobType);
 
 impl<'de> Deserialize<'de> for RawType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        named(d, "type", JobType::from_name, TYPE_NAMES, |name| match name {
-            "cpu" | "unlink" => {
-                Some("io_tester's CPU and unlink loads do not measure the disk; weir runs I/O jobs only")
-            }
-            _ => None,
-        })
-        .map(RawType)
+        named(d, "type", JobType::from_name, TYPE_NAMES, |_| None).map(RawType)
     }
 }
 
@@ -493,20 +492,6 @@ impl<'de> Deserialize<'de> for SleepType {
             |_| None,
         )
         .map(SleepType)
-    }
-}
-
-struct OneFile;
-
-impl<'de> Deserialize<'de> for OneFile {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match u64::deserialize(d)? {
-            1 => Ok(OneFile),
-            n => Err(de::Error::custom(format!(
-                "files_count: {n} files per job is io_tester's unlink load, which weir does not \
-                 run; remove the key (each job uses one file per shard)"
-            ))),
-        }
     }
 }
 

@@ -147,8 +147,8 @@ fn unknown_type_lists_valid_types() {
             .contains("seqread, seqwrite, overwrite, randread, randwrite, append"),
         "{e}"
     );
-    let cpu = error("- name: a\n  type: cpu\n");
-    assert!(cpu.message.contains("I/O jobs only"), "{cpu}");
+    let unlink = error("- name: a\n  type: unlink\n");
+    assert!(unlink.message.contains("files to create"), "{unlink}");
 }
 
 #[test]

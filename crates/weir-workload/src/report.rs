@@ -29,6 +29,9 @@ pub struct Report {
     pub stopped_early: Option<String>,
     /// Process CPU time (getrusage RUSAGE_SELF) over the whole run, preparation included.
     pub cpu: CpuUsage,
+    /// Each shard's busy time: the CPU time its thread used during the measured loop
+    /// (CLOCK_THREAD_CPUTIME_ID), in seconds, indexed by shard. A `cpu` job shows here.
+    pub shard_busy_s: Vec<f64>,
     /// RWF_NOWAIT requests the kernel refused with EAGAIN and weir re-sent (all shards).
     pub eagain_retries: u64,
     pub verify: Option<VerifyReport>,
@@ -424,6 +427,7 @@ mod tests {
             jobs: vec![JobReport::merge(&job, &shards, 2.0)],
             scheduler: None,
             scheduler_metrics: Vec::new(),
+            shard_busy_s: vec![0.0; 2],
             warnings: Vec::new(),
         }
     }

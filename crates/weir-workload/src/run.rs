@@ -313,6 +313,8 @@ pub fn run_with<F: DeviceFactory>(
 /// What one shard hands back.
 pub(crate) struct ShardResult {
     window_ns: u64,
+    /// CPU time of the shard's thread during the loop.
+    busy_ns: u64,
     eagain_retries: u64,
     setup_error: Option<RunError>,
     jobs: Vec<FinishedJob>,
@@ -351,6 +353,7 @@ fn shard_main<F: DeviceFactory>(
     } = *context;
     let mut result = ShardResult {
         window_ns: 0,
+        busy_ns: 0,
         eagain_retries: 0,
         setup_error: None,
         jobs: Vec::new(),
@@ -448,6 +451,7 @@ fn shard_main<F: DeviceFactory>(
         dsync_by_job,
         busy_poll: jobs.iter().any(|j| j.job.busy_poll),
     };
+    let busy_before_ns = thread_cpu_ns();
     let outcome = driver::run_loop(
         &mut lp,
         &mut jobs,
@@ -455,6 +459,7 @@ fn shard_main<F: DeviceFactory>(
         signal,
         scheduling.as_mut(),
     );
+    result.busy_ns = thread_cpu_ns().saturating_sub(busy_before_ns);
     result.sched_metrics = scheduling.as_ref().map(|s| s.queue.metrics());
     result.merge_counts = scheduling
         .as_ref()
@@ -479,6 +484,15 @@ fn shard_main<F: DeviceFactory>(
     let by_fd = factory.eagain_retries_by_fd(&device);
     let single_job = jobs.len() == 1 && by_fd.is_empty();
     for mut job in jobs {
+        if let Some(files) = &job.unlink_files {
+            if files.exhausted_requests > 0 {
+                result.warnings.push(format!(
+                    "job `{}`, shard {shard}: {} requests found no file left to unlink (as in \
+                     io_tester, each counts as a request); raise files_count or think_time",
+                    job.job.name, files.exhausted_requests
+                ));
+            }
+        }
         if let Some(file) = &mut job.file {
             if let Err(e) = file.finish() {
                 signal.fail(Failure::Io {
@@ -605,6 +619,10 @@ fn assemble<F: DeviceFactory>(
         jobs,
         scheduler,
         scheduler_metrics: sched_metrics,
+        shard_busy_s: shard_results
+            .iter()
+            .map(|r| r.busy_ns as f64 / 1e9)
+            .collect(),
         warnings,
     };
     match failure {
@@ -785,6 +803,20 @@ impl StopSignal for ShardSignal<'_> {
     fn sample_interval_ns(&self) -> Option<u64> {
         self.shared.sample_interval_ns
     }
+}
+
+/// CPU time used by the calling thread, in nanoseconds (0 if the clock cannot be read).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer; CLOCK_THREAD_CPUTIME_ID always exists on Linux.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 pub(crate) fn direct_policy(options: &RunOptions) -> DirectIo {

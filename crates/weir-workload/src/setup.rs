@@ -50,6 +50,13 @@ const REGION_ALIGN_BYTES: u64 = 1 << 20;
 pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Checked, RunError> {
     let usage = |m: String| Err(RunError::Usage(m));
     for job in &plan.jobs {
+        if job.job_type == crate::job::JobType::Unlink && options.dir.is_none() {
+            return usage(format!(
+                "job `{}` unlinks files, which needs a directory (as in io_tester): run it \
+                 with --dir",
+                job.name
+            ));
+        }
         if let ShardSet::List(list) = &job.shards {
             if let Some(bad) = list.iter().find(|s| **s >= shard_count) {
                 return usage(format!(
@@ -277,6 +284,8 @@ pub fn prepare_shard(
         let mut base_offset_bytes = 0;
         let mut device_name = None;
         let (file, alignment, prefilled) = match (&checked.device, &options.dir) {
+            // A cpu job runs on the shard's thread and has no file.
+            _ if !job.job_type.does_io() => (None, checked.alignment, false),
             (Some(layout), _) => {
                 let (base, _) = layout.region(index, shard).ok_or_else(|| {
                     RunError::Setup(format!("no device region for job {index} on shard {shard}"))
@@ -320,6 +329,16 @@ pub fn prepare_shard(
             (None, Some(name)) => name,
             (None, None) => file_name,
         };
+        let unlink_files = match (&options.dir, job.job_type) {
+            (Some(dir), crate::job::JobType::Unlink) => Some(crate::unlink::create_files(
+                dir,
+                job,
+                shard,
+                data_bytes.unwrap_or(0),
+                options.keep_files,
+            )?),
+            _ => None,
+        };
         let buffer_bytes = job.request_bytes as usize;
         let pool = DmaBufferPool::new(job.max_in_flight() as usize, buffer_bytes, &alignment)
             .map_err(|e| RunError::Setup(e.to_string()))?;
@@ -335,6 +354,7 @@ pub fn prepare_shard(
             pool,
             verify: options.verify,
             seed: options.seed ^ (index as u64).wrapping_mul(0x9e37_79b9) ^ ((shard as u64) << 40),
+            unlink_files,
         });
     }
     Ok((setups, warnings))

@@ -198,16 +198,36 @@ fn raw_device_is_refused_while_mounted() {
     assert!(e.contains("not a block device"), "{e}");
 }
 
-/// The engine with every submitted request's segment lengths recorded (an empty list for a
-/// plain one-buffer request), as the kernel receives them.
+/// What the spy saw of one submitted request.
+struct Submitted {
+    /// Segment lengths; empty for a plain one-buffer request.
+    segments: Vec<usize>,
+    /// The file the descriptor names.
+    file: String,
+    dsync: bool,
+}
+
+/// The engine with every request recorded as the backend receives it.
 struct SegmentSpy {
     engine: weir_workload::EngineFactory,
-    seen: std::sync::Mutex<Vec<Vec<usize>>>,
+    seen: std::sync::Mutex<Vec<Submitted>>,
+}
+
+impl SegmentSpy {
+    fn new(backend: Backend) -> SegmentSpy {
+        SegmentSpy {
+            engine: weir_workload::EngineFactory {
+                backend,
+                nowait: true,
+            },
+            seen: std::sync::Mutex::new(Vec::new()),
+        }
+    }
 }
 
 struct SpyDevice<'a, D> {
     inner: D,
-    seen: &'a std::sync::Mutex<Vec<Vec<usize>>>,
+    seen: &'a std::sync::Mutex<Vec<Submitted>>,
 }
 
 impl<D: Device> Device for SpyDevice<'_, D> {
@@ -218,13 +238,19 @@ impl<D: Device> Device for SpyDevice<'_, D> {
         self.inner.capacity()
     }
     unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
-        let lens = op.vectored.map_or_else(Vec::new, |v| {
+        let segments = op.vectored.map_or_else(Vec::new, |v| {
             // SAFETY: the driver keeps `count` segments alive at `ptr` until completion.
             let segments = unsafe { std::slice::from_raw_parts(v.ptr, v.count as usize) };
             segments.iter().map(|s| s.len).collect()
         });
         if let Ok(mut seen) = self.seen.lock() {
-            seen.push(lens);
+            seen.push(Submitted {
+                segments,
+                file: std::fs::read_link(format!("/proc/self/fd/{}", op.fd))
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                dsync: op.flags.dsync,
+            });
         }
         // SAFETY: the caller's promise, passed on.
         unsafe { self.inner.push(op) }
@@ -264,13 +290,7 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
                 reqsize: 4kB\n    vectorized: true\n    iov_count: 1\n";
     let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
     for backend in Backend::ALL {
-        let spy = SegmentSpy {
-            engine: weir_workload::EngineFactory {
-                backend,
-                nowait: true,
-            },
-            seen: std::sync::Mutex::new(Vec::new()),
-        };
+        let spy = SegmentSpy::new(backend);
         let options = RunOptions {
             dir: Some(dir.path().to_path_buf()),
             duration: Duration::from_millis(300),
@@ -285,7 +305,13 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
             assert!(job.ops > 0 && job.errors == 0, "{backend}: {}", job.name);
         }
         assert_eq!(report.verify.as_ref().map(|v| v.corruptions), Some(0));
-        let seen = spy.seen.lock().expect("lock");
+        let seen: Vec<Vec<usize>> = spy
+            .seen
+            .lock()
+            .expect("lock")
+            .drain(..)
+            .map(|s| s.segments)
+            .collect();
         let writes = seen.iter().filter(|l| l.len() == 4).count();
         let reads = seen.iter().filter(|l| l.len() == 1).count();
         assert!(
@@ -302,5 +328,247 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
         );
         let requests_in_report: u64 = report.jobs.iter().map(|j| j.ops).sum();
         assert!((writes + reads) as u64 >= requests_in_report, "{backend}");
+    }
+}
+
+#[test]
+fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-dsync-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // weir asks for O_DSYNC semantics per write (RWF_DSYNC, which the kernel treats as
+    // O_DSYNC for that request) rather than in the open flags.
+    let text = "- name: durable\n  type: seqwrite\n  data_size: 8MB\n  shard_info:\n    \
+                parallelism: 2\n    reqsize: 64kB\n  options:\n    dsync: true\n\
+                - name: plain\n  type: seqwrite\n  data_size: 8MB\n  shard_info:\n    \
+                parallelism: 2\n    reqsize: 64kB\n";
+    let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
+    for backend in Backend::ALL {
+        let spy = SegmentSpy::new(backend);
+        let options = RunOptions {
+            dir: Some(dir.path().to_path_buf()),
+            duration: Duration::from_millis(300),
+            shards: 1,
+            backend,
+            keep_files: false,
+            ..RunOptions::default()
+        };
+        let report = run_with(&plan, &options, &&spy, &mut |_| Control::Continue)
+            .unwrap_or_else(|e| panic!("{backend}: {e}"));
+        assert!(report.jobs.iter().all(|j| j.ops > 0 && j.errors == 0));
+        let seen = spy.seen.lock().expect("lock");
+        // Each job writes its own file, test-<job>-<shard>.
+        let (durable, plain): (Vec<&Submitted>, Vec<&Submitted>) = seen
+            .iter()
+            .partition(|s| s.file.ends_with("test-durable-0"));
+        assert!(!durable.is_empty(), "{backend}: no write of `durable` seen");
+        assert!(
+            plain.iter().all(|s| s.file.ends_with("test-plain-0")),
+            "{backend}"
+        );
+        assert!(
+            durable.iter().all(|s| s.dsync),
+            "{backend}: a durable write without RWF_DSYNC"
+        );
+        assert!(
+            plain.iter().all(|s| !s.dsync),
+            "{backend}: a plain write with RWF_DSYNC"
+        );
+    }
+}
+
+#[test]
+fn a_cpu_job_shows_in_its_shards_busy_time_and_io_testers_output() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-cpu-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // Shaped as Seastar's conf.yaml: a cpu hog on shard 0 beside light reads on every shard.
+    let text = "- name: reads\n  shards: all\n  type: randread\n  data_size: 8MB\n  \
+                shard_info:\n    parallelism: 1\n    reqsize: 4kB\n    think_time: 10ms\n\
+                - name: cpu_hog\n  shards: [0]\n  type: cpu\n  shard_info:\n    \
+                parallelism: 1\n    execution_time: 90µs\n    think_time: 10us\n";
+    for backend in Backend::ALL {
+        let report = run_file(text, dir.path(), 2, backend, false);
+        let hog = &report.jobs[1];
+        let shards: Vec<usize> = hog.per_shard.iter().map(|s| s.shard).collect();
+        assert_eq!(shards, [0], "{backend}");
+        // At most one 90 us loop per 100 us of the window.
+        let most = (report.duration_s / 100e-6) as u64 + 1;
+        assert!(
+            hog.ops > 0 && hog.ops <= most,
+            "{backend}: {} loops",
+            hog.ops
+        );
+        assert!(
+            hog.disk_latency_us.p50 >= 90.0,
+            "{backend}: {:?}",
+            hog.disk_latency_us
+        );
+        let busy = &report.shard_busy_s;
+        assert_eq!(busy.len(), 2, "{backend}");
+        // Shard 1 only reads every 10 ms; shard 0 also spins ~90% of the time. (The
+        // spin is timed on the wall clock, so on a contended host the CPU time of both
+        // shards shrinks; their ratio is what a cpu job changes.)
+        assert!(
+            busy[0] > 3.0 * busy[1] && busy[0] > 0.0,
+            "{backend}: busy {busy:?} s over {:.2} s",
+            report.duration_s
+        );
+        let yaml: serde_yaml::Value =
+            serde_yaml::from_str(&report.to_io_tester_yaml()).expect("YAML");
+        let entry = yaml[0]["cpu_hog"].as_mapping().expect("cpu_hog on shard 0");
+        let keys: Vec<&str> = entry.keys().filter_map(|k| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["throughput"],
+            "{backend}: io_tester prints only throughput"
+        );
+        assert!(yaml[1]["cpu_hog"].is_null(), "{backend}: not on shard 1");
+    }
+}
+
+/// The unlink job's files left in `dir` (io_tester's names).
+fn unlink_files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("test-unlinking-shard-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn unlink_removes_one_file_per_request_and_the_rest_at_the_end() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-unlink-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // Seastar's conf.yaml job, scaled down: 40 files of 1 MiB per shard, an unlink every 50 ms (~30 in 1.5 s).
+    let text = "- name: unlinking\n  shards: all\n  type: unlink\n  data_size: 80MB\n  \
+                files_count: 40\n  shard_info:\n    parallelism: 1\n    think_time: 50ms\n";
+    for backend in Backend::ALL {
+        let report = run_file(text, dir.path(), 2, backend, true);
+        let job = &report.jobs[0];
+        assert_eq!(job.errors, 0, "{backend}");
+        let left = unlink_files_in(dir.path());
+        for shard in &job.per_shard {
+            // A request after the last file removes nothing (as in io_tester).
+            let removed = shard.ops.min(40);
+            let prefix = format!("test-unlinking-shard-{}-file-", shard.shard);
+            let left_here: Vec<&String> = left.iter().filter(|n| n.starts_with(&prefix)).collect();
+            assert!(
+                shard.ops > 0,
+                "{backend}: shard {} unlinked nothing",
+                shard.shard
+            );
+            assert_eq!(
+                left_here.len() as u64,
+                40 - removed,
+                "{backend}: shard {}: {} requests, files left {left_here:?}",
+                shard.shard,
+                shard.ops
+            );
+            // Files go in order: the first one is the first removed.
+            assert!(
+                !left_here.iter().any(|n| n.ends_with("-file-0")),
+                "{backend}"
+            );
+        }
+        let yaml: serde_yaml::Value =
+            serde_yaml::from_str(&report.to_io_tester_yaml()).expect("YAML");
+        let entry = &yaml[0]["unlinking"];
+        assert!(entry["IOPS"].as_f64().is_some(), "{backend}");
+        assert!(entry["latencies"]["max"].as_f64().is_some(), "{backend}");
+        assert!(entry["stats"]["total_requests"].as_u64().is_some());
+        assert!(
+            entry["throughput"].is_null(),
+            "{backend}: io_tester has no throughput here"
+        );
+        for name in left {
+            std::fs::remove_file(dir.path().join(name)).expect("clean up");
+        }
+    }
+    // Without --keep-files nothing is left.
+    let _ = run_file(text, dir.path(), 2, Backend::Uring, false);
+    assert!(unlink_files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn sleep_type_busyloop_keeps_its_shard_busy_between_arrivals() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-sleep-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // The same light open-loop reads on two shards: shard 0 polls between arrivals
+    // (busyloop), shard 1 sleeps in the kernel until the next one (lowres).
+    let job = |name: &str, shard: u32, sleep_type: &str| {
+        format!(
+            "- name: {name}\n  shards: [{shard}]\n  type: randread\n  data_size: 8MB\n  \
+             shard_info:\n    parallelism: 1\n    rps: 100\n    reqsize: 4kB\n  options:\n    \
+             sleep_type: {sleep_type}\n"
+        )
+    };
+    let text = job("polling", 0, "busyloop") + &job("sleeping", 1, "lowres");
+    for backend in Backend::ALL {
+        let report = run_file(&text, dir.path(), 2, backend, false);
+        assert!(report.jobs.iter().all(|j| j.ops > 0), "{backend}");
+        let busy = &report.shard_busy_s;
+        // 150 reads of ~10 us CPU each keep a sleeping shard ~0.1% busy; polling, ~100%
+        // of what the host gives the thread (on a contended host far less: the ratio is
+        // ~5 with every core shared, ~100 alone).
+        assert!(
+            busy[0] > 3.0 * busy[1],
+            "{backend}: busy {busy:?} s over {:.2} s",
+            report.duration_s
+        );
+    }
+}
+
+#[test]
+fn fallocate_leaves_unwritten_extents_beyond_the_writes_in_fiemap() {
+    use weir_probe::fiemap::{fiemap, FIEMAP_EXTENT_UNWRITTEN};
+    let dir = tempfile::Builder::new()
+        .prefix("weir-falloc-")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir");
+    // Four 64 KiB writes into a 16 MiB file: with `fallocate: true` the rest of the file is
+    // allocated but unwritten; without it, not allocated at all.
+    let job = |fallocate: bool| {
+        format!(
+            "- name: f\n  type: seqwrite\n  data_size: 16MB\n  shard_info:\n    \
+             parallelism: 1\n    reqsize: 64kB\n    limit: 4\n  options:\n    \
+             fallocate: {fallocate}\n"
+        )
+    };
+    for backend in Backend::ALL {
+        for fallocate in [true, false] {
+            let report = run_file(&job(fallocate), dir.path(), 1, backend, true);
+            assert_eq!(report.jobs[0].ops, 4, "{backend}");
+            let path = dir.path().join("test-f-0");
+            let file = std::fs::File::open(&path).expect("kept file");
+            let extents = fiemap(std::os::fd::AsRawFd::as_raw_fd(&file))
+                .unwrap_or_else(|e| panic!("{backend}: FIEMAP errno {e}"));
+            let unwritten: u64 = extents
+                .iter()
+                .filter(|e| e.flags & FIEMAP_EXTENT_UNWRITTEN != 0)
+                .map(|e| e.length_bytes)
+                .sum();
+            let mapped: u64 = extents.iter().map(|e| e.length_bytes).sum();
+            if fallocate {
+                assert!(
+                    unwritten >= (16 << 20) - (256 << 10),
+                    "{backend}: {unwritten} unwritten bytes: {extents:?}"
+                );
+            } else {
+                assert_eq!(unwritten, 0, "{backend}: {extents:?}");
+                assert!(mapped < 16 << 20, "{backend}: {extents:?}");
+            }
+            drop(file);
+            std::fs::remove_file(&path).expect("remove");
+        }
     }
 }

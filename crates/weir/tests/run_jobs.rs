@@ -48,6 +48,49 @@ fn seastar_documented_example_runs_unchanged_and_prints_all_percentiles() {
 }
 
 #[test]
+fn seastar_conf_yaml_shape_runs_with_every_job_type_and_prints_io_testers_document() {
+    let s = Scratch::new();
+    let conf = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/io-tester-conf.yaml"
+    );
+    let o = run(
+        conf.as_ref(),
+        s.dir(),
+        &["--duration", "300ms", "--shards", "2", "--output", "yaml"],
+    );
+    assert_exit(&o, 0);
+    let yaml: serde_yaml::Value = serde_yaml::from_slice(&o.stdout).expect("YAML output");
+    let shards = yaml.as_sequence().expect("list of shards");
+    assert_eq!(shards.len(), 2);
+    // What io_tester prints per type (doc/io-tester.md): I/O jobs the full map, cpu only
+    // throughput, unlink IOPS, average and max latency and total_requests.
+    for (i, shard) in shards.iter().enumerate() {
+        assert_eq!(shard["shard"].as_u64(), Some(i as u64));
+        let writes = &shard["big_writes"];
+        assert!(
+            writes["throughput"].as_f64().unwrap_or(0.0) > 0.0,
+            "{yaml:?}"
+        );
+        assert!(writes["stats"]["total_requests"].as_u64().unwrap_or(0) > 0);
+        let unlinking = &shard["unlinking"];
+        assert!(unlinking["stats"]["total_requests"].as_u64().unwrap_or(0) > 0);
+        assert!(unlinking["latencies"]["average"].as_f64().is_some());
+        assert!(shard["statistics"]["aio_retries"].as_u64().is_some());
+    }
+    assert!(shards[0]["latency_reads"]["latencies"]["p0.99"]
+        .as_f64()
+        .is_some());
+    assert!(shards[0]["cpu_hog"]["throughput"].as_f64().unwrap_or(0.0) > 0.0);
+    assert!(shards[1]["latency_reads"].is_null() && shards[1]["cpu_hog"].is_null());
+    assert!(
+        files_in(s.dir()).is_empty(),
+        "left: {:?}",
+        files_in(s.dir())
+    );
+}
+
+#[test]
 fn io_tester_yaml_and_json_outputs() {
     let s = Scratch::new();
     let job = s.job(
