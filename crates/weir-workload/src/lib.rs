@@ -46,6 +46,7 @@ mod inline;
 mod io_tester_yaml;
 pub mod job;
 mod merge;
+pub mod null_device;
 pub mod parse;
 pub mod report;
 mod request;

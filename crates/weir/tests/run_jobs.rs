@@ -91,6 +91,47 @@ fn seastar_conf_yaml_shape_runs_with_every_job_type_and_prints_io_testers_docume
 }
 
 #[test]
+fn dev_null_storage_measures_the_framework_alone() {
+    let s = Scratch::new();
+    let job = s.job(
+        "j.yaml",
+        "- name: w\n  type: randwrite\n  shard_info:\n    parallelism: 4\n    reqsize: 64kB\n\
+         - name: c\n  type: cpu\n  shard_info:\n    execution_time: 50us\n",
+    );
+    for storage in [["--device", "/dev/null"], ["--dir", "/dev/null"]] {
+        let o = weir_with(&[
+            "run",
+            job.to_str().expect("utf8"),
+            storage[0],
+            storage[1],
+            "--duration",
+            "200ms",
+            "--shards",
+            "1",
+            "--output",
+            "json",
+        ]);
+        assert_exit(&o, 0);
+        let v = json(&o);
+        assert_eq!(v["backend"], "null", "{v}");
+        // Every request completes with its full length; no 1 GiB file was prepared.
+        let w = &v["jobs"][0];
+        assert!(w["ops"].as_u64().unwrap_or(0) > 0, "{v}");
+        assert_eq!(w["bytes"].as_u64(), w["ops"].as_u64().map(|n| n * 65536));
+        assert!(v["jobs"][1]["ops"].as_u64().unwrap_or(0) > 0, "{v}");
+    }
+    assert!(files_in(s.dir()).is_empty(), "{:?}", files_in(s.dir()));
+    let o = weir_with(&[
+        "run",
+        job.to_str().expect("utf8"),
+        "--dir",
+        "/dev/null",
+        "--verify",
+    ]);
+    assert_exit(&o, 2);
+}
+
+#[test]
 fn io_tester_yaml_and_json_outputs() {
     let s = Scratch::new();
     let job = s.job(

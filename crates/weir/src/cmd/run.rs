@@ -111,9 +111,17 @@ pub fn run(args: RunArgs) -> CliResult {
         ));
     }
     let interactive = std::io::stderr().is_terminal();
+    // io_tester's `--storage /dev/null`: no files, every request completes at once.
+    let null_storage = [args.device.as_deref(), Some(args.dir.as_path())]
+        .contains(&Some(std::path::Path::new("/dev/null")));
+    if null_storage && args.verify {
+        return Err(CliError::usage(
+            "--verify cannot check /dev/null, which stores nothing: drop --verify or use --dir",
+        ));
+    }
     let options = RunOptions {
-        dir: args.device.is_none().then(|| args.dir.clone()),
-        device: args.device.clone(),
+        dir: (args.device.is_none() && !null_storage).then(|| args.dir.clone()),
+        device: args.device.clone().filter(|_| !null_storage),
         duration,
         shards: args.shards.unwrap_or(0),
         backend,
@@ -146,7 +154,16 @@ pub fn run(args: RunArgs) -> CliResult {
         show_progress(p, duration);
         Control::Continue
     };
-    let outcome = weir_workload::run(&plan, &options, &mut on_sample);
+    let outcome = if null_storage {
+        weir_workload::run_with(
+            &plan,
+            &options,
+            &weir_workload::null_device::NullFactory,
+            &mut on_sample,
+        )
+    } else {
+        weir_workload::run(&plan, &options, &mut on_sample)
+    };
     if interactive {
         // Clear the progress line.
         eprint!("\r\x1b[K");
