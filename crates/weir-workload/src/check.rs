@@ -4,7 +4,8 @@
 use weir_engine::shard_loop::{Done, LoopError, Op, Outcome, ShardLoop};
 use weir_model::device::{Device, Direction};
 
-use crate::driver::{record_corruption, Failure, JobRun};
+use crate::driver::{record_corruption, JobRun};
+use crate::request::Failure;
 use crate::verify::{decode_block, BlockLedger, BlockState, Corruption, VERIFY_BLOCK_BYTES};
 
 /// Checks read data block by block; the first bad block, if any.
