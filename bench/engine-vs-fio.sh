@@ -2,7 +2,9 @@
 # engine-vs-fio.sh: weir's engine against fio (io_uring, O_DIRECT) on the same 1 GiB file.
 #
 # Usage: bench/engine-vs-fio.sh [DIR]      (default DIR: /var/tmp/weir-bench)
-# Environment: ROUNDS (5), DURATION_S (10), SETTLE_S (3), BACKENDS ("uring aio"),
+# Environment: TIER (vda: a file in DIR; zram: a RAM-backed block device this script makes
+# with /sys/class/zram-control/hot_add and removes at exit), ROUNDS (5), DURATION_S (10),
+# SETTLE_S (3), BACKENDS ("uring aio"),
 # WORKLOADS ("randread_qd1 randread_qd32 write128k_qd8"), LOCK (a lock file taken
 # exclusively around each sample, e.g. /work/bench.lock; default none), WEIR (path to a built
 # weir binary; default: build it with `cargo build --release -p weir`).
@@ -18,19 +20,41 @@
 # writes, so the order of the sides rotates every round (fio/aio/uring, then aio/uring/fio,
 # ...), each sample starts after `sync` and a SETTLE_S pause so the previous side's buffered
 # writes have drained, and every round's weir/fio ratio is printed so drift is visible.
+# The zram tier (TIER=zram) reads 4 KiB at random from a RAM-backed block device, pre-written
+# with incompressible data, at QD1 and QD32: there the disk is not the limit, the CPU each
+# side spends per I/O is, and rounds repeat within a few percent. fio runs twice, plain and
+# with the io_uring features weir uses (`fio_reg`: fixedbufs + registerfiles; weir does not
+# poll, so no sqthread_poll), weir on the raw device (`--device`). Default there: BACKENDS
+# "uring", SETTLE_S 1, WORKLOADS "randread_qd1 randread_qd32".
 # Printed: IOPS, MB/s, p50/p99 latency (submission to completion), CPU seconds per I/O
-# (user+sys of the whole process from /usr/bin/time over its completed I/Os), medians over
+# (user+sys of the whole process from /usr/bin/time over its completed I/Os: the process's
+# io_uring io-wq and SQPOLL threads are its own threads, so they are included) and the
+# whole machine's busy CPU per I/O over the same seconds (/proc/stat; on a shared machine
+# it includes everyone else's work, so compare it only on a quiet one), medians over
 # rounds, ratios of the medians, and the median of the per-round ratios (each round's pair
 # ran within seconds of each other, so that one is the less drift-prone estimate).
 set -euo pipefail
 
 DIR=${1:-/var/tmp/weir-bench}
+TIER=${TIER:-vda}
 ROUNDS=${ROUNDS:-5}
-SETTLE_S=${SETTLE_S:-3}
-WORKLOADS=${WORKLOADS:-"randread_qd1 randread_qd32 write128k_qd8"}
 LOCK=${LOCK:-}
 DURATION_S=${DURATION_S:-10}
-BACKENDS=${BACKENDS-"uring aio"}
+case "$TIER" in
+    vda)
+        SETTLE_S=${SETTLE_S:-3}
+        WORKLOADS=${WORKLOADS:-"randread_qd1 randread_qd32 write128k_qd8"}
+        BACKENDS=${BACKENDS-"uring aio"}
+        FIO_SIDES=${FIO_SIDES:-"fio"}
+        ;;
+    zram)
+        SETTLE_S=${SETTLE_S:-1}
+        WORKLOADS=${WORKLOADS:-"randread_qd1 randread_qd32"}
+        BACKENDS=${BACKENDS-"uring"}
+        FIO_SIDES=${FIO_SIDES:-"fio fio_reg"}
+        ;;
+    *) echo "engine-vs-fio: TIER must be vda or zram, not '$TIER'" >&2; exit 2 ;;
+esac
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 JOB=bench
 FILE="$DIR/test-$JOB-0"
@@ -46,15 +70,44 @@ if [[ -z "${WEIR:-}" ]]; then
 fi
 [[ -x "$WEIR" ]] || { echo "engine-vs-fio: no weir binary at $WEIR" >&2; exit 2; }
 
-mkdir -p "$DIR"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+ZRAM_ID=
+cleanup() {
+    rm -rf "$WORK"
+    if [[ -n "$ZRAM_ID" ]]; then
+        echo 1 >"/sys/block/zram$ZRAM_ID/reset" || true
+        echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove || true
+    fi
+}
+trap cleanup EXIT
 
 # Keep weir from deleting (or re-filling) the shared file when it supports that.
 KEEP=()
 if "$WEIR" run --help 2>/dev/null | grep -q -- '--keep-files'; then KEEP=(--keep-files); fi
+TARGET=(--dir "$DIR")
+
+if [[ $TIER == zram ]]; then
+    [[ -w /sys/class/zram-control/hot_add ]] || {
+        echo "engine-vs-fio: TIER=zram needs root and the zram module (modprobe zram)" >&2
+        exit 2
+    }
+    # A device of our own (never zram0, which may be swap), removed at exit.
+    ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
+    echo 2G >"/sys/block/zram$ZRAM_ID/disksize"
+    FILE=/dev/zram$ZRAM_ID
+    TARGET=(--device "$FILE")
+    KEEP=()
+    # fio's default buffers are random: zram stores them uncompressed, so reads decompress
+    # nothing and never hit zram's same-page shortcut for zero pages.
+    fio --name=prewrite --filename="$FILE" --rw=write --bs=1m --size=1g --direct=1 \
+        --ioengine=io_uring --iodepth=8 --output=/dev/null
+    echo "zram$ZRAM_ID: $(cat "/sys/block/zram$ZRAM_ID/mm_stat")" >&2
+else
+    mkdir -p "$DIR"
+fi
 
 prewrite() {
+    [[ $TIER == zram ]] && return 0
     local size
     size=$(stat -c %s "$FILE" 2>/dev/null || echo 0)
     if [[ "$size" != "$FILE_BYTES" ]]; then
@@ -66,8 +119,16 @@ prewrite() {
 
 # One timed sample: flush what earlier samples left in the host's buffers, pause, then run
 # the command (under the exclusive LOCK, when given, so nothing else uses the disk meanwhile).
-sample() {
-    local settle=(bash -c 'sync; sleep "$0"; exec "$@"' "$SETTLE_S")
+# The machine's busy CPU jiffies (/proc/stat: all but idle and iowait) go to OUT.busy, read
+# just before and just after the command.
+sample() { # out command...
+    local out=$1
+    shift
+    # shellcheck disable=SC2016
+    local settle=(bash -c '
+        busy() { awk "/^cpu /{print \$2+\$3+\$4+\$7+\$8+\$9}" /proc/stat; }
+        sync; sleep "$1"; out=$2; shift 2
+        b0=$(busy); "$@"; rc=$?; echo "$b0 $(busy)" >"$out.busy"; exit $rc' _ "$SETTLE_S" "$out")
     if [[ -n "$LOCK" ]]; then flock "$LOCK" "${settle[@]}" "$@"; else "${settle[@]}" "$@"; fi
 }
 
@@ -92,20 +153,30 @@ write_job randread_qd1 randread 1 4kB
 write_job randread_qd32 randread 32 4kB
 write_job write128k_qd8 overwrite 8 128kB
 
-run_fio() { # workload round
-    local out="$WORK/fio-$1-$2"
+# CPU per completed I/O of the whole machine over the sample (jiffies of 10 ms).
+machine_cpu_py='
+def machine_cpu(out, ios):
+    b0, b1 = map(int, open(out + ".busy").read().split())
+    return (b1 - b0) / 100 / max(ios, 1)
+'
+
+run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring features)
+    local out="$WORK/$3-$1-$2" features=()
+    [[ $3 == fio_reg ]] && features=(--fixedbufs=1 --registerfiles=1)
     prewrite
     # shellcheck disable=SC2086
-    if ! sample /usr/bin/time -f '%U %S' -o "$out.time" fio --name=bench --filename="$FILE" \
-        --size=1g --direct=1 --ioengine=io_uring --time_based --runtime="$DURATION_S" \
+    if ! sample "$out" /usr/bin/time -f '%U %S' -o "$out.time" fio --name=bench \
+        --filename="$FILE" --size=1g --direct=1 --ioengine=io_uring "${features[@]}" \
+        --time_based --runtime="$DURATION_S" \
         --lat_percentiles=1 --clat_percentiles=0 --norandommap --randrepeat=0 \
         ${FIO_ARGS[$1]} --output-format=json --output="$out.json"; then
-        echo "fio failed ($1, round $2); this sample is skipped" >&2
+        echo "fio failed ($1, round $2, $3); this sample is skipped" >&2
         return 0
     fi
-    python3 - "$out" fio <<'PY' >>"$WORK/results.tsv"
+    python3 - "$out" "$3" "$machine_cpu_py" <<'PY' >>"$WORK/results.tsv"
 import json, sys
 out, side = sys.argv[1], sys.argv[2]
+exec(sys.argv[3])
 j = json.load(open(out + ".json"))["jobs"][0]
 d = j["read"] if j["read"]["total_ios"] > 0 else j["write"]
 pct = d["lat_ns"]["percentile"]
@@ -113,23 +184,24 @@ user, sys_s = map(float, open(out + ".time").read().split()[-2:])
 ios = d["total_ios"]
 print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, d["iops"],
       d["bw_bytes"] / 1e6, pct["50.000000"] / 1e3, pct["99.000000"] / 1e3,
-      (user + sys_s) / max(ios, 1)])))
+      (user + sys_s) / max(ios, 1), machine_cpu(out, ios)])))
 PY
 }
 
 run_weir() { # workload round backend
     local out="$WORK/weir_$3-$1-$2"
     prewrite
-    if ! sample /usr/bin/time -f '%U %S' -o "$out.time" "$WEIR" run "$WORK/$1.yaml" --dir "$DIR" \
-        --duration "${DURATION_S}s" --shards 1 --backend "$3" --output json "${KEEP[@]}" \
-        >"$out.json" 2>"$out.err"; then
+    if ! sample "$out" /usr/bin/time -f '%U %S' -o "$out.time" "$WEIR" run "$WORK/$1.yaml" \
+        "${TARGET[@]}" --duration "${DURATION_S}s" --shards 1 --backend "$3" --output json \
+        "${KEEP[@]}" >"$out.json" 2>"$out.err"; then
         echo "weir run failed ($1, round $2, $3); this sample is skipped:" >&2
         cat "$out.err" "$out.time" >&2
         return 0
     fi
-    python3 - "$out" "weir_$3" <<'PY' >>"$WORK/results.tsv"
+    python3 - "$out" "weir_$3" "$machine_cpu_py" <<'PY' >>"$WORK/results.tsv"
 import json, sys
 out, side = sys.argv[1], sys.argv[2]
+exec(sys.argv[3])
 doc = json.load(open(out + ".json"))
 
 def find(node, names):
@@ -162,11 +234,11 @@ user, sys_s = map(float, open(out + ".time").read().split()[-2:])
 nan = float("nan")
 print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, iops or nan, bw / 1e6,
       p50 if p50 is not None else nan, p99 if p99 is not None else nan,
-      (user + sys_s) / ios if ios else nan])))
+      (user + sys_s) / ios if ios else nan, machine_cpu(out, ios) if ios else nan])))
 PY
 }
 
-sides=(fio)
+read -r -a sides <<<"$FIO_SIDES"
 for b in $BACKENDS; do sides+=("weir_$b"); done
 : >"$WORK/results.tsv"
 for round in $(seq 1 "$ROUNDS"); do
@@ -175,7 +247,7 @@ for round in $(seq 1 "$ROUNDS"); do
         for i in $(seq 0 $((n - 1))); do
             side=${sides[$(((i + round - 1) % n))]}
             echo "round $round/$ROUNDS: $workload on $side" >&2
-            if [[ $side == fio ]]; then run_fio "$workload" "$round"
+            if [[ $side == fio* ]]; then run_fio "$workload" "$round" "$side"
             else run_weir "$workload" "$round" "${side#weir_}"; fi
         done
     done
@@ -197,28 +269,35 @@ def med(w, side, k):
     return statistics.median(vals) if vals else float("nan")
 def ratio(a, b):
     return a / b if b and a == a and b == b else float("nan")
-sides = sorted({s for _, s in rows}, key=lambda s: (s != "fio", s))
+sides = sorted({s for _, s in rows}, key=lambda s: (not s.startswith("fio"), s))
+# Each weir row is compared with the fio row given weir's io_uring features when there is
+# one (fio_reg), else with plain fio; every fio variant's own row is shown as well.
+anchor = "fio_reg" if any(s == "fio_reg" for _, s in rows) else "fio"
 print(f"{'workload':15} {'side':11} {'IOPS':>9} {'MB/s':>8} {'p50 us':>8} {'p99 us':>8} "
-      f"{'CPU us/IO':>9} | {'IOPS x':>6} {'MB/s x':>6} {'CPU x':>6} {'paired':>6}")
+      f"{'CPU us/IO':>9} {'mCPU us/IO':>10} | {'IOPS x':>6} {'MB/s x':>6} {'CPU x':>6} "
+      f"{'mCPU x':>6} {'paired':>6}")
 for w in workloads:
-    f = [med(w, "fio", k) for k in range(5)]
+    f = [med(w, anchor, k) for k in range(6)]
     for s in sides:
-        m = [med(w, s, k) for k in range(5)]
-        paired = [ratio(r[s][1], r["fio"][1]) for (ww, _), r in by_round.items()
-                  if ww == w and s in r and "fio" in r]
+        m = [med(w, s, k) for k in range(6)]
+        paired = [ratio(r[s][0], r[anchor][0]) for (ww, _), r in by_round.items()
+                  if ww == w and s in r and anchor in r]
         paired = statistics.median(paired) if paired else float("nan")
         print(f"{w:15} {s:11} {m[0]:9.0f} {m[1]:8.1f} {m[2]:8.1f} {m[3]:8.1f} "
-              f"{m[4] * 1e6:9.2f} | {ratio(m[0], f[0]):6.3f} {ratio(m[1], f[1]):6.3f} "
-              f"{ratio(m[4], f[4]):6.3f} {paired:6.3f}")
+              f"{m[4] * 1e6:9.2f} {m[5] * 1e6:10.2f} | {ratio(m[0], f[0]):6.3f} "
+              f"{ratio(m[1], f[1]):6.3f} {ratio(m[4], f[4]):6.3f} {ratio(m[5], f[5]):6.3f} "
+              f"{paired:6.3f}")
 rounds = max((r for _, r in by_round), default=0)
-print(f"(medians of {rounds} rounds; ratios are weir/fio of the medians; 'paired' is the median "
-      "of each round's MB/s ratio; CPU = user+sys seconds of the process per completed I/O)")
+print(f"(medians of {rounds} rounds; ratios are each side / {anchor} of the medians; 'paired' "
+      "is the median of each round's IOPS ratio; CPU = user+sys seconds of the process (its "
+      "io_uring worker threads included) per completed I/O; mCPU = busy CPU of the whole "
+      "machine per completed I/O, which counts other work on a shared machine)")
 print()
 print("per-round MB/s and weir/fio ratio (the order rotates every round):")
 for w in workloads:
     for rnd in range(1, rounds + 1):
         r = by_round.get((w, rnd), {})
-        cells = [f"{s} {r[s][1]:7.1f}" + (f" ({ratio(r[s][1], r['fio'][1]):.3f})"
-                 if s != "fio" and "fio" in r else "") for s in sides if s in r]
+        cells = [f"{s} {r[s][1]:7.1f}" + (f" ({ratio(r[s][1], r[anchor][1]):.3f})"
+                 if s != anchor and anchor in r else "") for s in sides if s in r]
         print(f"  {w:15} round {rnd}: " + ", ".join(cells))
 PY

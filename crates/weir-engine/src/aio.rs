@@ -153,7 +153,7 @@ impl Device for AioDevice {
         self.capacity
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         let slot = self.free_slots.pop().ok_or(DeviceError::QueueFull)?;
         let mut flags = 0;
         if op.flags.nowait {

@@ -146,10 +146,13 @@ impl Device for EngineDevice {
     }
 
     #[inline]
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
-        match self {
-            EngineDevice::Uring(d) => d.push(op),
-            EngineDevice::Aio(d) => d.push(op),
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            match self {
+                EngineDevice::Uring(d) => d.push(op),
+                EngineDevice::Aio(d) => d.push(op),
+            }
         }
     }
 

@@ -13,6 +13,8 @@
 //! - [`payload`]: incompressible, never-repeating data for benchmark writes.
 //! - [`prepare`]: data files prepared as overwrite, append, pretruncate, fallocate or sloppy.
 //! - [`NowaitRetry`]: RWF_NOWAIT with EAGAIN retried once and counted.
+//! - [`ShardLoop`]: the one loop that keeps requests in flight, over any device, with
+//!   buffer handles instead of pointers, checks at both ends of every op and a drain on drop.
 //! - [`shards`]: one pinned thread per core; a shard's panic becomes an error.
 //! - [`interrupt`]: SIGINT/SIGTERM as a flag that loops poll.
 //!
@@ -32,6 +34,7 @@ pub mod interrupt;
 pub mod nowait;
 pub mod payload;
 pub mod prepare;
+pub mod shard_loop;
 pub mod shards;
 pub mod uring;
 
@@ -47,6 +50,10 @@ pub use file::{filesystem_name, open_data_file, DirectIo, FileError, OpenSpec};
 pub use nowait::NowaitRetry;
 pub use prepare::{
     data_file_name, prefill_matches, prefill_pattern, Prepare, PrepareOptions, PreparedFile,
+};
+pub use shard_loop::{
+    BufId, Done, Flow, LoopBuffers, LoopError, LoopOptions, Next, Op, OpSource, Outcome,
+    Registered, Registration, RunError, ShardLoop, SubmitPolicy,
 };
 pub use shards::{available_cores, spawn_shards, ShardPanic, ShardPlacement};
 pub use uring::UringDevice;

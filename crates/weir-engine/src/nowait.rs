@@ -121,7 +121,9 @@ impl<D: Device> NowaitRetry<D> {
             },
             vectored: None,
         };
-        self.push(op)?;
+        // SAFETY: the caller keeps `buf` valid until this returns, and this waits for the
+        // probe's completion before returning.
+        unsafe { self.push(op) }?;
         let mut out = Vec::with_capacity(1);
         while out.is_empty() {
             self.submit_and_wait(1, None)?;
@@ -161,7 +163,9 @@ impl<D: Device> NowaitRetry<D> {
             let mut op = slot.op;
             op.flags.nowait = false;
             op.user_data = index as u64;
-            if self.inner.push(op).is_ok() {
+            // SAFETY: the re-sent op uses the caller's memory, which the caller keeps alive
+            // until this request's completion (delivered only after the retry completes).
+            if unsafe { self.inner.push(op) }.is_ok() {
                 if errno == libc::EAGAIN {
                     self.eagain_retries += 1;
                 } else if errno == libc::EOPNOTSUPP {
@@ -196,12 +200,13 @@ impl<D: Device> Device for NowaitRetry<D> {
         self.slots.len() as u32
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         let index = self.free.pop().ok_or(DeviceError::QueueFull)?;
         let mut inner_op = op;
         inner_op.user_data = u64::from(index);
         inner_op.flags.nowait = op.flags.nowait && self.nowait_enabled;
-        if let Err(e) = self.inner.push(inner_op) {
+        // SAFETY: the caller's promise, passed on (the memory is the caller's op's).
+        if let Err(e) = unsafe { self.inner.push(inner_op) } {
             self.free.push(index);
             return Err(e);
         }
@@ -263,7 +268,7 @@ mod tests {
         fn capacity(&self) -> u32 {
             4
         }
-        fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+        unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
             if self.queued.len() >= 4 {
                 return Err(DeviceError::QueueFull);
             }
@@ -325,7 +330,8 @@ mod tests {
 
     fn run(dev: &mut NowaitRetry<Flaky>, ops: &[IoOp]) -> Vec<IoCompletion> {
         for o in ops {
-            dev.push(*o).expect("push");
+            // SAFETY: the fake device never touches the (null) buffer.
+            unsafe { dev.push(*o) }.expect("push");
         }
         let mut out = Vec::new();
         while out.len() < ops.len() {
@@ -379,8 +385,11 @@ mod tests {
     fn capacity_bounds_slots() {
         let mut dev = flaky(libc::EAGAIN);
         for i in 0..4 {
-            dev.push(op(i, 4096)).expect("push");
+            // SAFETY: the fake device never touches the (null) buffer.
+            unsafe { dev.push(op(i, 4096)) }.expect("push");
         }
-        assert!(matches!(dev.push(op(9, 0)), Err(DeviceError::QueueFull)));
+        // SAFETY: as above.
+        let refused = unsafe { dev.push(op(9, 0)) };
+        assert!(matches!(refused, Err(DeviceError::QueueFull)));
     }
 }

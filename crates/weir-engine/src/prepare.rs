@@ -22,7 +22,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
+use weir_model::device::{DeviceError, Direction};
 
 use crate::align::{dio_alignment_fd, DioAlignment};
 use crate::backend::{Backend, EngineDevice};
@@ -30,6 +30,10 @@ use crate::buffers::DmaBufferPool;
 use crate::errno::last_errno;
 use crate::extent::ExtentHintOutcome;
 use crate::file::{open_data_file, trial_direct_write, DirectIo, FileError, OpenSpec};
+use crate::shard_loop::{
+    Done, Flow, LoopBuffers, LoopError, LoopOptions, Next, Op, OpSource, Outcome, RunError,
+    ShardLoop,
+};
 
 /// How a data file is prepared before a job runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -399,51 +403,28 @@ impl PreparedFile {
         let depth = PREFILL_DEPTH.min(size_bytes.div_ceil(chunk) as u32);
         let mut pool = DmaBufferPool::new(depth as usize, chunk as usize, &self.alignment)
             .map_err(FileError::Buffers)?;
-        let mut dev = EngineDevice::open(backend, depth).map_err(FileError::Backend)?;
         for i in 0..pool.count() {
             prefill_pattern(pool.slice_mut(i), 0);
         }
-        let mut next_offset = 0u64;
-        let mut in_flight = 0u32;
-        let mut done: Vec<IoCompletion> = Vec::with_capacity(depth as usize);
-        let mut lens = vec![0u32; depth as usize];
-        while next_offset < size_bytes || in_flight > 0 {
-            if crate::interrupt::requested() {
-                return Err(FileError::os("prefill", &self.path, libc::EINTR));
+        let dev = EngineDevice::open(backend, depth).map_err(FileError::Backend)?;
+        let options = LoopOptions {
+            offset_align_bytes: self.alignment.offset_align_bytes.max(1),
+            ..LoopOptions::default()
+        };
+        let mut shard = ShardLoop::new(dev, vec![pool], options);
+        let mut source = Prefill {
+            file: self,
+            size_bytes,
+            chunk_bytes: chunk,
+            next_offset: 0,
+        };
+        match shard.run(&mut source) {
+            Ok(()) => {}
+            Err(RunError::Source(e)) => return Err(e),
+            Err(RunError::Interrupted) => {
+                return Err(FileError::os("prefill", &self.path, libc::EINTR))
             }
-            while next_offset < size_bytes {
-                let Some(buf) = pool.acquire() else { break };
-                let len = chunk.min(size_bytes - next_offset) as u32;
-                let slice = &mut pool.slice_mut(buf)[..len as usize];
-                for (i, block) in slice.chunks_mut(PREFILL_BLOCK_BYTES).enumerate() {
-                    stamp(block, next_offset + (i * PREFILL_BLOCK_BYTES) as u64);
-                }
-                lens[buf] = len;
-                let op = IoOp {
-                    user_data: (next_offset << 16) | buf as u64,
-                    direction: Direction::Write,
-                    fd: self.fd(),
-                    offset_bytes: next_offset,
-                    len_bytes: len,
-                    buf: pool.ptr(buf),
-                    flags: IoFlags::default(),
-                    vectored: None,
-                };
-                dev.push(op).map_err(|error| self.device_error(error))?;
-                next_offset += u64::from(len);
-                in_flight += 1;
-            }
-            dev.submit_and_wait(1, None)
-                .map_err(|error| self.device_error(error))?;
-            done.clear();
-            dev.reap(&mut done);
-            for c in &done {
-                let buf = (c.user_data & 0xffff) as usize;
-                let offset = c.user_data >> 16;
-                in_flight -= 1;
-                pool.release(buf);
-                self.check_write(c.result, offset, lens[buf])?;
-            }
+            Err(RunError::Loop(e)) => return Err(self.loop_error(e)),
         }
         self.size_bytes = size_bytes;
         self.prefilled = true;
@@ -451,26 +432,63 @@ impl PreparedFile {
         Ok(())
     }
 
-    fn check_write(&self, result: i32, offset: u64, len: u32) -> Result<(), FileError> {
-        if result < 0 {
-            return Err(FileError::os("prefill write", &self.path, -result));
-        }
-        if result as u32 != len {
-            return Err(FileError::ShortIo {
-                op: "prefill write",
-                path: self.path.clone(),
-                offset_bytes: offset,
-                expected_bytes: len,
-                got_bytes: result as u32,
-            });
-        }
-        Ok(())
-    }
-
-    fn device_error(&self, error: weir_model::device::DeviceError) -> FileError {
+    fn loop_error(&self, error: LoopError) -> FileError {
+        let error = match error {
+            LoopError::Device(e) => e,
+            _ => DeviceError::QueueFull,
+        };
         FileError::Device {
             path: self.path.clone(),
             error,
+        }
+    }
+}
+
+/// The prefill as a source of ops: the file front to back in `chunk_bytes` writes of the
+/// offset-stamped pattern, every completion checked for a full write.
+struct Prefill<'a> {
+    file: &'a PreparedFile,
+    size_bytes: u64,
+    chunk_bytes: u64,
+    next_offset: u64,
+}
+
+impl OpSource for Prefill<'_> {
+    type Error = FileError;
+
+    fn next_op(&mut self, _now_ns: u64, buffers: &mut LoopBuffers) -> Result<Next, FileError> {
+        if self.next_offset >= self.size_bytes {
+            return Ok(Next::Finished);
+        }
+        let Some(buf) = buffers.acquire(0) else {
+            return Ok(Next::WaitForCompletion);
+        };
+        let offset = self.next_offset;
+        let len = self.chunk_bytes.min(self.size_bytes - offset) as u32;
+        let slice = &mut buffers.bytes_mut(buf)[..len as usize];
+        for (i, block) in slice.chunks_mut(PREFILL_BLOCK_BYTES).enumerate() {
+            stamp(block, offset + (i * PREFILL_BLOCK_BYTES) as u64);
+        }
+        self.next_offset += u64::from(len);
+        let op = Op::new(0, Direction::Write, self.file.fd(), offset, buf, len);
+        Ok(Next::Op(op))
+    }
+
+    fn on_done(&mut self, done: Done, buffers: &mut LoopBuffers) -> Result<Flow, FileError> {
+        buffers.release(done.buf);
+        let len = done.len_bytes as u32;
+        match done.outcome {
+            Outcome::Full => Ok(Flow::Continue),
+            Outcome::Failed { errno } => {
+                Err(FileError::os("prefill write", &self.file.path, errno))
+            }
+            Outcome::Short { .. } | Outcome::EndOfFile => Err(FileError::ShortIo {
+                op: "prefill write",
+                path: self.file.path.clone(),
+                offset_bytes: done.offset_bytes,
+                expected_bytes: len,
+                got_bytes: done.moved_bytes() as u32,
+            }),
         }
     }
 }

@@ -10,6 +10,8 @@
 //! op whose buffer lies inside a registered buffer becomes READ_FIXED/WRITE_FIXED, which saves
 //! the kernel pinning pages on every request.
 
+use std::os::fd::RawFd;
+
 use io_uring::{opcode, squeue, types, IoUring};
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
@@ -22,8 +24,10 @@ pub struct UringDevice {
     capacity: u32,
     /// Pushed and not yet reaped.
     in_flight: u32,
-    /// The registered buffer region, when a pool was registered.
-    fixed: Option<FixedRegion>,
+    /// The registered buffer regions, one per registered pool (empty: none).
+    fixed: Vec<FixedRegion>,
+    /// Registered files: (descriptor, index in the ring's file table).
+    files: Vec<(RawFd, u32)>,
 }
 
 #[derive(Clone, Copy)]
@@ -31,6 +35,8 @@ struct FixedRegion {
     base: usize,
     buffer_bytes: usize,
     count: usize,
+    /// The ring's buffer index of this pool's first buffer.
+    first_index: usize,
 }
 
 impl UringDevice {
@@ -59,7 +65,8 @@ impl UringDevice {
             ring,
             capacity: depth,
             in_flight: 0,
-            fixed: None,
+            fixed: Vec::new(),
+            files: Vec::new(),
         })
     }
 
@@ -71,50 +78,107 @@ impl UringDevice {
     /// The pool must outlive this device (or [`Self::unregister_buffers`] must be called
     /// before the pool is dropped).
     pub unsafe fn register_buffers(&mut self, pool: &DmaBufferPool) -> bool {
-        let iovecs: Vec<libc::iovec> = (0..pool.count())
-            .map(|i| libc::iovec {
-                iov_base: pool.ptr(i).cast(),
-                iov_len: pool.buffer_bytes(),
+        // SAFETY: forwarded contract.
+        unsafe { self.register_pools(std::slice::from_ref(pool)) }
+    }
+
+    /// Registers every buffer of every pool, in order, as one table.
+    ///
+    /// # Safety
+    /// As [`Self::register_buffers`], for every pool.
+    pub unsafe fn register_pools(&mut self, pools: &[DmaBufferPool]) -> bool {
+        self.unregister_buffers();
+        let iovecs: Vec<libc::iovec> = pools
+            .iter()
+            .flat_map(|pool| {
+                (0..pool.count()).map(|i| libc::iovec {
+                    iov_base: pool.ptr(i).cast(),
+                    iov_len: pool.buffer_bytes(),
+                })
             })
             .collect();
         if iovecs.is_empty() || iovecs.len() > usize::from(u16::MAX) {
             return false;
         }
-        // SAFETY: the iovecs describe live memory owned by `pool`; the caller keeps it alive.
+        // SAFETY: the iovecs describe live memory owned by the pools; the caller keeps it alive.
         let ok = unsafe { self.ring.submitter().register_buffers(&iovecs) }.is_ok();
         if ok {
-            self.fixed = Some(FixedRegion {
-                base: pool.ptr(0) as usize,
-                buffer_bytes: pool.buffer_bytes(),
-                count: pool.count(),
-            });
+            let mut first_index = 0;
+            for pool in pools {
+                self.fixed.push(FixedRegion {
+                    base: pool.ptr(0) as usize,
+                    buffer_bytes: pool.buffer_bytes(),
+                    count: pool.count(),
+                    first_index,
+                });
+                first_index += pool.count();
+            }
         }
         ok
     }
 
     /// Drops the buffer registration.
     pub fn unregister_buffers(&mut self) {
-        if self.fixed.take().is_some() {
+        if !self.fixed.is_empty() {
+            self.fixed.clear();
             let _ = self.ring.submitter().unregister_buffers();
         }
     }
 
     /// Whether a buffer pool is registered.
     pub fn has_fixed_buffers(&self) -> bool {
-        self.fixed.is_some()
+        !self.fixed.is_empty()
+    }
+
+    /// Registers open files so requests on them skip the per-request file lookup and
+    /// reference count (IOSQE_FIXED_FILE). False when the kernel refuses.
+    pub fn register_files(&mut self, fds: &[RawFd]) -> bool {
+        self.unregister_files();
+        if fds.is_empty() {
+            return false;
+        }
+        let ok = self.ring.submitter().register_files(fds).is_ok();
+        if ok {
+            self.files = fds
+                .iter()
+                .enumerate()
+                .map(|(i, &fd)| (fd, i as u32))
+                .collect();
+        }
+        ok
+    }
+
+    /// Drops the file registration.
+    pub fn unregister_files(&mut self) {
+        if !self.files.is_empty() {
+            self.files.clear();
+            let _ = self.ring.submitter().unregister_files();
+        }
     }
 
     /// The registered buffer index holding `[buf, buf + len)`, if any.
     fn fixed_index(&self, buf: *mut u8, len: u32) -> Option<u16> {
-        let region = self.fixed?;
-        let addr = (buf as usize).checked_sub(region.base)?;
-        let index = addr / region.buffer_bytes;
-        let within = addr % region.buffer_bytes + len as usize <= region.buffer_bytes;
-        (index < region.count && within).then_some(index as u16)
+        self.fixed.iter().find_map(|region| {
+            let addr = (buf as usize).checked_sub(region.base)?;
+            let index = addr / region.buffer_bytes;
+            let within = addr % region.buffer_bytes + len as usize <= region.buffer_bytes;
+            (index < region.count && within).then_some((region.first_index + index) as u16)
+        })
     }
 
     fn entry(&self, op: &IoOp) -> squeue::Entry {
-        let fd = types::Fd(op.fd);
+        // A registered file goes out as its table index with IOSQE_FIXED_FILE: the same
+        // submission entry `types::Fixed` builds.
+        let registered = self.files.iter().find(|(fd, _)| *fd == op.fd);
+        let fd = types::Fd(registered.map_or(op.fd, |&(_, index)| index as RawFd));
+        let entry = self.entry_on(fd, op);
+        match registered {
+            Some(_) => entry.flags(squeue::Flags::FIXED_FILE),
+            None => entry,
+        }
+    }
+
+    fn entry_on(&self, fd: types::Fd, op: &IoOp) -> squeue::Entry {
         let flags = rw_flags(op);
         if let Some(v) = op.vectored {
             // Vectored requests cannot use a registered buffer (one index per request).
@@ -174,7 +238,7 @@ impl Device for UringDevice {
         self.capacity
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         if self.in_flight >= self.capacity {
             return Err(DeviceError::QueueFull);
         }

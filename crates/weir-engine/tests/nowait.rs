@@ -39,10 +39,9 @@ fn sparse_writes_with_nowait_are_retried_and_land() {
         let mut done: Vec<IoCompletion> = Vec::new();
         let mut next = 0u64;
         while (done.len() as u64) < blocks {
+            // SAFETY: the pool outlives every request, all reaped below before it is dropped.
             while next < blocks
-                && dev
-                    .push(write_op(fd, next, pool.ptr(next as usize)))
-                    .is_ok()
+                && unsafe { dev.push(write_op(fd, next, pool.ptr(next as usize))) }.is_ok()
             {
                 next += 1;
             }

@@ -50,7 +50,7 @@ fn write_all(file: &mut PreparedFile, backend: Backend, offsets: &[u64]) {
                 flags: IoFlags::default(),
                 vectored: None,
             };
-            dev.push(op).expect("push");
+            push(&mut dev, op).expect("push");
             next += 1;
             in_flight += 1;
         }
@@ -279,4 +279,14 @@ fn missing_directory_and_misaligned_size() {
         .expect("misaligned");
     assert!(matches!(err, FileError::MisalignedSize { .. }), "{err}");
     assert!(!dir.path().join("test-x-0").exists());
+}
+
+/// Pushes one op. The tests keep every buffer alive until its completion is reaped (the
+/// simulated disk never touches them at all), which is the contract of `Device::push`.
+fn push<D: weir_model::device::Device>(
+    device: &mut D,
+    op: weir_model::device::IoOp,
+) -> Result<(), weir_model::device::DeviceError> {
+    // SAFETY: see above.
+    unsafe { device.push(op) }
 }

@@ -114,7 +114,14 @@ pub trait Device {
     fn capacity(&self) -> u32;
 
     /// Queues one request without entering the kernel.
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError>;
+    ///
+    /// # Safety
+    /// `op.buf` (and, for a vectored op, the iovec array and every segment) must point at
+    /// memory valid for `len_bytes` that stays alive and untouched by anyone else until the
+    /// request's completion has been reaped: the kernel reads or writes it after this returns.
+    /// Callers above the engine never push directly: `weir_engine::ShardLoop` owns the
+    /// buffers and keeps this promise for them.
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError>;
 
     /// Submits everything queued, then waits until at least `min_complete` completions are
     /// ready or the clock reaches `deadline_ns` (when given), whichever comes first.
@@ -133,4 +140,33 @@ pub trait Device {
 
     /// Moves every ready completion into `out` and returns how many it moved.
     fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize;
+}
+
+/// A borrowed device is a device: a loop can run on it and hand it back to its owner (who
+/// keeps it across runs, as `weir tune`'s meter does).
+impl<D: Device + ?Sized> Device for &mut D {
+    fn now_ns(&self) -> u64 {
+        (**self).now_ns()
+    }
+
+    fn capacity(&self) -> u32 {
+        (**self).capacity()
+    }
+
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { (**self).push(op) }
+    }
+
+    fn submit_and_wait(
+        &mut self,
+        min_complete: u32,
+        deadline_ns: Option<u64>,
+    ) -> Result<u32, DeviceError> {
+        (**self).submit_and_wait(min_complete, deadline_ns)
+    }
+
+    fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize {
+        (**self).reap(out)
+    }
 }

@@ -499,7 +499,7 @@ impl Device for SimDisk {
         self.config.queue_depth
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         if self.in_flight + self.submitted.len() as u32 >= self.config.queue_depth {
             return Err(DeviceError::QueueFull);
         }

@@ -260,7 +260,7 @@ impl Device for MixedDisk {
         self.config.queue_depth
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         if self.in_flight + self.submitted.len() as u32 >= self.config.queue_depth {
             return Err(DeviceError::QueueFull);
         }
@@ -382,7 +382,8 @@ mod tests {
                 flags: Default::default(),
                 vectored: None,
             };
-            disk.push(op).ok();
+            // SAFETY: the op carries no buffer (null), and the simulated disk never touches one.
+            unsafe { disk.push(op) }.ok();
             out.clear();
             disk.reap(&mut out);
             for c in &out {

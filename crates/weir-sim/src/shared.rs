@@ -202,7 +202,7 @@ impl Device for SharedSimHandle {
         self.capacity
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         let mut state = self.sim.lock();
         let s = &mut state.shards[self.shard];
         if s.events.len() + s.queued.len() >= self.capacity as usize {

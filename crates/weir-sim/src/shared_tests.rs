@@ -1,3 +1,5 @@
+// SAFETY (every `unsafe` push below): the ops carry no buffer (null) and the simulated disk
+// never touches memory, so the buffer-lifetime contract of `Device::push` holds trivially.
 use super::*;
 use weir_model::device::Direction;
 
@@ -28,11 +30,13 @@ fn run_shards(config: SimConfig, shards: usize, depth: u64, until_ns: u64) -> (D
                     let mut completions = Vec::new();
                     let mut completed = 0;
                     for _ in 0..depth {
-                        dev.push(write(
-                            next,
-                            base + (next * (128 << 10)) % (16 << 20),
-                            128 << 10,
-                        ))
+                        unsafe {
+                            dev.push(write(
+                                next,
+                                base + (next * (128 << 10)) % (16 << 20),
+                                128 << 10,
+                            ))
+                        }
                         .expect("room");
                         next += 1;
                     }
@@ -42,7 +46,7 @@ fn run_shards(config: SimConfig, shards: usize, depth: u64, until_ns: u64) -> (D
                         for _ in 0..dev.reap(&mut completions) {
                             completed += 1;
                             let offset = base + (next * (128 << 10)) % (16 << 20);
-                            dev.push(write(next, offset, 128 << 10)).expect("room");
+                            unsafe { dev.push(write(next, offset, 128 << 10)) }.expect("room");
                             next += 1;
                         }
                     }
@@ -91,9 +95,8 @@ fn raid0_member_load_and_splits_are_counted() {
     };
     let mut disk = SimDisk::new(config);
     // One write inside chunk 0 (member 0), one across chunks 1 and 2 (members 1 and 2).
-    disk.push(write(1, 0, 128 << 10)).expect("room");
-    disk.push(write(2, (2 << 20) - (64 << 10), 128 << 10))
-        .expect("room");
+    unsafe { disk.push(write(1, 0, 128 << 10)) }.expect("room");
+    unsafe { disk.push(write(2, (2 << 20) - (64 << 10), 128 << 10)) }.expect("room");
     disk.submit_and_wait(2, None).expect("wait");
     let load = disk.load();
     assert_eq!((load.split_requests, load.whole_requests), (1, 1));
@@ -112,7 +115,7 @@ fn a_dropped_handle_lets_the_others_run_and_misuse_is_refused() {
     assert!(sim.open(1, 0).is_err());
     assert!(sim.open(2, 0).is_err());
     drop(b);
-    a.push(write(1, 0, 4096)).expect("room");
+    unsafe { a.push(write(1, 0, 4096)) }.expect("room");
     a.submit_and_wait(1, None).expect("wait");
     let mut out = Vec::new();
     assert_eq!(a.reap(&mut out), 1);

@@ -77,7 +77,7 @@ impl Device for ModelDisk {
         256
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         self.queued.push(op);
         Ok(())
     }

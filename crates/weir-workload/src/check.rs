@@ -1,9 +1,11 @@
 //! Checking data under `--verify`: block by block during the run, and a final pass over each
 //! file after it.
 
-use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
+use weir_engine::shard_loop::{Done, LoopError, Op, Outcome, ShardLoop};
+use weir_model::device::{Device, Direction};
 
-use crate::driver::{record_corruption, Failure, JobRun};
+use crate::driver::{record_corruption, JobRun};
+use crate::request::Failure;
 use crate::verify::{decode_block, BlockLedger, BlockState, Corruption, VERIFY_BLOCK_BYTES};
 
 /// Checks read data block by block; the first bad block, if any.
@@ -58,8 +60,12 @@ impl PrefillPage {
     }
 }
 
-/// After the run: reads each verified file end to end and checks every block.
-pub fn final_verify_pass<D: Device>(device: &mut D, job: &mut JobRun) -> Result<(), Failure> {
+/// After the run: reads each verified file end to end, through the shard loop, and checks
+/// every block.
+pub fn final_verify_pass<D: Device>(
+    lp: &mut ShardLoop<D>,
+    job: &mut JobRun,
+) -> Result<(), Failure> {
     if job.fd < 0 {
         return Ok(());
     }
@@ -68,8 +74,10 @@ pub fn final_verify_pass<D: Device>(device: &mut D, job: &mut JobRun) -> Result<
         None => job.data_bytes.unwrap_or(0),
     }
     .max(job.ledger.as_ref().map_or(0, BlockLedger::extent_bytes));
-    let chunk = job.pool.buffer_bytes() as u64;
-    let Some(buf) = job.pool.acquire() else {
+    let chunk = lp.buffers().pools()[job.pool_index].buffer_bytes() as u64;
+    // The last read is rounded up to the loop's alignment: past the end it comes back short.
+    let align = u64::from(lp.options().offset_align_bytes);
+    let Some(buf) = lp.buffers_mut().acquire(job.pool_index) else {
         return Ok(());
     };
     let mut offset = 0;
@@ -77,64 +85,58 @@ pub fn final_verify_pass<D: Device>(device: &mut D, job: &mut JobRun) -> Result<
         if offset >= extent {
             break Ok(());
         }
-        let len = chunk.min(extent - offset) as u32;
-        let op = IoOp {
-            user_data: 0,
-            direction: Direction::Read,
-            fd: job.fd,
-            offset_bytes: offset,
-            len_bytes: len,
-            buf: job.pool.ptr(buf),
-            flags: IoFlags::default(),
-            vectored: None,
-        };
-        let c = match read_one(device, op) {
-            Ok(c) => c,
+        let len = chunk.min((extent - offset).next_multiple_of(align)) as u32;
+        let op = Op::new(0, Direction::Read, job.fd, offset, buf, len);
+        let done = match read_one(lp, op) {
+            Ok(done) => done,
             Err(detail) => break Err(Failure::Device { detail }),
         };
-        if c.result < 0 {
+        if let Outcome::Failed { errno } = done.outcome {
             break Err(Failure::Io {
                 job: job.job.name.clone(),
                 detail: format!(
                     "verify read at offset {offset} in {}: {}",
                     job.file_name,
-                    weir_engine::describe_errno(-c.result)
+                    weir_engine::describe_errno(errno)
                 ),
             });
         }
-        let got = c.result as usize / VERIFY_BLOCK_BYTES * VERIFY_BLOCK_BYTES;
-        let data = &job.pool.slice(buf)[..got];
+        let got = done.moved_bytes() as usize / VERIFY_BLOCK_BYTES * VERIFY_BLOCK_BYTES;
+        let data = &lp.buffers().bytes(buf)[..got];
         job.blocks_checked += (got / VERIFY_BLOCK_BYTES) as u64;
-        if let Some(corruption) = check_blocks(job.ledger.as_ref(), job.prefilled, data, offset) {
-            let next = corruption.offset_bytes + VERIFY_BLOCK_BYTES as u64;
+        // Keep scanning after a bad block, within the data already read (the next read
+        // stays aligned): report every corrupted block.
+        let mut at = 0;
+        while let Some(corruption) = check_blocks(
+            job.ledger.as_ref(),
+            job.prefilled,
+            &data[at..],
+            offset + at as u64,
+        ) {
+            at = (corruption.offset_bytes - offset) as usize + VERIFY_BLOCK_BYTES;
             record_corruption(job, corruption);
-            // Keep scanning after the bad block: report every corrupted block.
-            offset = next;
-            continue;
         }
         if got == 0 {
             break Ok(());
         }
         offset += got as u64;
     };
-    job.pool.release(buf);
+    // A read the device failed on stays in flight (the loop keeps its buffer).
+    if lp.buffers().is_held(buf) {
+        lp.buffers_mut().release(buf);
+    }
     result
 }
 
-fn read_one<D: Device>(device: &mut D, op: IoOp) -> Result<IoCompletion, String> {
-    device
-        .push(op)
-        .map_err(|e| format!("verify pass: the I/O backend refused a read: {e}"))?;
-    let mut out = Vec::with_capacity(1);
+fn read_one<D: Device>(lp: &mut ShardLoop<D>, op: Op) -> Result<Done, String> {
+    lp.push(op).map_err(|e| match e {
+        LoopError::Device(e) => format!("verify pass: the I/O backend refused a read: {e}"),
+        other => format!("verify pass: {other}"),
+    })?;
     loop {
-        match device.submit_and_wait(1, None) {
-            Ok(_) => {}
-            Err(DeviceError::Os { errno, .. }) if errno == libc::EINTR => {}
-            Err(e) => return Err(format!("verify pass: the I/O backend failed: {e}")),
-        }
-        device.reap(&mut out);
-        if let Some(c) = out.pop() {
-            return Ok(c);
+        lp.wait(1, None).map_err(|e| format!("verify pass: {e}"))?;
+        if let Some(done) = lp.next_done() {
+            return Ok(done);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The per-shard loop: turns jobs into requests, keeps them in flight, and times them.
 //!
-//! One thread, one [`Device`], no locks on the hot path. The loop is generic over the device,
+//! One thread, one [`Device`] inside the engine's [`ShardLoop`] (which owns the buffers and
+//! everything in flight), no locks on the hot path. The loop is generic over the device,
 //! so it runs unchanged on io_uring, Linux AIO and the simulated disk, and it takes every
 //! time from the device's clock (a simulated run is as fast as the CPU and deterministic).
 //!
@@ -18,44 +19,21 @@ use std::os::fd::RawFd;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use weir_engine::buffers::DmaBufferPool;
+use weir_engine::shard_loop::{BufId, LoopBuffers, Op, Outcome, ShardLoop};
 use weir_engine::PreparedFile;
-use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
+use weir_model::device::{Device, Direction, IoCompletion};
 
 use crate::arrival::Arrivals;
 use crate::job::Job;
 use crate::report::{CorruptionReport, JobHistograms, ShardJobStats};
+pub(crate) use crate::request::Slot;
+pub use crate::request::{Failure, LoopOptions};
 pub use crate::scheduling::Scheduling;
 use crate::scheduling::{dispatch_scheduled, enqueue, settle_completions};
-use crate::vectored::SegmentTable;
 use crate::verify::{BlockLedger, Corruption, VERIFY_BLOCK_BYTES};
 
 /// Corruptions kept per job and shard for the report (all are counted).
 const CORRUPTIONS_KEPT: usize = 16;
-
-/// A failure that ends the run on every shard.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
-    /// ENOSPC, EDQUOT, EFBIG, or a short write (the filesystem ran out of space).
-    DiskFull { job: String, detail: String },
-    /// Any other failed request.
-    Io { job: String, detail: String },
-    /// The device refused a submission or a wait.
-    Device { detail: String },
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::DiskFull { job, detail } => write!(
-                f,
-                "the disk filled up during job `{job}`: {detail}; free space, lower data_size or \
-                 the duration, or choose another --dir"
-            ),
-            Failure::Io { job, detail } => write!(f, "job `{job}`: {detail}"),
-            Failure::Device { detail } => write!(f, "{detail}"),
-        }
-    }
-}
 
 /// Why the loop should stop issuing.
 pub trait StopSignal {
@@ -83,11 +61,12 @@ pub struct JobRun {
     /// Where the region starts in `fd` (0 for a file; the job's region on a raw device).
     pub base_offset_bytes: u64,
     pub prefilled: bool,
-    pub(crate) pool: DmaBufferPool,
+    /// This job's buffer pool in the shard loop (its position among the shard's jobs).
+    pub(crate) pool_index: usize,
+    /// `vectorized` jobs: segments per request (see [`crate::vectored`]).
+    iov_count: Option<u32>,
     /// `unlink` jobs: this shard's files (see [`crate::unlink`]).
     pub(crate) unlink_files: Option<crate::unlink::UnlinkFiles>,
-    /// `vectorized` jobs: each buffer's segments (see [`crate::vectored`]).
-    segments: Option<SegmentTable>,
     next_seq_offset: u64,
     rng: SmallRng,
     /// Closed loop: times at which fibers became (or become) ready.
@@ -128,7 +107,14 @@ pub struct JobSetup {
 }
 
 impl JobRun {
-    pub fn new(setup: JobSetup, shard: usize, sampling: bool) -> JobRun {
+    /// The job's state, and its buffer pool for the shard loop, where it will be pool
+    /// `pool_index`.
+    pub fn new(
+        setup: JobSetup,
+        shard: usize,
+        sampling: bool,
+        pool_index: usize,
+    ) -> (JobRun, DmaBufferPool) {
         let JobSetup {
             job,
             index,
@@ -148,10 +134,7 @@ impl JobRun {
             // blocks with offset and sequence, in `issue`): see weir_engine::payload.
             weir_engine::payload::fill_pool_incompressible(&mut pool, seed);
         }
-        let segments = job
-            .iov_count
-            .map(|n| SegmentTable::new(&pool, job.request_bytes, n));
-        JobRun {
+        let run = JobRun {
             index,
             shard,
             fd,
@@ -160,9 +143,9 @@ impl JobRun {
             data_bytes,
             base_offset_bytes,
             prefilled,
-            pool,
+            pool_index,
+            iov_count: job.iov_count,
             unlink_files,
-            segments,
             next_seq_offset: 0,
             rng: SmallRng::seed_from_u64(seed),
             fibers_ready_ns: VecDeque::new(),
@@ -184,7 +167,8 @@ impl JobRun {
             blocks_checked: 0,
             recent: sampling.then(Box::default),
             job,
-        }
+        };
+        (run, pool)
     }
 
     fn start(&mut self, start_ns: u64) {
@@ -271,44 +255,6 @@ impl JobRun {
     }
 }
 
-/// A request in flight.
-#[derive(Clone, Copy)]
-pub(crate) struct Slot {
-    /// The job's position in this shard's `jobs` slice. Not the plan's job index: a shard
-    /// runs only the jobs placed on it (`shards: [1]`), so the two differ whenever a job is
-    /// missing from some shard.
-    pub(crate) job_pos: u32,
-    pub(crate) buf: u32,
-    pub(crate) offset_bytes: u64,
-    pub(crate) len_bytes: u32,
-    direction: Direction,
-    intended_ns: u64,
-    /// When the first piece went to the device (0: still in the scheduler's queue).
-    pub(crate) dispatch_ns: u64,
-    sequence: u64,
-    /// Scheduler runs: the first piece that failed or came back short (result, piece length).
-    pub(crate) piece_error: Option<(i32, u32)>,
-}
-
-/// Options for one shard's loop.
-pub struct LoopOptions {
-    pub duration_ns: u64,
-    pub nowait: bool,
-    pub dsync_by_job: Vec<bool>,
-    /// Poll instead of sleeping (a job on this shard asked for `sleep_type: busyloop`).
-    pub busy_poll: bool,
-}
-
-impl LoopOptions {
-    /// The submission flags of every request of job `job_index`.
-    pub(crate) fn io_flags(&self, job_index: usize) -> IoFlags {
-        IoFlags {
-            nowait: self.nowait,
-            dsync: self.dsync_by_job.get(job_index).copied().unwrap_or(false),
-        }
-    }
-}
-
 /// The outcome of one shard's loop.
 pub struct LoopOutcome {
     pub window_ns: u64,
@@ -316,37 +262,68 @@ pub struct LoopOutcome {
     pub device_broken: bool,
 }
 
-/// Runs the jobs on `device` until the duration ends or `stop` says so, then waits for every
-/// request in flight. Returns the measured window.
+/// Requests in flight, by slot: a slot is one request of one job, whatever number of pieces
+/// the scheduler sends it out in.
+pub(crate) struct Requests {
+    pub(crate) slots: Vec<Option<Slot>>,
+    free: Vec<u32>,
+    in_flight: u32,
+}
+
+impl Requests {
+    fn new(depth: usize) -> Requests {
+        Requests {
+            slots: vec![None; depth],
+            free: (0..depth as u32).rev().collect(),
+            in_flight: 0,
+        }
+    }
+}
+
+/// The run's clock: where the window ends, and whether it has.
+struct Window {
+    end_ns: u64,
+    /// Set when the run stops issuing (the duration passed, a stop, a failure).
+    closed_at_ns: Option<u64>,
+}
+
+impl Window {
+    fn close(&mut self, at_ns: u64) {
+        self.closed_at_ns.get_or_insert(at_ns.min(self.end_ns));
+    }
+}
+
+/// Runs the jobs on the shard loop `lp` until the duration ends or `stop` says so, then waits
+/// for every request in flight. Returns the measured window.
 pub fn run_loop<D: Device>(
-    device: &mut D,
+    lp: &mut ShardLoop<D>,
     jobs: &mut [JobRun],
     options: &LoopOptions,
     stop: &dyn StopSignal,
     mut sched: Option<&mut Scheduling>,
 ) -> LoopOutcome {
-    let depth: usize = jobs.iter().map(|j| j.pool.count()).sum();
-    let mut slots: Vec<Option<Slot>> = vec![None; depth];
-    let mut free_slots: Vec<u32> = (0..depth as u32).rev().collect();
-    let mut completions: Vec<IoCompletion> = Vec::with_capacity(depth);
-    let start_ns = device.now_ns();
-    let end_ns = start_ns + options.duration_ns;
+    let depth: usize = lp.buffers().pools().iter().map(DmaBufferPool::count).sum();
+    let mut requests = Requests::new(depth);
+    let mut settled: Vec<IoCompletion> = Vec::with_capacity(depth);
+    let start_ns = lp.now_ns();
+    let mut window = Window {
+        end_ns: start_ns + options.duration_ns,
+        closed_at_ns: None,
+    };
     for job in jobs.iter_mut() {
         job.start(start_ns);
     }
     let sample_every = stop.sample_interval_ns();
     let mut next_sample_ns = sample_every.map(|i| start_ns + i);
-    let mut window_end_ns: Option<u64> = None;
-    let mut in_flight: u32 = 0;
     loop {
-        let now = device.now_ns();
-        if window_end_ns.is_none() && (now >= end_ns || stop.should_stop()) {
-            window_end_ns = Some(now.min(end_ns));
+        let now = lp.now_ns();
+        if window.closed_at_ns.is_none() && (now >= window.end_ns || stop.should_stop()) {
+            window.close(now);
         }
-        if let (None, Some(at)) = (window_end_ns, next_sample_ns) {
+        if let (None, Some(at)) = (window.closed_at_ns, next_sample_ns) {
             if now >= at {
                 if !stop.sample(now - start_ns, jobs) {
-                    window_end_ns = Some(now.min(end_ns));
+                    window.close(now);
                 }
                 for job in jobs.iter_mut() {
                     if let Some(recent) = &mut job.recent {
@@ -356,119 +333,98 @@ pub fn run_loop<D: Device>(
                 next_sample_ns = Some(at + sample_every.unwrap_or(u64::MAX / 4));
             }
         }
-        if window_end_ns.is_some() && in_flight == 0 {
+        if window.closed_at_ns.is_some() && requests.in_flight == 0 {
             break;
         }
-        if window_end_ns.is_none() {
-            let issued = issue(
-                device,
-                jobs,
-                &mut slots,
-                &mut free_slots,
-                now,
-                options,
-                sched.as_deref_mut(),
-            );
-            match issued {
-                Ok(n) => in_flight += n,
-                Err(failure) => {
-                    stop.fail(failure);
-                    window_end_ns = Some(now.min(end_ns));
-                }
+        if window.closed_at_ns.is_none() {
+            let issued = issue(lp, jobs, &mut requests, now, options, sched.as_deref_mut());
+            if let Err(failure) = issued {
+                stop.fail(failure);
+                window.close(now);
             }
         }
         if let Some(s) = sched.as_deref_mut() {
-            if let Err(failure) = dispatch_scheduled(device, s, &mut slots, jobs, now, options) {
+            if let Err(failure) = dispatch_scheduled(lp, s, &mut requests.slots, jobs, now, options)
+            {
                 stop.fail(failure);
-                window_end_ns.get_or_insert(now.min(end_ns));
+                window.close(now);
             }
         }
-        let sched_wakeup = sched.as_deref().and_then(Scheduling::wakeup_ns);
-        let deadline = if window_end_ns.is_some() {
-            sched_wakeup
-        } else {
-            let mut deadline = end_ns;
-            for job in jobs.iter() {
-                if let Some(t) = job.next_timer_ns(now) {
-                    deadline = deadline.min(t);
-                }
-            }
-            if let Some(t) = next_sample_ns {
-                deadline = deadline.min(t);
-            }
-            if let Some(t) = sched_wakeup {
-                deadline = deadline.min(t.max(now));
-            }
-            Some(deadline)
-        };
+        let deadline = next_deadline(&window, jobs, next_sample_ns, sched.as_deref(), now);
         // Busy polling (sleep_type: busyloop) submits and reaps without waiting while the
         // next timer is ahead; draining at the end always waits.
-        let poll = options.busy_poll && window_end_ns.is_none();
+        let poll = options.busy_poll && window.closed_at_ns.is_none();
         let waited = if poll {
-            device.submit_and_wait(0, None)
+            lp.wait(0, None)
         } else {
-            device.submit_and_wait(1, deadline)
+            lp.wait(1, deadline)
         };
         if let Err(e) = waited {
-            match e {
-                DeviceError::Os { errno, .. } if errno == libc::EINTR || errno == libc::EAGAIN => {}
-                DeviceError::QueueFull => {}
-                other => {
-                    stop.fail(Failure::Device {
-                        detail: format!("the I/O backend failed: {other}"),
-                    });
-                    return LoopOutcome {
-                        window_ns: window_end_ns.unwrap_or(now).saturating_sub(start_ns),
-                        device_broken: in_flight > 0,
-                    };
-                }
-            }
-        }
-        completions.clear();
-        device.reap(&mut completions);
-        if let Some(s) = sched.as_deref_mut() {
-            settle_completions(s, &mut slots, &mut completions);
-        }
-        for c in &completions {
-            let slot_id = c.user_data as usize;
-            let Some(slot) = slots.get_mut(slot_id).and_then(Option::take) else {
-                continue;
+            stop.fail(Failure::Device {
+                detail: e.to_string(),
+            });
+            return LoopOutcome {
+                window_ns: window.closed_at_ns.unwrap_or(now).saturating_sub(start_ns),
+                device_broken: requests.in_flight > 0,
             };
-            free_slots.push(slot_id as u32);
-            in_flight -= 1;
-            let job = &mut jobs[slot.job_pos as usize];
-            let counted_until = window_end_ns.unwrap_or(end_ns);
-            if let Err(failure) = complete(job, &slot, c, counted_until, window_end_ns.is_some()) {
+        }
+        if let Some(s) = sched.as_deref_mut() {
+            settled.clear();
+            while let Some(d) = lp.next_done() {
+                settled.push(IoCompletion {
+                    user_data: d.tag,
+                    result: d.result(),
+                    completed_at_ns: d.completed_at_ns,
+                });
+            }
+            settle_completions(s, &mut requests.slots, &mut settled);
+        }
+        let mut next_settled = 0;
+        loop {
+            // Scheduler runs: requests whose last piece is done; plain runs: the loop's
+            // completions, one at a time, so each freed slot is refilled at once.
+            let (slot_id, result, at_ns) = if sched.is_some() {
+                let Some(c) = settled.get(next_settled) else {
+                    break;
+                };
+                next_settled += 1;
+                (
+                    c.user_data as usize,
+                    Settled::Raw(c.result),
+                    c.completed_at_ns,
+                )
+            } else {
+                let Some(d) = lp.next_done() else {
+                    break;
+                };
+                (d.tag as usize, Settled::Named(d.outcome), d.completed_at_ns)
+            };
+            let done = finish_request(
+                lp.buffers_mut(),
+                jobs,
+                &mut requests,
+                &window,
+                slot_id,
+                result,
+                at_ns,
+            );
+            if let Err(failure) = done {
                 stop.fail(failure);
-                if window_end_ns.is_none() {
-                    window_end_ns = Some(c.completed_at_ns.min(end_ns));
-                }
+                window.close(at_ns);
             }
             // Reuse the freed slot at once rather than after accounting every completion of
             // this wake-up: a wake-up often brings the whole queue depth at once, and the
             // disk would otherwise sit idle while the rest are accounted (~15% of 4 KiB QD32
             // IOPS on the development VM). The scheduler path keeps its own dispatch order.
-            if sched.is_none() && window_end_ns.is_none() && c.completed_at_ns < end_ns {
-                let now = c.completed_at_ns;
-                match issue(
-                    device,
-                    jobs,
-                    &mut slots,
-                    &mut free_slots,
-                    now,
-                    options,
-                    None,
-                ) {
-                    Ok(n) => in_flight += n,
-                    Err(failure) => {
-                        stop.fail(failure);
-                        window_end_ns = Some(now.min(end_ns));
-                    }
+            if sched.is_none() && window.closed_at_ns.is_none() && at_ns < window.end_ns {
+                if let Err(failure) = issue(lp, jobs, &mut requests, at_ns, options, None) {
+                    stop.fail(failure);
+                    window.close(at_ns);
                 }
             }
         }
     }
-    let window_end = window_end_ns.unwrap_or(end_ns);
+    let window_end = window.closed_at_ns.unwrap_or(window.end_ns);
     for job in jobs.iter_mut() {
         job.stats.unsent_at_end = job.backlog_ns.len() as u64
             + job
@@ -482,6 +438,75 @@ pub fn run_loop<D: Device>(
     }
 }
 
+/// When the loop must wake without a completion: the next arrival, think time, sample, the
+/// end of the window, or the scheduler's next release.
+fn next_deadline(
+    window: &Window,
+    jobs: &[JobRun],
+    next_sample_ns: Option<u64>,
+    sched: Option<&Scheduling>,
+    now: u64,
+) -> Option<u64> {
+    let sched_wakeup = sched.and_then(Scheduling::wakeup_ns);
+    if window.closed_at_ns.is_some() {
+        return sched_wakeup;
+    }
+    let mut deadline = window.end_ns;
+    for job in jobs {
+        if let Some(t) = job.next_timer_ns(now) {
+            deadline = deadline.min(t);
+        }
+    }
+    if let Some(t) = next_sample_ns {
+        deadline = deadline.min(t);
+    }
+    if let Some(t) = sched_wakeup {
+        deadline = deadline.min(t.max(now));
+    }
+    Some(deadline)
+}
+
+/// A request's result: named by the loop (plain runs), or a raw byte count / -errno the
+/// scheduler's pieces add up to.
+#[derive(Clone, Copy)]
+enum Settled {
+    Named(Outcome),
+    Raw(i32),
+}
+
+/// Frees a finished request's slot and accounts it with its job.
+fn finish_request(
+    buffers: &mut LoopBuffers,
+    jobs: &mut [JobRun],
+    requests: &mut Requests,
+    window: &Window,
+    slot_id: usize,
+    result: Settled,
+    completed_at_ns: u64,
+) -> Result<(), Failure> {
+    let Some(slot) = requests.slots.get_mut(slot_id).and_then(Option::take) else {
+        return Ok(());
+    };
+    requests.free.push(slot_id as u32);
+    requests.in_flight -= 1;
+    let outcome = match result {
+        Settled::Named(o) => o,
+        Settled::Raw(r) => Outcome::of(slot.direction, u64::from(slot.len_bytes), r),
+    };
+    let job = &mut jobs[slot.job_pos as usize];
+    let counted_until = window.closed_at_ns.unwrap_or(window.end_ns);
+    let stopping = window.closed_at_ns.is_some();
+    complete(
+        job,
+        buffers,
+        &slot,
+        outcome,
+        completed_at_ns,
+        counted_until,
+        stopping,
+    )
+}
+
 /// Arrivals due before `until` that were never taken from the stream.
 fn count_due(arrivals: &Arrivals, until_ns: u64) -> u64 {
     let mut a = arrivals.clone();
@@ -493,24 +518,17 @@ fn count_due(arrivals: &Arrivals, until_ns: u64) -> u64 {
     n
 }
 
-/// Makes and pushes every request that is due. Returns how many were pushed.
+/// Makes and pushes every request that is due. While the device is busy the shard loop
+/// submits each request as it is pushed (its `SubmitPolicy::Eager`, as fio does with its
+/// default iodepth_batch_submit=1); an idle device gets one call that submits and waits.
 fn issue<D: Device>(
-    device: &mut D,
+    lp: &mut ShardLoop<D>,
     jobs: &mut [JobRun],
-    slots: &mut [Option<Slot>],
-    free_slots: &mut Vec<u32>,
+    requests: &mut Requests,
     now: u64,
     options: &LoopOptions,
     mut sched: Option<&mut Scheduling>,
-) -> Result<u32, Failure> {
-    let mut pushed = 0;
-    // Requests already at the device before this call. While the device is busy, each new
-    // request is submitted the moment it is pushed (as fio does with its default
-    // iodepth_batch_submit=1): on a virtio disk one batched submission of the requests freed
-    // by a wake-up cost ~20% of 4 KiB QD32 IOPS against per-request submission, because the
-    // device starts on none of them until the whole batch is in. An idle device (QD1, or
-    // the first burst) still gets one syscall that both submits and waits.
-    let busy = jobs.iter().any(|j| j.in_flight > 0);
+) -> Result<(), Failure> {
     for (job_pos, job) in jobs.iter_mut().enumerate() {
         if let Some(arrivals) = &mut job.arrivals {
             while arrivals.peek_ns() <= now && !job.exhausted {
@@ -525,7 +543,10 @@ fn issue<D: Device>(
             continue;
         }
         loop {
-            if job.limit_reached() || job.pool.free_count() == 0 || free_slots.is_empty() {
+            if job.limit_reached()
+                || lp.buffers().free_count(job.pool_index) == 0
+                || requests.free.is_empty()
+            {
                 break;
             }
             let intended = if job.arrivals.is_some() {
@@ -547,49 +568,32 @@ fn issue<D: Device>(
             } else {
                 job.fibers_ready_ns.pop_front();
             }
-            let Some(buf) = job.pool.acquire() else {
+            let Some(buf) = lp.buffers_mut().acquire(job.pool_index) else {
                 break;
             };
-            let Some(slot_id) = free_slots.pop() else {
-                job.pool.release(buf);
+            let Some(slot_id) = requests.free.pop() else {
+                lp.buffers_mut().release(buf);
                 break;
             };
             let direction = job.direction();
             let len = job.job.request_bytes;
-            let mut sequence = 0;
-            if direction == Direction::Write {
-                if let Some(file) = &mut job.file {
-                    file.before_write(offset, len).map_err(|e| Failure::Io {
-                        job: job.job.name.clone(),
-                        detail: e.to_string(),
-                    })?;
-                }
-                job.write_sequence += 1;
-                sequence = job.write_sequence;
-                let bytes = &mut job.pool.slice_mut(buf)[..len as usize];
-                if job.ledger.is_some() {
-                    crate::verify::encode(bytes, offset, sequence);
-                    job.in_flight_writes.push((offset, u64::from(len)));
-                } else {
-                    weir_engine::payload::stamp_blocks(bytes, offset, sequence);
-                }
-            }
+            let sequence = match direction {
+                Direction::Write => prepare_write(job, lp.buffers_mut(), buf, offset, len)?,
+                Direction::Read => 0,
+            };
             // Slots and ops carry the offset in the descriptor; the ledger keeps the
             // region-relative one (--verify runs on files, whose base is 0).
             let fd_offset = offset + job.base_offset_bytes;
-            let op = IoOp {
-                user_data: u64::from(slot_id),
-                direction,
-                fd: job.fd,
-                offset_bytes: fd_offset,
-                len_bytes: len,
-                buf: job.pool.ptr(buf),
-                flags: options.io_flags(job.index),
-                vectored: job.segments.as_ref().map(|s| s.for_buffer(buf)),
-            };
-            debug_assert_eq!(op.buf as usize % job.pool.align_bytes(), 0);
             let queued = match sched.as_deref_mut() {
-                None => device.push(op).map_err(|_| None),
+                None => {
+                    let mut op =
+                        Op::new(u64::from(slot_id), direction, job.fd, fd_offset, buf, len)
+                            .with_flags(options.io_flags(job.index));
+                    if let Some(count) = job.iov_count {
+                        op.segments = crate::vectored::segments(buf, len, count);
+                    }
+                    lp.push(op).map_err(|_| None)
+                }
                 Some(s) => enqueue(s, job, slot_id, direction, len, now),
             };
             if let Err(failure) = queued {
@@ -597,8 +601,8 @@ fn issue<D: Device>(
                     return Err(failure);
                 }
                 // The ring is full (cannot happen: depth covers every buffer); retry later.
-                job.pool.release(buf);
-                free_slots.push(slot_id);
+                lp.buffers_mut().release(buf);
+                requests.free.push(slot_id);
                 job.in_flight_writes.retain(|&(o, _)| o != offset);
                 if job.arrivals.is_some() {
                     job.backlog_ns.push_front(intended);
@@ -607,9 +611,9 @@ fn issue<D: Device>(
                 }
                 break;
             }
-            slots[slot_id as usize] = Some(Slot {
+            requests.slots[slot_id as usize] = Some(Slot {
                 job_pos: job_pos as u32,
-                buf: buf as u32,
+                buf,
                 offset_bytes: fd_offset,
                 len_bytes: len,
                 direction,
@@ -620,36 +624,63 @@ fn issue<D: Device>(
             });
             job.in_flight += 1;
             job.issued += 1;
-            pushed += 1;
-            if busy && sched.is_none() {
-                // A failure here leaves the request queued; the loop's own submit_and_wait
-                // submits it again and reports the error if it persists.
-                let _ = device.submit_and_wait(0, None);
-            }
+            requests.in_flight += 1;
         }
     }
-    Ok(pushed)
+    Ok(())
 }
 
-/// Accounts one completion. `counted_until`: completions after it are outside the window.
+/// Readies a write's buffer: the file grows first if it must, the data is stamped (or
+/// encoded for --verify). Returns the write's sequence number.
+fn prepare_write(
+    job: &mut JobRun,
+    buffers: &mut LoopBuffers,
+    buf: BufId,
+    offset: u64,
+    len: u32,
+) -> Result<u64, Failure> {
+    if let Some(file) = &mut job.file {
+        if let Err(e) = file.before_write(offset, len) {
+            buffers.release(buf);
+            return Err(Failure::Io {
+                job: job.job.name.clone(),
+                detail: e.to_string(),
+            });
+        }
+    }
+    job.write_sequence += 1;
+    let sequence = job.write_sequence;
+    let bytes = &mut buffers.bytes_mut(buf)[..len as usize];
+    if job.ledger.is_some() {
+        crate::verify::encode(bytes, offset, sequence);
+        job.in_flight_writes.push((offset, u64::from(len)));
+    } else {
+        weir_engine::payload::stamp_blocks(bytes, offset, sequence);
+    }
+    Ok(sequence)
+}
+
+/// Accounts one completed request. `counted_until`: completions after it are outside the
+/// window.
 fn complete(
     job: &mut JobRun,
+    buffers: &mut LoopBuffers,
     slot: &Slot,
-    c: &IoCompletion,
+    outcome: Outcome,
+    completed_at_ns: u64,
     counted_until: u64,
     stopping: bool,
 ) -> Result<(), Failure> {
     job.in_flight -= 1;
-    let buf = slot.buf as usize;
     if slot.direction == Direction::Write && job.ledger.is_some() {
         job.in_flight_writes
             .retain(|&(o, _)| o != slot.offset_bytes);
     }
-    let outcome = check_result(job, slot, c);
-    if outcome.is_ok() {
+    let checked = check_result(job, slot, outcome);
+    if checked.is_ok() {
         if slot.direction == Direction::Read && job.ledger.is_some() {
             let len = slot.len_bytes as usize;
-            let data = &job.pool.slice(buf)[..len];
+            let data = &buffers.bytes(slot.buf)[..len];
             let found = crate::check::check_blocks(
                 job.ledger.as_ref(),
                 job.prefilled,
@@ -666,82 +697,88 @@ fn complete(
                 ledger.record(slot.offset_bytes, u64::from(slot.len_bytes), slot.sequence);
             }
         }
-        if c.completed_at_ns <= counted_until {
-            let total = c.completed_at_ns.saturating_sub(slot.intended_ns);
-            let queue = slot.dispatch_ns.saturating_sub(slot.intended_ns);
-            let disk = c.completed_at_ns.saturating_sub(slot.dispatch_ns);
-            let h = &mut job.stats.histograms;
-            h.latency.record_ns(total);
-            h.queue.record_ns(queue);
-            h.disk.record_ns(disk);
-            if let Some(recent) = &mut job.recent {
-                recent.latency.record_ns(total);
-                recent.queue.record_ns(queue);
-                recent.disk.record_ns(disk);
-            }
-            job.stats.ops += 1;
-            job.stats.bytes += u64::from(slot.len_bytes);
+        if completed_at_ns <= counted_until {
+            record_latency(job, slot, completed_at_ns);
         }
     } else {
         job.stats.errors += 1;
     }
-    job.pool.release(buf);
+    buffers.release(slot.buf);
     if job.arrivals.is_none() && !stopping {
         let think = job.job.think_time.as_nanos() as u64;
-        let elapsed = c.completed_at_ns.saturating_sub(job.started_at_ns);
+        let elapsed = completed_at_ns.saturating_sub(job.started_at_ns);
         let ready = if job.job.thinking_at(elapsed) {
-            c.completed_at_ns + think
+            completed_at_ns + think
         } else {
-            c.completed_at_ns
+            completed_at_ns
         };
         job.fibers_ready_ns.push_back(ready);
     }
-    outcome
+    checked
 }
 
-fn check_result(job: &JobRun, slot: &Slot, c: &IoCompletion) -> Result<(), Failure> {
+/// Records a request's three latencies (total, queue, disk) and its bytes.
+fn record_latency(job: &mut JobRun, slot: &Slot, completed_at_ns: u64) {
+    let total = completed_at_ns.saturating_sub(slot.intended_ns);
+    let queue = slot.dispatch_ns.saturating_sub(slot.intended_ns);
+    let disk = completed_at_ns.saturating_sub(slot.dispatch_ns);
+    let h = &mut job.stats.histograms;
+    h.latency.record_ns(total);
+    h.queue.record_ns(queue);
+    h.disk.record_ns(disk);
+    if let Some(recent) = &mut job.recent {
+        recent.latency.record_ns(total);
+        recent.queue.record_ns(queue);
+        recent.disk.record_ns(disk);
+    }
+    job.stats.ops += 1;
+    job.stats.bytes += u64::from(slot.len_bytes);
+}
+
+fn check_result(job: &JobRun, slot: &Slot, outcome: Outcome) -> Result<(), Failure> {
     let what = match slot.direction {
         Direction::Read => "read",
         Direction::Write => "write",
     };
-    if c.result < 0 {
-        let errno = -c.result;
-        let detail = format!(
-            "{what} of {} bytes at offset {} in {} failed: {}",
-            slot.len_bytes,
-            slot.offset_bytes,
-            job.file_name,
-            weir_engine::describe_errno(errno)
-        );
-        return Err(match errno {
-            libc::ENOSPC | libc::EDQUOT | libc::EFBIG => Failure::DiskFull {
-                job: job.job.name.clone(),
-                detail,
-            },
-            _ => Failure::Io {
-                job: job.job.name.clone(),
-                detail,
-            },
-        });
-    }
-    if c.result as u32 != slot.len_bytes {
-        let detail = format!(
-            "short {what}: {} of {} bytes at offset {} in {}",
-            c.result, slot.len_bytes, slot.offset_bytes, job.file_name
-        );
-        return Err(if slot.direction == Direction::Write {
-            Failure::DiskFull {
-                job: job.job.name.clone(),
-                detail,
-            }
-        } else {
-            Failure::Io {
-                job: job.job.name.clone(),
-                detail: format!("{detail} (the file is shorter than the job's data size)"),
-            }
-        });
-    }
-    Ok(())
+    let moved_bytes = match outcome {
+        Outcome::Full => return Ok(()),
+        Outcome::Failed { errno } => {
+            let detail = format!(
+                "{what} of {} bytes at offset {} in {} failed: {}",
+                slot.len_bytes,
+                slot.offset_bytes,
+                job.file_name,
+                weir_engine::describe_errno(errno)
+            );
+            return Err(match errno {
+                libc::ENOSPC | libc::EDQUOT | libc::EFBIG => Failure::DiskFull {
+                    job: job.job.name.clone(),
+                    detail,
+                },
+                _ => Failure::Io {
+                    job: job.job.name.clone(),
+                    detail,
+                },
+            });
+        }
+        Outcome::EndOfFile => 0,
+        Outcome::Short { moved_bytes } => moved_bytes,
+    };
+    let detail = format!(
+        "short {what}: {moved_bytes} of {} bytes at offset {} in {}",
+        slot.len_bytes, slot.offset_bytes, job.file_name
+    );
+    Err(if slot.direction == Direction::Write {
+        Failure::DiskFull {
+            job: job.job.name.clone(),
+            detail,
+        }
+    } else {
+        Failure::Io {
+            job: job.job.name.clone(),
+            detail: format!("{detail} (the file is shorter than the job's data size)"),
+        }
+    })
 }
 
 pub(crate) fn record_corruption(job: &mut JobRun, c: Corruption) {

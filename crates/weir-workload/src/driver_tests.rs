@@ -28,7 +28,7 @@ impl Device for FakeDisk {
         4096
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         self.queued.push(op);
         Ok(())
     }

@@ -8,6 +8,7 @@
 
 use std::os::fd::RawFd;
 
+use weir_engine::{DmaBufferPool, Registration};
 use weir_model::device::{Device, DeviceError, IoCompletion, IoOp};
 
 /// A pass-through device that counts RWF_NOWAIT refusals per file descriptor.
@@ -52,13 +53,14 @@ impl<D: Device> Device for EagainSpy<D> {
         self.inner.capacity()
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         let index = op.user_data as usize;
         if index >= self.sent.len() {
             self.sent.resize(index + 1, (-1, false));
         }
         self.sent[index] = (op.fd, op.flags.nowait);
-        self.inner.push(op)
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.inner.push(op) }
     }
 
     fn submit_and_wait(
@@ -83,5 +85,20 @@ impl<D: Device> Device for EagainSpy<D> {
             }
         }
         n
+    }
+}
+
+impl<D: Device + Registration> Registration for EagainSpy<D> {
+    unsafe fn register_pools(&mut self, pools: &[DmaBufferPool]) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { self.inner.register_pools(pools) }
+    }
+
+    fn register_files(&mut self, fds: &[RawFd]) -> bool {
+        self.inner.register_files(fds)
+    }
+
+    fn unregister(&mut self) {
+        self.inner.unregister();
     }
 }

@@ -9,8 +9,9 @@
 
 use std::time::Instant;
 
-use crate::driver::{Failure, JobRun};
+use crate::driver::JobRun;
 use crate::job::JobType;
+use crate::request::Failure;
 
 /// Runs every request of `job` that is due at `now_ns` (device clock), one after another.
 pub(crate) fn run_due(job: &mut JobRun, now_ns: u64) -> Result<(), Failure> {

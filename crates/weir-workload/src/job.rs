@@ -572,6 +572,13 @@ fn check_segments(request_bytes: u32, iov_count: u32) -> Result<(), String> {
     if iov_count == 0 {
         return Err("is 0: a vectorized request needs at least 1 segment".into());
     }
+    if iov_count as usize > weir_engine::shard_loop::MAX_SEGMENTS {
+        return Err(format!(
+            "{iov_count} segments: the kernel takes at most {} per request (IOV_MAX); lower \
+             iov_count",
+            weir_engine::shard_loop::MAX_SEGMENTS
+        ));
+    }
     if request_bytes % iov_count != 0 {
         return Err(format!(
             "{iov_count} does not divide reqsize ({request_bytes} bytes) evenly: pick an \

@@ -51,6 +51,7 @@ mod merge;
 pub mod null_device;
 pub mod parse;
 pub mod report;
+mod request;
 pub mod run;
 pub mod sched_groups;
 mod scheduling;

@@ -17,14 +17,15 @@
 //! merged request's.
 
 use serde::Serialize;
-use weir_model::device::{IoCompletion, IoOp, IoVec, IoVecs};
+use weir_engine::shard_loop::{Op, Segments, Span};
+use weir_model::device::IoCompletion;
 
-use crate::driver::Failure;
+use crate::request::Failure;
 
+/// Segments per merged request; far below IOV_MAX (1024) and the usual queue limits.
+const MAX_SEGMENTS: usize = 64;
 /// Marks a merged request's `user_data` (scheduler tokens never have this bit set).
 const MERGED_TAG: u64 = 1 << 63;
-/// Segments per merged request; far below IOV_MAX (1024) and the usual queue limits.
-const MAX_SEGMENTS: u32 = 64;
 
 /// How many pieces went out merged, and in how many requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -42,12 +43,11 @@ impl MergeCounts {
     }
 }
 
-/// A merged request in flight: its pieces' tokens and lengths, in file order, and the
-/// segments the kernel reads (kept alive and unmoved until the completion).
+/// A merged request in flight: its pieces' tokens and lengths, in file order (the shard
+/// loop keeps the segments the kernel reads until the completion).
 #[derive(Default)]
 struct Merged {
     pieces: Vec<(u64, u32)>,
-    iov: Vec<IoVec>,
 }
 
 /// A run of staged pieces that continue each other: a linked list through `Merger::next`.
@@ -56,14 +56,14 @@ struct Run {
     tail: usize,
     start_bytes: u64,
     end_bytes: u64,
-    segments: u32,
+    segments: usize,
 }
 
 /// Stages one dispatch's pieces, merges adjacent ones, and fans merged completions out.
 pub(crate) struct Merger {
     /// The longest merged request per direction (index: read 0, write 1); 0 turns it off.
     max_bytes: [u64; 2],
-    staged: Vec<IoOp>,
+    staged: Vec<Op>,
     next: Vec<Option<usize>>,
     runs: Vec<Run>,
     in_flight: Vec<Merged>,
@@ -85,19 +85,21 @@ impl Merger {
     }
 
     /// Stages one piece; `flush` sends everything staged.
-    pub(crate) fn add(&mut self, op: IoOp) {
-        debug_assert_eq!(op.user_data & MERGED_TAG, 0, "a token with the merge tag");
+    pub(crate) fn add(&mut self, op: Op) {
+        assert_eq!(op.tag & MERGED_TAG, 0, "a token with the merge tag");
         let i = self.staged.len();
+        let (start_bytes, direction) = (op.offset_bytes, op.direction);
+        let end_bytes = start_bytes + op.segments.len_bytes();
         self.staged.push(op);
         self.next.push(None);
         self.runs.push(Run {
             head: i,
             tail: i,
-            start_bytes: op.offset_bytes,
-            end_bytes: op.offset_bytes + u64::from(op.len_bytes),
+            start_bytes,
+            end_bytes,
             segments: 1,
         });
-        if self.max_bytes[op.direction.index()] > 0 {
+        if self.max_bytes[direction.index()] > 0 {
             self.join(self.runs.len() - 1);
         }
     }
@@ -155,45 +157,42 @@ impl Merger {
     /// vectored request.
     pub(crate) fn flush(
         &mut self,
-        mut push: impl FnMut(IoOp) -> Result<(), Failure>,
+        mut push: impl FnMut(Op) -> Result<(), Failure>,
     ) -> Result<(), Failure> {
         let mut result = Ok(());
         for r in &self.runs {
-            let first = self.staged[r.head];
+            let first = &self.staged[r.head];
             let op = if r.segments == 1 {
-                first
+                first.clone()
             } else {
                 let index = self.free.pop().unwrap_or_else(|| {
                     self.in_flight.push(Merged::default());
                     (self.in_flight.len() - 1) as u32
                 });
                 let merged = &mut self.in_flight[index as usize];
+                let mut spans: Vec<Span> = Vec::with_capacity(r.segments);
                 let mut at = Some(r.head);
                 while let Some(i) = at {
                     let piece = &self.staged[i];
-                    merged.pieces.push((piece.user_data, piece.len_bytes));
-                    merged.iov.push(IoVec {
-                        base: piece.buf,
-                        len: piece.len_bytes as usize,
-                    });
+                    let piece_spans = piece.segments.spans();
+                    merged
+                        .pieces
+                        .push((piece.tag, piece.segments.len_bytes() as u32));
+                    spans.extend_from_slice(piece_spans);
                     at = self.next[i];
                 }
-                let len_bytes = r.end_bytes - r.start_bytes;
-                debug_assert_eq!(
-                    merged.iov.iter().map(|v| v.len as u64).sum::<u64>(),
-                    len_bytes
+                assert_eq!(
+                    spans.iter().map(|v| u64::from(v.len_bytes)).sum::<u64>(),
+                    r.end_bytes - r.start_bytes,
+                    "a merged request's segments must cover it exactly"
                 );
-                self.counts.pieces += u64::from(r.segments);
+                self.counts.pieces += r.segments as u64;
                 self.counts.requests += 1;
-                IoOp {
-                    user_data: MERGED_TAG | u64::from(index),
+                Op {
+                    tag: MERGED_TAG | u64::from(index),
                     offset_bytes: r.start_bytes,
-                    len_bytes: len_bytes as u32,
-                    vectored: Some(IoVecs {
-                        ptr: merged.iov.as_ptr(),
-                        count: r.segments,
-                    }),
-                    ..first
+                    segments: Segments::Many(spans),
+                    ..first.clone()
                 }
             };
             // After a refusal the run is failing: the rest stays unsent.
@@ -237,7 +236,6 @@ impl Merger {
             });
         }
         merged.pieces.clear();
-        merged.iov.clear();
         self.free.push(index as u32);
     }
 }
@@ -245,25 +243,42 @@ impl Merger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use weir_engine::shard_loop::{BufId, LoopBuffers};
+    use weir_engine::{AlignmentSource, DioAlignment, DmaBufferPool};
     use weir_model::device::{Direction, IoFlags};
 
     const PIECE: u32 = 128 << 10;
 
-    fn piece(token: u64, fd: i32, offset_bytes: u64) -> IoOp {
-        IoOp {
-            user_data: token,
+    /// One buffer per token (tokens 0..32), so segment order can be checked by buffer.
+    fn buffers() -> (LoopBuffers, Vec<BufId>) {
+        let align = DioAlignment {
+            mem_align_bytes: 4096,
+            offset_align_bytes: 4096,
+            source: AlignmentSource::Default,
+        };
+        let pool = DmaBufferPool::new(32, PIECE as usize, &align).expect("pool");
+        let mut bufs = LoopBuffers::new(vec![pool]);
+        let ids = (0..32).map(|_| bufs.acquire(0).expect("buffer")).collect();
+        (bufs, ids)
+    }
+
+    fn piece(token: u64, fd: i32, offset_bytes: u64) -> Op {
+        let ids = &buffers().1;
+        Op {
+            tag: token,
             direction: Direction::Write,
             fd,
             offset_bytes,
-            len_bytes: PIECE,
-            // Never dereferenced here: distinct fake addresses to check segment order.
-            buf: (0x1000_0000 + token as usize * 0x10_0000) as *mut u8,
+            segments: Segments::One(Span::whole(ids[token as usize], PIECE)),
             flags: IoFlags::default(),
-            vectored: None,
         }
     }
 
-    fn flush(m: &mut Merger) -> Vec<IoOp> {
+    fn is_vectored(op: &Op) -> bool {
+        matches!(op.segments, Segments::Many(_))
+    }
+
+    fn flush(m: &mut Merger) -> Vec<Op> {
         let mut sent = Vec::new();
         m.flush(|op| {
             sent.push(op);
@@ -271,12 +286,6 @@ mod tests {
         })
         .expect("flush");
         sent
-    }
-
-    fn segments(op: &IoOp) -> Vec<IoVec> {
-        let v = op.vectored.expect("vectored");
-        // SAFETY: the merger keeps the array alive until the completion is fanned out.
-        unsafe { std::slice::from_raw_parts(v.ptr, v.count as usize) }.to_vec()
     }
 
     #[test]
@@ -288,11 +297,18 @@ mod tests {
         }
         let sent = flush(&mut m);
         assert_eq!(sent.len(), 1, "{sent:?}");
-        let op = sent[0];
-        assert_eq!((op.offset_bytes, op.len_bytes), (0, 4 * PIECE));
-        let bases: Vec<usize> = segments(&op).iter().map(|v| v.base as usize).collect();
-        let expect: Vec<usize> = (0..4).map(|k| 0x1000_0000 + k * 0x10_0000).collect();
-        assert_eq!(bases, expect, "segments must follow the file, not arrival");
+        let op = &sent[0];
+        assert_eq!(
+            (op.offset_bytes, op.segments.len_bytes()),
+            (0, 4 * u64::from(PIECE))
+        );
+        let bufs: Vec<BufId> = op.segments.spans().iter().map(|v| v.buf).collect();
+        let ids = buffers().1;
+        assert_eq!(
+            bufs,
+            ids[..4].to_vec(),
+            "segments must follow the file, not arrival"
+        );
         assert_eq!(
             m.counts,
             MergeCounts {
@@ -302,7 +318,7 @@ mod tests {
         );
         let mut out = Vec::new();
         let done = IoCompletion {
-            user_data: op.user_data,
+            user_data: op.tag,
             result: (4 * PIECE) as i32,
             completed_at_ns: 77,
         };
@@ -339,16 +355,16 @@ mod tests {
         m.add(r0);
         m.add(r1);
         let sent = flush(&mut m);
-        let merged: Vec<&IoOp> = sent.iter().filter(|o| o.vectored.is_some()).collect();
+        let merged: Vec<&Op> = sent.iter().filter(|o| is_vectored(o)).collect();
         assert_eq!(merged.len(), 1, "{sent:?}");
         assert_eq!(
-            (merged[0].offset_bytes, merged[0].len_bytes),
-            (0, 2 * PIECE)
+            (merged[0].offset_bytes, merged[0].segments.len_bytes()),
+            (0, 2 * u64::from(PIECE))
         );
         let single: Vec<u64> = sent
             .iter()
-            .filter(|o| o.vectored.is_none())
-            .map(|o| o.user_data)
+            .filter(|o| !is_vectored(o))
+            .map(|o| o.tag)
             .collect();
         assert_eq!(single, vec![2, 3, 4, 5, 6, 7]);
     }
@@ -359,10 +375,10 @@ mod tests {
         for k in 0..3u64 {
             m.add(piece(10 + k, 5, k * u64::from(PIECE)));
         }
-        let op = flush(&mut m)[0];
+        let op = flush(&mut m).remove(0);
         let mut out = Vec::new();
         let short = IoCompletion {
-            user_data: op.user_data,
+            user_data: op.tag,
             result: (PIECE + PIECE / 2) as i32,
             completed_at_ns: 1,
         };
@@ -373,11 +389,11 @@ mod tests {
         for k in 0..2u64 {
             m.add(piece(20 + k, 5, k * u64::from(PIECE)));
         }
-        let again = flush(&mut m)[0];
-        assert_eq!(again.user_data, op.user_data);
+        let again = flush(&mut m).remove(0);
+        assert_eq!(again.tag, op.tag);
         out.clear();
         let failed = IoCompletion {
-            user_data: again.user_data,
+            user_data: again.tag,
             result: -libc::EIO,
             completed_at_ns: 2,
         };

@@ -40,7 +40,7 @@ impl Device for NullDevice {
         self.depth
     }
 
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         self.ready.push(IoCompletion {
             user_data: op.user_data,
             // Requests are at most 1 GiB (validated), so the length fits.

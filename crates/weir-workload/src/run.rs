@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use weir_engine::{Backend, DirectIo, EngineDevice, NowaitRetry};
+use weir_engine::{Backend, DirectIo, EngineDevice, NowaitRetry, ShardLoop};
 use weir_model::cost::CostModel;
 use weir_model::device::Device;
 use weir_sched::{ClassConfig, GroupConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
@@ -170,6 +170,10 @@ pub trait DeviceFactory: Sync {
     fn eagain_retries_by_fd(&self, _device: &Self::Device) -> Vec<(i32, u64)> {
         Vec::new()
     }
+
+    /// Registers the shard's buffers and files with the device where it can (io_uring's
+    /// fixed buffers and files); nothing by default.
+    fn register(&self, _lp: &mut ShardLoop<&mut Self::Device>, _fds: &[i32]) {}
 }
 
 /// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.
@@ -196,6 +200,12 @@ impl DeviceFactory for EngineFactory {
 
     fn eagain_retries_by_fd(&self, device: &Self::Device) -> Vec<(i32, u64)> {
         device.inner().counts().to_vec()
+    }
+
+    /// Registered buffers save the kernel pinning pages on every request, registered files
+    /// its file lookup: CPU per I/O that shows where the device is not the limit (zram).
+    fn register(&self, lp: &mut ShardLoop<&mut Self::Device>, fds: &[i32]) {
+        lp.register(fds);
     }
 }
 
@@ -422,10 +432,29 @@ fn shard_main<F: DeviceFactory>(
     };
     let sampling = options.sample_interval.is_some();
     let dsync_by_job = plan.jobs.iter().map(|j| j.dsync).collect();
-    let mut jobs: Vec<JobRun> = setups
+    // Every op's offset and length is a multiple of its job's request size (or of a 4 KiB
+    // scheduler piece), which setup checked against the direct-I/O alignment.
+    let offset_align_bytes = setups
+        .iter()
+        .fold(4096, |g, s| gcd(g, s.job.request_bytes))
+        .max(1);
+    let (mut jobs, pools): (Vec<JobRun>, Vec<_>) = setups
         .into_iter()
-        .map(|s| JobRun::new(s, shard, sampling))
-        .collect();
+        .enumerate()
+        .map(|(pos, s)| JobRun::new(s, shard, sampling, pos))
+        .unzip();
+    // The loop owns the buffers from here: it drains every request before they are freed,
+    // and leaks them if the device broke with requests still in the kernel.
+    let engine_options = weir_engine::LoopOptions {
+        offset_align_bytes,
+        stop_on_interrupt: false,
+        ..weir_engine::LoopOptions::default()
+    };
+    let mut lp = ShardLoop::new(&mut device, pools, engine_options);
+    let mut fds: Vec<i32> = jobs.iter().map(|j| j.fd).filter(|&fd| fd >= 0).collect();
+    fds.sort_unstable();
+    fds.dedup();
+    factory.register(&mut lp, &fds);
     if !signal.shared.barrier() {
         return result;
     }
@@ -437,7 +466,7 @@ fn shard_main<F: DeviceFactory>(
     };
     let busy_before_ns = thread_cpu_ns();
     let outcome = driver::run_loop(
-        &mut device,
+        &mut lp,
         &mut jobs,
         &loop_options,
         signal,
@@ -450,21 +479,20 @@ fn shard_main<F: DeviceFactory>(
         .map_or_else(MergeCounts::default, Scheduling::merge_counts);
     result.window_ns = outcome.window_ns;
     if outcome.device_broken {
-        // Requests may still be in the kernel: leak their buffers rather than free memory the
-        // kernel may still write into.
-        for job in jobs {
-            std::mem::forget(job);
-        }
+        // Requests may still be in the kernel: the loop's drop drains them or leaks their
+        // buffers; the jobs' files are closed only after it.
+        drop(lp);
         return result;
     }
     if options.verify && signal.shared.failure().is_none() {
         for job in jobs.iter_mut() {
-            if let Err(f) = crate::check::final_verify_pass(&mut device, job) {
+            if let Err(f) = crate::check::final_verify_pass(&mut lp, job) {
                 signal.fail(f);
                 break;
             }
         }
     }
+    drop(lp);
     result.eagain_retries = factory.eagain_retries(&device);
     let by_fd = factory.eagain_retries_by_fd(&device);
     let single_job = jobs.len() == 1 && by_fd.is_empty();
@@ -843,5 +871,14 @@ pub(crate) fn direct_policy(options: &RunOptions) -> DirectIo {
         DirectIo::Disabled
     } else {
         DirectIo::Required
+    }
+}
+
+/// Greatest common divisor (for the alignment every op of a shard keeps).
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }

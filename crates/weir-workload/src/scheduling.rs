@@ -2,12 +2,14 @@
 //! instead of going to the device, and the pieces it dispatches are submitted at their offset
 //! within the request. A request completes when its last piece does.
 
-use weir_model::device::{Device, Direction, IoCompletion, IoOp};
+use weir_engine::shard_loop::{Op, Segments, ShardLoop, Span};
+use weir_model::device::{Device, Direction, IoCompletion};
 use weir_sched::{ClassId, Dispatched, Request, ShardQueue};
 
-use crate::driver::{Failure, JobRun, LoopOptions, Slot};
+use crate::driver::JobRun;
 pub use crate::merge::MergeCounts;
 use crate::merge::Merger;
+use crate::request::{Failure, LoopOptions, Slot};
 
 /// The scheduler on one shard: its queue and the class of each job (by job index).
 pub struct Scheduling {
@@ -17,8 +19,6 @@ pub struct Scheduling {
     merger: Merger,
     /// Piece completions fanned out of merged requests, reused between wake-ups.
     pieces: Vec<IoCompletion>,
-    /// Requests at the device (submitted or queued there, not yet reaped).
-    in_device: u32,
 }
 
 impl Scheduling {
@@ -40,7 +40,6 @@ impl Scheduling {
             dispatched: Vec::new(),
             merger: Merger::new(max_bytes),
             pieces: Vec::new(),
-            in_device: 0,
         }
     }
 
@@ -91,7 +90,7 @@ pub(crate) fn enqueue(
 
 /// Submits every piece the scheduler lets go now, merging those that continue each other.
 pub(crate) fn dispatch_scheduled<D: Device>(
-    device: &mut D,
+    lp: &mut ShardLoop<D>,
     s: &mut Scheduling,
     slots: &mut [Option<Slot>],
     jobs: &[JobRun],
@@ -108,41 +107,33 @@ pub(crate) fn dispatch_scheduled<D: Device>(
         if slot.dispatch_ns == 0 {
             slot.dispatch_ns = now;
         }
-        // Pieces are cut on 4 KiB boundaries, so each stays aligned for direct I/O.
-        let op = IoOp {
-            user_data: d.token,
+        // Pieces are cut on 4 KiB boundaries, so each stays aligned for direct I/O; they
+        // share the request's buffer, which the loop keeps pinned until the last is back.
+        let op = Op {
+            tag: d.token,
             direction: d.direction,
             fd: job.fd,
             offset_bytes: slot.offset_bytes + d.offset_in_request_bytes,
-            len_bytes: d.len_bytes as u32,
-            // SAFETY (in bounds): the piece lies within the request's buffer.
-            buf: job
-                .pool
-                .ptr(slot.buf as usize)
-                .wrapping_add(d.offset_in_request_bytes as usize),
+            segments: Segments::One(Span {
+                buf: slot.buf,
+                offset_bytes: d.offset_in_request_bytes as u32,
+                len_bytes: d.len_bytes as u32,
+            }),
             flags: options.io_flags(job.index),
-            vectored: None,
         };
         s.merger.add(op);
     }
-    let in_device = &mut s.in_device;
+    // While the device is busy the loop submits each request as it is pushed, as the
+    // unscheduled path does (its `SubmitPolicy::Eager`): a virtio disk starts none of a
+    // batch until the whole batch is in, which cost pure 4 KiB reads through the scheduler
+    // ~15-20% of their IOPS.
     s.merger.flush(|op| {
-        device.push(op).map_err(|e| Failure::Device {
+        lp.push(op).map_err(|e| Failure::Device {
             detail: format!(
                 "the I/O backend refused a piece the scheduler dispatched ({e}); the device \
                  queue is smaller than the scheduler's window"
             ),
-        })?;
-        // While the device is busy each request is submitted as it is pushed, as the
-        // unscheduled path does (driver.rs, `issue`): a virtio disk starts none of a batch
-        // until the whole batch is in, which cost pure 4 KiB reads through the scheduler
-        // ~15-20% of their IOPS. A failure leaves the request queued for the loop's own
-        // submission, which reports it if it persists.
-        if *in_device > 0 {
-            let _ = device.submit_and_wait(0, None);
-        }
-        *in_device += 1;
-        Ok(())
+        })
     })
 }
 
@@ -155,7 +146,6 @@ pub(crate) fn settle_completions(
     completions: &mut Vec<IoCompletion>,
 ) {
     s.pieces.clear();
-    s.in_device = s.in_device.saturating_sub(completions.len() as u32);
     for c in completions.iter() {
         s.merger.fan_out(c, &mut s.pieces);
     }

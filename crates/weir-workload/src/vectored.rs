@@ -7,43 +7,22 @@
 //! table of segments is built once per job and shard and never moves, since the kernel reads
 //! it after submission.
 
-use weir_engine::buffers::DmaBufferPool;
-use weir_model::device::{IoVec, IoVecs};
+use weir_engine::shard_loop::{BufId, Segments, Span};
 
-/// The segments of every buffer of one job's pool, `per_request` per buffer.
-pub(crate) struct SegmentTable {
-    iovecs: Box<[IoVec]>,
-    per_request: u32,
-}
-
-impl SegmentTable {
-    /// Splits each of `pool`'s buffers' first `request_bytes` into `iov_count` equal
-    /// segments. The job was validated: `iov_count` divides `request_bytes`.
-    pub(crate) fn new(pool: &DmaBufferPool, request_bytes: u32, iov_count: u32) -> SegmentTable {
-        let segment_bytes = (request_bytes / iov_count) as usize;
-        let iovecs = (0..pool.count())
-            .flat_map(|buf| {
-                let base = pool.ptr(buf);
-                (0..iov_count as usize).map(move |i| IoVec {
-                    base: base.wrapping_add(i * segment_bytes),
-                    len: segment_bytes,
-                })
+/// `iov_count` equal segments tiling the first `request_bytes` of `buf`, in order. The job
+/// was validated: `iov_count` divides `request_bytes`. The shard loop keeps the segment
+/// array the kernel reads until the request completes.
+pub(crate) fn segments(buf: BufId, request_bytes: u32, iov_count: u32) -> Segments {
+    let segment_bytes = request_bytes / iov_count;
+    Segments::Many(
+        (0..iov_count)
+            .map(|i| Span {
+                buf,
+                offset_bytes: i * segment_bytes,
+                len_bytes: segment_bytes,
             })
-            .collect();
-        SegmentTable {
-            iovecs,
-            per_request: iov_count,
-        }
-    }
-
-    /// The segments of buffer `buf`, for [`weir_model::device::IoOp::vectored`].
-    pub(crate) fn for_buffer(&self, buf: usize) -> IoVecs {
-        let start = buf * self.per_request as usize;
-        IoVecs {
-            ptr: self.iovecs[start..].as_ptr(),
-            count: self.per_request,
-        }
-    }
+            .collect(),
+    )
 }
 
 /// io_tester's alignment rule for a segment: 4096 bytes when the request is at least 4096
@@ -67,17 +46,16 @@ mod tests {
             offset_align_bytes: 4096,
             source: weir_engine::align::AlignmentSource::Default,
         };
-        let pool = DmaBufferPool::new(3, 64 << 10, &alignment).expect("pool");
-        let table = SegmentTable::new(&pool, 64 << 10, 4);
-        for buf in 0..3 {
-            let v = table.for_buffer(buf);
-            assert_eq!(v.count, 4);
-            // SAFETY: for_buffer points at `count` entries of the table, alive while it is.
-            let segments = unsafe { std::slice::from_raw_parts(v.ptr, v.count as usize) };
-            for (i, s) in segments.iter().enumerate() {
-                assert_eq!(s.len, 16 << 10);
-                assert_eq!(s.base, pool.ptr(buf).wrapping_add(i * (16 << 10)));
-            }
+        let pool = weir_engine::DmaBufferPool::new(3, 64 << 10, &alignment).expect("pool");
+        let mut buffers = weir_engine::LoopBuffers::new(vec![pool]);
+        let buf = buffers.acquire(0).expect("buffer");
+        let segments = segments(buf, 64 << 10, 4);
+        assert_eq!(segments.len_bytes(), 64 << 10);
+        for (i, s) in segments.spans().iter().enumerate() {
+            assert_eq!(
+                (s.buf, s.offset_bytes, s.len_bytes),
+                (buf, i as u32 * (16 << 10), 16 << 10)
+            );
         }
         assert_eq!(segment_alignment_bytes(4096), 4096);
         assert_eq!(segment_alignment_bytes(2048), 512);

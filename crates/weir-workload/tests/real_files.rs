@@ -237,7 +237,7 @@ impl<D: Device> Device for SpyDevice<'_, D> {
     fn capacity(&self) -> u32 {
         self.inner.capacity()
     }
-    fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+    unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
         let segments = op.vectored.map_or_else(Vec::new, |v| {
             // SAFETY: the driver keeps `count` segments alive at `ptr` until completion.
             let segments = unsafe { std::slice::from_raw_parts(v.ptr, v.count as usize) };
@@ -252,7 +252,8 @@ impl<D: Device> Device for SpyDevice<'_, D> {
                 dsync: op.flags.dsync,
             });
         }
-        self.inner.push(op)
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.inner.push(op) }
     }
     fn submit_and_wait(&mut self, min: u32, deadline: Option<u64>) -> Result<u32, DeviceError> {
         self.inner.submit_and_wait(min, deadline)

@@ -17,6 +17,21 @@ pub fn test_dir() -> tempfile::TempDir {
         .expect("create a test directory under /var/tmp")
 }
 
+/// `dir/data`, opened read-write with O_DIRECT and sized to `size` bytes.
+pub fn direct_file(dir: &std::path::Path, size: u64) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dir.join("data"))
+        .expect("open O_DIRECT");
+    f.set_len(size).expect("set_len");
+    f
+}
+
 /// A byte pattern that differs per offset and per seed, so misplaced data is detected.
 pub fn pattern_byte(seed: u64, offset: u64) -> u8 {
     let x = (offset / 8)

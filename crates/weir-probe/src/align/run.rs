@@ -5,9 +5,12 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
+use weir_engine::shard_loop::{
+    Done, Flow, LoopBuffers, LoopOptions, Next, Op, OpSource, Outcome, RunError, ShardLoop,
+};
 pub use weir_engine::Prepare;
 use weir_engine::{Backend, DmaBufferPool, EngineDevice, PrepareOptions, PreparedFile};
-use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
+use weir_model::device::Direction;
 
 use super::{analyse, Level, LevelMap, LevelReport};
 use crate::facts::PathFacts;
@@ -201,86 +204,103 @@ fn write_files(
         popts.backend = opts.backend;
         files.push(PreparedFile::create_at(&path, &popts).map_err(|e| e.to_string())?);
     }
-    let mut dev = EngineDevice::open(opts.backend, depth).map_err(|e| e.to_string())?;
+    let dev = EngineDevice::open(opts.backend, depth).map_err(|e| e.to_string())?;
     let mut pool = DmaBufferPool::new(depth as usize, req as usize, &files[0].alignment())
         .map_err(|e| e.to_string())?;
     for b in 0..pool.count() {
         pool.slice_mut(b).fill(0xa5);
     }
-    let mut next = vec![0u64; files.len()];
-    let mut inflight = vec![0u32; files.len()];
-    let mut done = Vec::new();
-    loop {
-        for (i, f) in files.iter_mut().enumerate() {
-            while inflight[i] < opts.depth_per_file && next[i] < opts.file_bytes {
-                let Some(buf) = pool.acquire() else { break };
-                f.before_write(next[i], req).map_err(|e| e.to_string())?;
-                let op = IoOp {
-                    user_data: ((i as u64) << 32) | buf as u64,
-                    direction: Direction::Write,
-                    fd: f.fd(),
-                    offset_bytes: next[i],
-                    len_bytes: req,
-                    buf: pool.ptr(buf),
-                    flags: IoFlags::default(),
-                    vectored: None,
-                };
-                debug_assert!(f
-                    .alignment()
-                    .accepts(op.offset_bytes, u64::from(req), op.buf));
-                dev.push(op).map_err(|e| e.to_string())?;
-                next[i] += u64::from(req);
-                inflight[i] += 1;
-            }
-        }
-        if inflight.iter().all(|&n| n == 0) {
-            break;
-        }
-        dev.submit_and_wait(1, None)
-            .map_err(|e| format!("submit: {e}"))?;
-        done.clear();
-        dev.reap(&mut done);
-        for c in &done {
-            complete(c, req, &files, &mut inflight, &mut pool)?;
-        }
-    }
+    let options = LoopOptions {
+        offset_align_bytes: files[0].alignment().offset_align_bytes.max(1),
+        ..LoopOptions::default()
+    };
+    // The loop owns the buffers and drains every write before they are freed, on an error
+    // too (this function used to return with writes in flight and free the pool first).
+    let mut shard = ShardLoop::new(dev, vec![pool], options);
+    let mut writes = AlignWrites {
+        files: &mut files,
+        request_bytes: req,
+        file_bytes: opts.file_bytes,
+        depth_per_file: opts.depth_per_file,
+        next_bytes: vec![0; opts.files as usize],
+        in_flight: vec![0; opts.files as usize],
+    };
+    shard.run(&mut writes).map_err(|e| match e {
+        RunError::Loop(e) => format!("submit: {e}"),
+        other => other.to_string(),
+    })?;
+    drop(shard);
     for f in files.iter_mut() {
         f.finish().map_err(|e| e.to_string())?;
     }
     Ok(files)
 }
 
-fn complete(
-    c: &IoCompletion,
-    req: u32,
-    files: &[PreparedFile],
-    inflight: &mut [u32],
-    pool: &mut DmaBufferPool,
-) -> Result<(), String> {
-    let file = (c.user_data >> 32) as usize;
-    let buf = (c.user_data & 0xffff_ffff) as usize;
-    let path = files
-        .get(file)
-        .map_or_else(String::new, |f| f.path().display().to_string());
-    if c.result < 0 {
-        let errno = -c.result;
-        return Err(match errno {
-            libc::ENOSPC => format!("{path}: no space left (ENOSPC): lower --file-size or --files"),
-            _ => format!(
+/// Every file written front to back at once, each with `depth_per_file` writes in flight.
+struct AlignWrites<'a> {
+    files: &'a mut [PreparedFile],
+    request_bytes: u32,
+    file_bytes: u64,
+    depth_per_file: u32,
+    /// Per file: where its next write goes, and how many of its writes are in flight.
+    next_bytes: Vec<u64>,
+    in_flight: Vec<u32>,
+}
+
+impl OpSource for AlignWrites<'_> {
+    type Error = String;
+
+    fn next_op(&mut self, _now_ns: u64, buffers: &mut LoopBuffers) -> Result<Next, String> {
+        let req = self.request_bytes;
+        let wanting = (0..self.files.len()).find(|&i| {
+            self.in_flight[i] < self.depth_per_file && self.next_bytes[i] < self.file_bytes
+        });
+        let Some(i) = wanting else {
+            let all_written = self.next_bytes.iter().all(|&n| n >= self.file_bytes);
+            return Ok(if all_written {
+                Next::Finished
+            } else {
+                Next::WaitForCompletion
+            });
+        };
+        let Some(buf) = buffers.acquire(0) else {
+            return Ok(Next::WaitForCompletion);
+        };
+        let f = &mut self.files[i];
+        let offset = self.next_bytes[i];
+        if let Err(e) = f.before_write(offset, req) {
+            buffers.release(buf);
+            return Err(e.to_string());
+        }
+        self.next_bytes[i] += u64::from(req);
+        self.in_flight[i] += 1;
+        let op = Op::new(i as u64, Direction::Write, f.fd(), offset, buf, req);
+        Ok(Next::Op(op))
+    }
+
+    fn on_done(&mut self, done: Done, buffers: &mut LoopBuffers) -> Result<Flow, String> {
+        buffers.release(done.buf);
+        let file = done.tag as usize;
+        self.in_flight[file] -= 1;
+        let path = self.files[file].path().display().to_string();
+        match done.outcome {
+            Outcome::Full => Ok(Flow::Continue),
+            Outcome::Failed {
+                errno: libc::ENOSPC,
+            } => Err(format!(
+                "{path}: no space left (ENOSPC): lower --file-size or --files"
+            )),
+            Outcome::Failed { errno } => Err(format!(
                 "{path}: write failed: {}",
                 weir_engine::describe_errno(errno)
-            ),
-        });
+            )),
+            Outcome::Short { .. } | Outcome::EndOfFile => Err(format!(
+                "{path}: short write: {} of {} bytes (disk full?)",
+                done.moved_bytes(),
+                self.request_bytes
+            )),
+        }
     }
-    if c.result as u32 != req {
-        return Err(format!(
-            "{path}: short write: {} of {req} bytes (disk full?)",
-            c.result
-        ));
-    }
-    pool.release(buf);
-    inflight[file] -= 1;
-    Ok(())
 }
 
 /// The address levels below the filesystem, with notes for levels that cannot be reached.
