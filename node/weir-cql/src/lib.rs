@@ -349,8 +349,7 @@ async fn run_requests(
     out.u8(0);
     if jobs.len() == 1 {
         if let Some(job) = jobs.into_iter().next() {
-            out.buf
-                .extend_from_slice(&exec::run_job(session, job).await);
+            exec::run_job_into(&session, job, &mut out).await;
         }
         return out.buf;
     }
