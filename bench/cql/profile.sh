@@ -24,7 +24,7 @@ perf script -i "$OUT.data" 2>/dev/null | inferno-collapse-perf --all > "$OUT.fol
 inferno-flamegraph --title "$DRIVER $BENCH ($OPS ops, client on CPU 1)" < "$OUT.folded" > "$OUT.svg"
 echo "profile.sh: $OUT.svg"
 echo "-- samples by thread (comm):"
-perf report -i "$OUT.data" --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | head -8
+perf report -i "$OUT.data" --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | awk 'NR <= 8'
 echo "-- hottest functions (self):"
-perf report -i "$OUT.data" --no-children --sort dso,sym --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | head -25
+perf report -i "$OUT.data" --no-children --sort dso,sym --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | awk 'NR <= 25'
 rm -f "$OUT.data"
