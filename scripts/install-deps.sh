@@ -6,8 +6,10 @@ command -v mkfs.xfs >/dev/null || need+=(xfsprogs)
 command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v fio >/dev/null || need+=(fio)
 command -v losetup >/dev/null || need+=(mount)
+# weir-cql's test cluster makes its TLS certificates with openssl.
+command -v openssl >/dev/null || need+=(openssl)
 if [ ${#need[@]} -eq 0 ]; then
-  echo "all present: mkfs.xfs mkfs.ext4 fio losetup"
+  echo "all present: mkfs.xfs mkfs.ext4 fio losetup openssl"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
