@@ -6,10 +6,12 @@ command -v mkfs.xfs >/dev/null || need+=(xfsprogs)
 command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v fio >/dev/null || need+=(fio)
 command -v losetup >/dev/null || need+=(mount)
-# weir-cql's test cluster makes its TLS certificates with openssl.
+# weir-cql: TLS builds against OpenSSL; its test node's certificates are made with openssl.
 command -v openssl >/dev/null || need+=(openssl)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+{ command -v pkg-config >/dev/null && pkg-config --exists openssl; } || need+=(libssl-dev)
 if [ ${#need[@]} -eq 0 ]; then
-  echo "all present: mkfs.xfs mkfs.ext4 fio losetup openssl"
+  echo "all present: mkfs.xfs mkfs.ext4 fio losetup openssl pkg-config libssl-dev"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

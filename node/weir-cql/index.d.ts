@@ -6,7 +6,9 @@ import { Readable } from 'stream';
 import Long = require('long');
 
 export namespace types {
-  export { Long };
+  // No `export {}` here: it would turn off the implicit export of every other member.
+  type Long = import('long');
+  const Long: typeof import('long');
   class Uuid {
     constructor(buffer: Buffer);
     static fromString(value: string): Uuid;
@@ -17,6 +19,7 @@ export namespace types {
     toString(): string;
   }
   class TimeUuid extends Uuid {
+    constructor(value?: Date | Buffer, ticks?: number, nodeId?: Buffer | string, clockId?: Buffer | string);
     static fromDate(date: Date, ticks?: number, nodeId?: Buffer | string, clockId?: Buffer | string): TimeUuid;
     static now(nodeId?: Buffer | string, clockId?: Buffer | string): TimeUuid;
     static min(date: Date): TimeUuid;
@@ -171,7 +174,7 @@ export namespace errors {
     consistencies?: number; required?: number; alive?: number; received?: number; blockFor?: number;
     writeType?: string; isDataPresent?: boolean; keyspace?: string; table?: string;
   }
-  class NoHostAvailableError extends DriverError { innerErrors: { [hostAndPort: string]: any } }
+  class NoHostAvailableError extends DriverError { innerErrors: { [hostAndPort: string]: Error & { code?: string } } }
   class OperationTimedOutError extends DriverError { host?: string }
   class ArgumentError extends DriverError {}
   class AuthenticationError extends DriverError {}
@@ -181,17 +184,268 @@ export namespace errors {
 }
 
 export interface ClientOptions {
-  contactPoints: string[];
+  contactPoints?: string[];
   localDataCenter?: string;
   keyspace?: string;
   credentials?: { username: string; password: string };
-  authProvider?: { username: string; password: string };
-  socketOptions?: { connectTimeout?: number; readTimeout?: number };
-  protocolOptions?: { port?: number };
+  authProvider?: auth.AuthProvider;
+  /** Node's tls options: ca, cert, key, pfx, passphrase, rejectUnauthorized (default true here), minVersion, maxVersion, secureProtocol, ciphers. */
+  sslOptions?: import('tls').ConnectionOptions | boolean;
+  policies?: {
+    addressResolution?: policies.addressResolution.AddressTranslator;
+    loadBalancing?: policies.loadBalancing.LoadBalancingPolicy;
+    reconnection?: policies.reconnection.ReconnectionPolicy;
+    retry?: policies.retry.RetryPolicy;
+    speculativeExecution?: policies.speculativeExecution.SpeculativeExecutionPolicy;
+    timestampGeneration?: policies.timestampGeneration.TimestampGenerator | null;
+  };
+  pooling?: { coreConnectionsPerHost?: { [distance: number]: number }; heartBeatInterval?: number; maxRequestsPerConnection?: number; warmup?: boolean };
+  socketOptions?: { connectTimeout?: number; readTimeout?: number; keepAlive?: boolean; keepAliveDelay?: number; tcpNoDelay?: boolean; coalescingThreshold?: number; defunctReadTimeoutThreshold?: number };
+  protocolOptions?: { port?: number; maxSchemaAgreementWaitSeconds?: number; maxVersion?: number; noCompact?: boolean };
   queryOptions?: QueryOptions;
-  encoding?: { useBigIntAsLong?: boolean; useBigIntAsVarint?: boolean; useUndefinedAsUnset?: boolean; map?: MapConstructor; set?: SetConstructor };
+  encoding?: { useBigIntAsLong?: boolean; useBigIntAsVarint?: boolean; useUndefinedAsUnset?: boolean; copyBuffer?: boolean; map?: Function; set?: Function };
+  profiles?: ExecutionProfile[];
   maxPrepared?: number;
-  [other: string]: any;
+  isMetadataSyncEnabled?: boolean;
+  prepareOnAllHosts?: boolean;
+  rePrepareOnUp?: boolean;
+  refreshSchemaDelay?: number;
+  applicationName?: string;
+  applicationVersion?: string;
+  id?: types.Uuid;
+  /** Refused with NotSupportedError (kept so programs written for cassandra-driver compile). */
+  promiseFactory?: any;
+  metrics?: any;
+  requestTracker?: any;
+  cloud?: { secureConnectBundle: string | URL };
+  monitorReporting?: { enabled?: boolean };
+}
+
+export class ExecutionProfile {
+  constructor(name: string, options?: { consistency?: number; loadBalancing?: policies.loadBalancing.LoadBalancingPolicy; readTimeout?: number; retry?: policies.retry.RetryPolicy; serialConsistency?: number; graphOptions?: object });
+  name: string;
+  consistency?: number;
+  loadBalancing?: policies.loadBalancing.LoadBalancingPolicy;
+  readTimeout?: number;
+  retry?: policies.retry.RetryPolicy;
+  serialConsistency?: number;
+}
+
+export class Host extends EventEmitter {
+  address: string;
+  hostId: types.Uuid;
+  datacenter: string;
+  rack: string;
+  cassandraVersion: string | null;
+  tokens: string[];
+  isUp(): boolean;
+  canBeConsideredAsUp(): boolean;
+  getCassandraVersion(): number[];
+}
+
+export class HostMap extends EventEmitter {
+  readonly length: number;
+  get(key: string): Host | undefined;
+  keys(): string[];
+  values(): Host[];
+  forEach(callback: (value: Host, key: string) => void): void;
+  toJSON(): object;
+}
+
+export namespace metadata {
+  interface ColumnInfo { name: string; type: types.DataType; kind?: string }
+  interface TableMetadata {
+    keyspace: string; name: string; columns: ColumnInfo[]; columnsByName: { [name: string]: ColumnInfo };
+    partitionKeys: ColumnInfo[]; clusteringKeys: ColumnInfo[]; partitioner?: string;
+  }
+  interface MaterializedView extends TableMetadata { tableName: string }
+  interface DataTypeInfo { name: string; keyspace: string; fields: Array<{ name: string; type: types.DataType }> }
+  interface QueryTrace {
+    requestType: string; coordinator: types.InetAddress | null; parameters: { [key: string]: any };
+    startedAt: types.Long | null; duration: number; clientAddress: string;
+    events: Array<{ id: types.TimeUuid; activity: string; source: types.InetAddress | null; elapsed: number; thread: string }>;
+  }
+  class TokenRange { start: string; end: string; toString(): string }
+  class Metadata {
+    readonly clusterName: string | undefined;
+    readonly keyspaces: { [name: string]: { name: string; strategy: string; strategyOptions: { [k: string]: string }; durableWrites: boolean } };
+    getTable(keyspace: string, name: string): Promise<TableMetadata | null>;
+    getTable(keyspace: string, name: string, callback: Callback<TableMetadata | null>): void;
+    getMaterializedView(keyspace: string, name: string): Promise<MaterializedView | null>;
+    getMaterializedView(keyspace: string, name: string, callback: Callback<MaterializedView | null>): void;
+    getUdt(keyspace: string, name: string): Promise<DataTypeInfo | null>;
+    getUdt(keyspace: string, name: string, callback: Callback<DataTypeInfo | null>): void;
+    refreshKeyspaces(waitReconnect?: boolean): Promise<void>;
+    refreshKeyspaces(waitReconnect: boolean, callback: Callback<void>): void;
+    refreshKeyspace(name: string, waitReconnect?: boolean): Promise<void>;
+    checkSchemaAgreement(): Promise<boolean>;
+    checkSchemaAgreement(callback: Callback<boolean>): void;
+    getReplicas(keyspace: string, token: Buffer): Host[];
+    getTokenRanges(): Set<TokenRange>;
+    getTokenRangesForHost(keyspace: string, host: Host | string): Set<TokenRange>;
+    getTrace(traceId: types.Uuid | string, consistency?: number): Promise<QueryTrace>;
+    getTrace(traceId: types.Uuid | string, callback: Callback<QueryTrace>): void;
+    getTrace(traceId: types.Uuid | string, consistency: number, callback: Callback<QueryTrace>): void;
+  }
+}
+
+export namespace mapping {
+  interface FindDocInfo { fields?: string[]; orderBy?: { [key: string]: string }; limit?: number }
+  interface InsertDocInfo { fields?: string[]; ttl?: number; ifNotExists?: boolean }
+  interface UpdateDocInfo { fields?: string[]; ttl?: number; ifExists?: boolean; when?: { [key: string]: any } }
+  interface RemoveDocInfo { fields?: string[]; ttl?: number; ifExists?: boolean; when?: { [key: string]: any } }
+  interface ModelOptions { tables?: Array<string | { name: string; isView?: boolean }>; mappings?: TableMappings; columns?: { [key: string]: string | { name: string } }; keyspace?: string }
+  interface MappingOptions { models: { [key: string]: ModelOptions } }
+  interface ModelBatchItem { build(): Promise<Array<{ query: string; params: any[] }>> }
+  class Result<T = any> implements Iterable<T> {
+    length: number;
+    pageState: string | null;
+    first(): T | null;
+    toArray(): T[];
+    forEach(callback: (currentValue: T, index: number) => void): void;
+    wasApplied(): boolean;
+    [Symbol.iterator](): Iterator<T>;
+  }
+  class TableMappings {
+    getColumnName(propName: string): string;
+    getPropertyName(columnName: string): string;
+    newObjectInstance(): any;
+  }
+  class DefaultTableMappings extends TableMappings {}
+  class UnderscoreCqlToCamelCaseMappings extends TableMappings {}
+  class ModelMapper<T = any> {
+    name: string;
+    batching: { insert(doc: T, docInfo?: InsertDocInfo): ModelBatchItem; update(doc: T, docInfo?: UpdateDocInfo): ModelBatchItem; remove(doc: T, docInfo?: RemoveDocInfo): ModelBatchItem };
+    get(doc: { [key: string]: any }, docInfo?: { fields?: string[] }, executionOptions?: string | QueryOptions): Promise<null | T>;
+    find(doc: { [key: string]: any }, docInfo?: FindDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    findAll(docInfo?: FindDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    insert(doc: { [key: string]: any }, docInfo?: InsertDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    update(doc: { [key: string]: any }, docInfo?: UpdateDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    remove(doc: { [key: string]: any }, docInfo?: RemoveDocInfo, executionOptions?: string | QueryOptions): Promise<Result<T>>;
+    mapWithQuery(query: string, paramsHandler: (doc: any) => any[], executionOptions?: string | QueryOptions): (doc: any, executionOptions?: string | QueryOptions) => Promise<Result<T>>;
+  }
+  class Mapper {
+    constructor(client: Client, options?: MappingOptions);
+    batch(items: ModelBatchItem[], executionOptions?: string | QueryOptions): Promise<Result>;
+    forModel<T = any>(name: string): ModelMapper<T>;
+  }
+  namespace q {
+    interface QueryOperator {}
+    function in_(arr: any[]): QueryOperator;
+    function gt(value: any): QueryOperator;
+    function gte(value: any): QueryOperator;
+    function lt(value: any): QueryOperator;
+    function lte(value: any): QueryOperator;
+    function notEq(value: any): QueryOperator;
+    function and(condition1: any, condition2: any): QueryOperator;
+    function incr(value: any): QueryOperator;
+    function decr(value: any): QueryOperator;
+    function append(value: any): QueryOperator;
+    function prepend(value: any): QueryOperator;
+    function remove(value: any): QueryOperator;
+  }
+}
+
+export namespace auth {
+  interface Authenticator {
+    initialResponse(callback: Function): void;
+    evaluateChallenge(challenge: Buffer, callback: Function): void;
+    onAuthenticationSuccess(token?: Buffer): void;
+  }
+  class Authenticator {}
+  interface AuthProvider { newAuthenticator(endpoint: string, name: string): Authenticator }
+  class AuthProvider {}
+  class PlainTextAuthProvider implements AuthProvider {
+    constructor(username: string, password: string);
+    newAuthenticator(endpoint?: string, name?: string): Authenticator;
+  }
+  class DsePlainTextAuthProvider extends PlainTextAuthProvider {
+    constructor(username: string, password: string, authorizationId?: string);
+  }
+}
+
+export namespace policies {
+  function defaultAddressTranslator(): addressResolution.AddressTranslator;
+  function defaultLoadBalancingPolicy(localDc?: string): loadBalancing.LoadBalancingPolicy;
+  function defaultReconnectionPolicy(): reconnection.ReconnectionPolicy;
+  function defaultRetryPolicy(): retry.RetryPolicy;
+  function defaultSpeculativeExecutionPolicy(): speculativeExecution.SpeculativeExecutionPolicy;
+  function defaultTimestampGenerator(): timestampGeneration.TimestampGenerator;
+  namespace addressResolution {
+    class AddressTranslator { translate(address: string, port: number, callback: Function): void }
+    class EC2MultiRegionTranslator extends AddressTranslator {}
+  }
+  namespace loadBalancing {
+    abstract class LoadBalancingPolicy {
+      init(client: Client, hosts: HostMap, callback: (err?: Error) => void): void;
+      getDistance(host: Host): number;
+      getOptions(): Map<string, object>;
+    }
+    class DCAwareRoundRobinPolicy extends LoadBalancingPolicy { constructor(localDc?: string) }
+    class TokenAwarePolicy extends LoadBalancingPolicy { constructor(childPolicy: LoadBalancingPolicy) }
+    class AllowListPolicy extends LoadBalancingPolicy { constructor(childPolicy: LoadBalancingPolicy, allowList: string[]) }
+    class WhiteListPolicy extends AllowListPolicy {}
+    class RoundRobinPolicy extends LoadBalancingPolicy { constructor() }
+    class DefaultLoadBalancingPolicy extends LoadBalancingPolicy { constructor(options?: { localDc?: string; filter?: (host: Host) => boolean } | string) }
+  }
+  namespace reconnection {
+    interface ReconnectionPolicy { getOptions(): Map<string, object>; newSchedule(): Iterator<number> }
+    class ReconnectionPolicy {}
+    class ConstantReconnectionPolicy implements ReconnectionPolicy {
+      constructor(delay: number);
+      getOptions(): Map<string, object>;
+      newSchedule(): Iterator<number>;
+    }
+    class ExponentialReconnectionPolicy implements ReconnectionPolicy {
+      constructor(baseDelay: number, maxDelay: number, startWithNoDelay?: boolean);
+      getOptions(): Map<string, object>;
+      newSchedule(): Iterator<number>;
+    }
+  }
+  namespace retry {
+    interface DecisionInfo { decision: number; consistency?: number; useCurrentHost?: boolean }
+    interface OperationInfo { query: string; executionOptions: any; nbRetry: number }
+    class RetryPolicy {
+      onReadTimeout(info: OperationInfo, consistency: number, received: number, blockFor: number, isDataPresent: boolean): DecisionInfo;
+      onRequestError(info: OperationInfo, consistency: number, err: Error): DecisionInfo;
+      onUnavailable(info: OperationInfo, consistency: number, required: number, alive: boolean): DecisionInfo;
+      onWriteTimeout(info: OperationInfo, consistency: number, received: number, blockFor: number, writeType: string): DecisionInfo;
+      rethrowResult(): DecisionInfo;
+      retryResult(consistency?: number, useCurrentHost?: boolean): DecisionInfo;
+    }
+    namespace RetryPolicy {
+      enum retryDecision { rethrow = 0, retry = 1, ignore = 2 }
+    }
+    class FallthroughRetryPolicy extends RetryPolicy { constructor() }
+    class IdempotenceAwareRetryPolicy extends RetryPolicy { constructor(childPolicy?: RetryPolicy) }
+  }
+  namespace speculativeExecution {
+    class SpeculativeExecutionPolicy {
+      init(client: Client): void;
+      shutdown(): void;
+      getOptions(): Map<string, object>;
+    }
+    class NoSpeculativeExecutionPolicy extends SpeculativeExecutionPolicy { constructor() }
+    class ConstantSpeculativeExecutionPolicy extends SpeculativeExecutionPolicy { constructor(delay: number, maxSpeculativeExecutions: number) }
+  }
+  namespace timestampGeneration {
+    class TimestampGenerator { next(client: Client): types.Long | number | null }
+    class MonotonicTimestampGenerator extends TimestampGenerator {
+      constructor(warningThreshold?: number, minLogInterval?: number);
+      getDate(): number;
+    }
+  }
+}
+
+export interface ClientState {
+  getConnectedHosts(): Host[];
+  /** Throws NotSupportedError: the Rust driver does not expose per-host counts. */
+  getOpenConnections(host: Host): number;
+  /** Throws NotSupportedError: the Rust driver does not expose per-host counts. */
+  getInFlightQueries(host: Host): number;
+  /** weir-cql extras. */
+  connected: boolean;
+  prepared: number;
 }
 
 export interface QueryOptions {
@@ -210,7 +464,7 @@ export interface QueryOptions {
   readTimeout?: number;
   routingKey?: Buffer | Buffer[];
   keyspace?: string;
-  executionProfile?: string;
+  executionProfile?: string | ExecutionProfile;
   logged?: boolean;
   counter?: boolean;
   [other: string]: any;
@@ -225,10 +479,10 @@ export class Client extends EventEmitter {
   connected: boolean;
   connect(): Promise<void>;
   connect(callback: Callback<void>): void;
-  execute(query: string, params?: Params, options?: QueryOptions): Promise<types.ResultSet>;
-  execute(query: string, params: Params | undefined, options: QueryOptions, callback: Callback<types.ResultSet>): void;
-  execute(query: string, params: Params, callback: Callback<types.ResultSet>): void;
   execute(query: string, callback: Callback<types.ResultSet>): void;
+  execute(query: string, params: Params, callback: Callback<types.ResultSet>): void;
+  execute(query: string, params: Params | undefined, options: QueryOptions, callback: Callback<types.ResultSet>): void;
+  execute(query: string, params?: Params, options?: QueryOptions): Promise<types.ResultSet>;
   eachRow(query: string, params: Params | undefined, options: QueryOptions, rowCallback: (n: number, row: types.Row) => void, callback?: Callback<types.ResultSet>): void;
   eachRow(query: string, params: Params | undefined, rowCallback: (n: number, row: types.Row) => void, callback?: Callback<types.ResultSet>): void;
   stream(query: string, params?: Params, options?: QueryOptions, callback?: (err?: Error | null) => void): Readable;
@@ -238,7 +492,14 @@ export class Client extends EventEmitter {
   shutdown(callback: Callback<void>): void;
   /** Prepared statements held by the native session; never above maxPrepared. */
   getPreparedCount(): number;
-  getState(): { connected: boolean; prepared: number };
+  getState(): ClientState;
+  readonly hosts: HostMap;
+  metadata: metadata.Metadata;
+  /** Emits 'log' (level, className, message, furtherInfo). */
+  log(level: string, message: string, furtherInfo?: any): void;
+  on(event: 'log', listener: (level: string, className: string, message: string, furtherInfo?: any) => void): this;
+  on(event: 'hostAdd' | 'hostRemove' | 'hostUp' | 'hostDown', listener: (host: Host) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
 export namespace concurrent {

@@ -10,6 +10,7 @@ const codec = require('./lib/codec');
 const policies = require('./lib/policies');
 const auth = require('./lib/auth');
 const { ExecutionProfile } = require('./lib/execution-profile');
+const mapping = require('./lib/mapping');
 
 types.ResultSet = ResultSet;
 types.Row = Row;
@@ -19,6 +20,7 @@ module.exports = {
   ExecutionProfile,
   types,
   policies,
+  mapping,
   auth: { AuthProvider: auth.AuthProvider, Authenticator: auth.Authenticator,
     PlainTextAuthProvider: auth.PlainTextAuthProvider, DsePlainTextAuthProvider: auth.DsePlainTextAuthProvider },
   errors,

@@ -104,6 +104,7 @@ class Client extends EventEmitter {
     }
     this.connected = true;
     this._hostWatcher.start();
+    await this._hostWatcher.readVersions();
     this.log('info', `Connected to cluster ${this.metadata.clusterName} through ${contactPoints.join(', ')}`);
     this.emit('connected');
   }

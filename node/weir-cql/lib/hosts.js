@@ -21,7 +21,8 @@ class Host extends EventEmitter {
   }
   isUp() { return this._up; }
   canBeConsideredAsUp() { return this._up; }
-  getCassandraVersion() { return []; }
+  /** [major, minor, patch] of the node's release version, [] when unknown. */
+  getCassandraVersion() { return this.cassandraVersion ? this.cassandraVersion.split(/[.-]/).slice(0, 3).map(Number) : []; }
   toJSON() { return { address: this.address, datacenter: this.datacenter, rack: this.rack, hostId: this.hostId.toString(), up: this._up }; }
 }
 
@@ -73,10 +74,40 @@ class HostWatcher {
     this.map = new HostMap();
     this.intervalMs = intervalMs;
     this.timer = null;
+    this.versions = new Map();
+  }
+  /** Host.cassandraVersion from system.local and system.peers (the Rust driver keeps no versions). */
+  async readVersions() {
+    try {
+      // peers_v2 (Cassandra 4+) names each node's client address; older servers have peers.
+      // Any coordinator lists every node but itself, so system.local is read (each read may
+      // go to another node) until the versions cover the hosts, at most 10 times.
+      let peers;
+      try {
+        peers = (await this.client.execute('SELECT peer, native_address, release_version FROM system.peers_v2')).rows
+          .map((r) => [r.native_address || r.peer, r.release_version]);
+      } catch {
+        peers = (await this.client.execute('SELECT peer, rpc_address, release_version FROM system.peers')).rows
+          .map((r) => [r.rpc_address || r.peer, r.release_version]);
+      }
+      for (const [addr, v] of peers) if (addr) this.versions.set(addr.toString(), v);
+      for (let i = 0; i < 10 && this.versions.size < this.map.length; i++) {
+        const local = await this.client.execute('SELECT rpc_address, release_version FROM system.local');
+        for (const r of local.rows) if (r.rpc_address) this.versions.set(r.rpc_address.toString(), r.release_version);
+      }
+      for (const h of this.map.values()) this._setVersion(h);
+    } catch (e) {
+      this.client.log('warning', `Could not read the nodes' release versions: ${e.message}`);
+    }
+  }
+  _setVersion(h) {
+    const v = this.versions.get(h.address.slice(0, h.address.lastIndexOf(':')));
+    if (v) h.cassandraVersion = v;
   }
   refresh(initial) {
     const info = JSON.parse(this.client._native.clusterInfo(false));
     applyNodes(this.client, this.map, info.nodes, initial);
+    if (this.versions.size) for (const h of this.map.values()) if (!h.cassandraVersion) this._setVersion(h);
     return info;
   }
   start() {

@@ -142,6 +142,11 @@ function resolve(o) {
   onlyDefault('prepareOnAllHosts', o.prepareOnAllHosts, true, 'the Rust driver always prepares on every node');
   onlyDefault('rePrepareOnUp', o.rePrepareOnUp, true, 'the Rust driver re-prepares on demand when a node answers UNPREPARED');
   onlyDefault('refreshSchemaDelay', o.refreshSchemaDelay, 1000, 'the Rust driver refreshes its schema metadata after each schema change it awaits');
+  checkKeys('queryOptions', o.queryOptions, ['autoPage', 'consistency', 'counter', 'executionProfile', 'fetchSize', 'hints',
+    'isIdempotent', 'logged', 'pageState', 'prepare', 'readTimeout', 'routingIndexes', 'routingKey', 'routingNames',
+    'serialConsistency', 'timestamp', 'traceQuery', 'captureStackTrace', 'paged', 'keyspace', 'customPayload', 'host', 'retry']);
+  if (o.queryOptions) checkQueryOptions(o.queryOptions);
+  checkKeys('encoding', o.encoding, ['map', 'set', 'copyBuffer', 'useUndefinedAsUnset', 'useBigIntAsLong', 'useBigIntAsVarint']);
   const creds = credentialsOf(o);
   const pol = policySettings(o.policies, o.localDataCenter);
   const native = {

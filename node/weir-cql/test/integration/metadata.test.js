@@ -19,6 +19,8 @@ test('hosts, keyspaces, tables, UDTs, replicas, token ranges, traces', async (t)
       assert.ok(h, `host ${CONTACT_POINT} in ${client.hosts.keys()}`);
       assert.equal(h.datacenter, 'datacenter1');
       assert.equal(h.isUp(), true);
+      assert.match(h.cassandraVersion, /^\d+\.\d+/);
+      assert.equal(h.getCassandraVersion()[0] >= 4, true);
       assert.ok(client.getState().getConnectedHosts().map((x) => x.address).includes(CONTACT_POINT));
     });
     await t.test('keyspaces and getTable (schema agreement after DDL: visible at once)', async () => {

@@ -11,7 +11,8 @@ const dts = fs.readFileSync(path.join(__dirname, '../../index.d.ts'), 'utf8');
 
 test('every Client method is declared in index.d.ts', () => {
   const methods = Object.getOwnPropertyNames(cql.Client.prototype).filter((m) => !m.startsWith('_') && m !== 'constructor');
-  for (const m of methods) assert.match(dts, new RegExp(`\\b${m}\\(`), `Client.${m} missing from index.d.ts`);
+  // Methods as `name(`, getters (hosts) as `name:`.
+  for (const m of methods) assert.match(dts, new RegExp(`\\b${m}[(:]`), `Client.${m} missing from index.d.ts`);
 });
 
 test('every types, errors and concurrent export is declared', () => {
@@ -22,6 +23,11 @@ test('every types, errors and concurrent export is declared', () => {
     assert.match(dts, new RegExp(`class ${name}\\b`), `errors.${name} missing from index.d.ts`);
   }
   assert.match(dts, /function executeConcurrent\(/);
+  for (const ns of ['loadBalancing', 'retry', 'reconnection', 'speculativeExecution', 'timestampGeneration', 'addressResolution']) {
+    for (const name of Object.keys(cql.policies[ns])) assert.match(dts, new RegExp(`class ${name}\\b`), `policies.${ns}.${name} missing from index.d.ts`);
+  }
+  for (const name of Object.keys(cql.auth)) assert.match(dts, new RegExp(`class ${name}\\b`), `auth.${name} missing from index.d.ts`);
+  assert.match(dts, /class ExecutionProfile\b/);
 });
 
 test('the generated native typings list every native method', () => {

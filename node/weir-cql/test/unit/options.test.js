@@ -90,6 +90,9 @@ test('pooling, socket and protocol options map or are refused', () => {
   refuses({ cloud: { secureConnectBundle: 'x.zip' } }, /cloud/);
   refuses({ pooling: { nope: 1 } }, /pooling\.nope/);
   refuses({ contactPoint: ['x'] }, /'contactPoint'/);
+  refuses({ queryOptions: { keyspace: 'other' } }, /keyspace/);
+  refuses({ queryOptions: { fetchsize: 10 } }, /queryOptions\.fetchsize/);
+  refuses({ encoding: { useBigInt: true } }, /encoding\.useBigInt/);
 });
 
 test('sslOptions map to native TLS settings; unknown keys and custom identity checks are refused', () => {
