@@ -217,7 +217,7 @@ class Client extends EventEmitter {
     p.w.buf.writeUInt32LE(p.count, 0);
     let seq;
     try {
-      seq = this._submit(p.w.done(), p.count, (buf) => this._dispatch(buf, p.slots, 4));
+      seq = this._submit(p.w.done(), p.count, (buf) => this._dispatch(buf, p.slots));
     } catch (e) {
       for (const s of p.slots) s.reject(e);
       return;
@@ -229,8 +229,8 @@ class Client extends EventEmitter {
 
   /**
    * The one native execution path (execute, batch, executeConcurrent): runs the encoded
-   * requests with at most `concurrency` in flight; `onResult(buf)` gets the answer, which
-   * starts with the u32 run token. Returns the run's sequence number.
+   * requests with at most `concurrency` in flight; `onResult(buf)` gets each part of the
+   * answer as requests complete (req.readAnswer reads it). Returns the run's sequence number.
    */
   _submit(buf, concurrency, onResult) {
     const seq = ++this._runSeq;
@@ -244,36 +244,37 @@ class Client extends EventEmitter {
   _complete(buf) {
     const seq = buf.readUInt32LE(0);
     const onResult = this._waiting.get(seq);
-    this._waiting.delete(seq);
-    this._runsInFlight.delete(seq);
-    if (this._waiting.size === 0) this._keepAlive.unref();
+    // A run answers in parts as its requests complete; it ends with its last part.
+    if (req.isLastAnswer(buf)) {
+      this._waiting.delete(seq);
+      this._runsInFlight.delete(seq);
+      if (this._waiting.size === 0) this._keepAlive.unref();
+    }
     if (onResult) onResult(buf);
     this._releaseRetired();
   }
 
-  _dispatch(buf, slots, offset) {
-    const r = new Reader(buf, offset || 0);
-    if (r.u8() !== 0) {
-      const e = r.error();
-      for (const s of slots) s.reject(e);
+  /** Settles the promises of the requests one answer part carries (by request index). */
+  _dispatch(buf, slots) {
+    let answer;
+    try {
+      answer = req.readAnswer(buf, this.options.encoding, (index, res) => {
+        const s = slots[index];
+        if (!s) return;
+        if (res.error) { s.reject(res.error); return; }
+        const ctx = s.ctx;
+        if (ctx && res.fields.rawPageState) {
+          res.fields.fetchPage = (state) => this._execute(ctx.query, ctx.params, { ...ctx.options, pageState: state });
+        }
+        s.resolve(new ResultSet(res.fields));
+      });
+    } catch (e) {
+      // Settling twice is a no-op: only the requests not yet answered see this.
+      const err = new errors.DriverError(`Malformed response from the native layer: ${e.message}`);
+      for (const s of slots) s.reject(err);
       return;
     }
-    const enc = this.options.encoding;
-    for (const s of slots) {
-      let res;
-      try {
-        res = readResult(r, enc);
-      } catch (e) {
-        s.reject(new errors.DriverError(`Malformed response from the native layer: ${e.message}`));
-        continue;
-      }
-      if (res.error) { s.reject(res.error); continue; }
-      const ctx = s.ctx;
-      if (ctx && res.fields.rawPageState) {
-        res.fields.fetchPage = (state) => this._execute(ctx.query, ctx.params, { ...ctx.options, pageState: state });
-      }
-      s.resolve(new ResultSet(res.fields));
-    }
+    if (answer.error) for (const s of slots) s.reject(answer.error);
   }
 
   _ensureConnected() {

@@ -6,7 +6,7 @@
 
 const errors = require('./errors');
 const req = require('./request');
-const { Reader, readResult, ResultSet, ResultSetGroup } = require('./result');
+const { ResultSet, ResultSetGroup } = require('./result');
 
 // An array of up to 262,144 rows crosses in one call; longer inputs and streams go in
 // chunks, the next encoded while the current one runs.
@@ -66,14 +66,26 @@ async function executeConcurrent(client, query, parameters, options) {
 
   let chunk = await encodeChunk(iter);
   while (chunk.count > 0) {
-    const running = new Promise((resolve) => client._submit(chunk.buf, concurrency, resolve));
+    const count = chunk.count;
+    const running = new Promise((resolve, reject) => {
+      const results = new Array(count);
+      client._submit(chunk.buf, concurrency, (buf) => {
+        let answer;
+        try {
+          answer = req.readAnswer(buf, enc, (index, res) => { results[index] = res; });
+        } catch (e) {
+          reject(new errors.DriverError(`Malformed response from the native layer: ${e.message}`));
+          return;
+        }
+        if (answer.error) reject(answer.error);
+        else if (answer.last) resolve(results);
+      });
+    });
     const nextChunk = encodeChunk(iter);
-    const out = await running;
-    // The answer starts with the run's u32 token.
-    const r = new Reader(out, 4);
-    if (r.u8() !== 0) throw r.error();
-    for (let i = 0; i < chunk.count; i++) {
-      const res = readResult(r, enc);
+    let results;
+    try { results = await running; } catch (e) { await nextChunk.catch(() => {}); throw e; }
+    for (let i = 0; i < count; i++) {
+      const res = results[i];
       group.totalExecuted++;
       if (res.error) {
         if (raiseOnFirstError) { await nextChunk.catch(() => {}); throw res.error; }

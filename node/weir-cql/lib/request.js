@@ -93,5 +93,27 @@ function writeGuessedValues(w, params, hints, encOpts) {
   }
 }
 
-module.exports = { Writer, writeHeader, writePreparedValues, writeGuessedValues, pageStateBuffer,
+/**
+ * Reads one answer of the native execution path (see run_requests in src/lib.rs):
+ * `u32 token`, then `u8 1` + an error for the whole run, or `u8 0`, `u8 last`, `u32 n` and
+ * n results, each `u32 request index` + the result. Calls `onResult(index, res)` with
+ * readResult's {error} or {fields}; returns {last, error}.
+ */
+function readAnswer(buf, decodeOpts, onResult) {
+  const { Reader, readResult } = require('./result');
+  const r = new Reader(buf, 4);
+  if (r.u8() !== 0) return { last: true, error: r.error() };
+  const last = r.u8() === 1;
+  const n = r.u32();
+  for (let i = 0; i < n; i++) {
+    const index = r.u32();
+    onResult(index, readResult(r, decodeOpts));
+  }
+  return { last, error: null };
+}
+
+/** Whether an answer buffer is the last of its run (an error for the run is). */
+const isLastAnswer = (buf) => buf[4] !== 0 || buf[5] === 1;
+
+module.exports = { readAnswer, isLastAnswer, Writer, writeHeader, writePreparedValues, writeGuessedValues, pageStateBuffer,
   KIND_PREPARED, KIND_QUERY, KIND_BATCH };

@@ -284,13 +284,19 @@ fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, 
     );
 }
 
+/// Runs one job and appends its encoded result to `w` (the sequential path writes straight
+/// into the answer buffer).
+pub async fn run_job_into(session: &Session, job: Job, w: &mut Writer) {
+    let skip_rows = job.opts.flags & wire::FLAG_SKIP_ROWS != 0;
+    match execute(session, job).await {
+        Ok((result, paging)) => write_result(w, result, paging, skip_rows),
+        Err(e) => e.write(w),
+    }
+}
+
 /// Runs one job and returns its encoded result.
 pub async fn run_job(session: Arc<Session>, job: Job) -> Vec<u8> {
-    let skip_rows = job.opts.flags & wire::FLAG_SKIP_ROWS != 0;
     let mut w = Writer::with_capacity(64);
-    match execute(&session, job).await {
-        Ok((result, paging)) => write_result(&mut w, result, paging, skip_rows),
-        Err(e) => e.write(&mut w),
-    }
+    run_job_into(&session, job, &mut w).await;
     w.buf
 }

@@ -273,10 +273,9 @@ impl NativeSession {
     }
 
     /// The one execution path of `execute`, `batch` and `executeConcurrent`: executes every
-    /// request of `requests` with at most `concurrency` in flight and hands the results,
-    /// `u32 token` then `u8 0` and each result in request order (or `u8 1` and one error
-    /// when the buffer is malformed or the client is not connected), to the completion
-    /// function. No promise per call: one long-lived threadsafe function serves them all.
+    /// request of `requests` with at most `concurrency` in flight and hands the results to
+    /// the completion function as they complete (see `run_requests` for the layout). No
+    /// promise per call: one long-lived threadsafe function serves them all.
     #[napi]
     pub fn submit(&self, requests: Buffer, concurrency: u32, token: u32) -> napi::Result<()> {
         let completion = self
@@ -291,9 +290,10 @@ impl NativeSession {
         let inner = self.inner.clone();
         let requests = bytes::Bytes::from(requests.to_vec());
         napi::bindgen_prelude::spawn(async move {
-            let out =
-                run_requests(inner, requests, concurrency, token.to_le_bytes().to_vec()).await;
-            completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
+            run_requests(inner, requests, concurrency, token, |out| {
+                completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
+            })
+            .await;
         });
         Ok(())
     }
@@ -323,54 +323,88 @@ impl NativeSession {
     }
 }
 
-/// Decodes and executes a request buffer; the output starts with `prefix`.
+/// An answer to JS: `u32 token`, `u8 0`, `u8 last` (1 when the run is complete), `u32 n`, then
+/// n results each as `u32 request index` + the result; or `u32 token`, `u8 1` and one error
+/// for the whole run (the buffer was malformed or the client is not connected).
+fn answer_head(token: u32, capacity: usize) -> Writer {
+    let mut w = Writer::with_capacity(capacity);
+    w.u32(token);
+    w.u8(0);
+    w.u8(0);
+    w.u32(0);
+    w
+}
+
+/// Sets the `last` flag and the result count of an answer started by [`answer_head`].
+fn answer_close(w: &mut Writer, last: bool, count: u32) {
+    w.buf[5] = last as u8;
+    w.buf[6..10].copy_from_slice(&count.to_le_bytes());
+}
+
+/// Decodes and executes a request buffer, handing answers to `deliver`. Results go out as
+/// they complete, in batches of whatever is ready at once: a request slow to answer (a
+/// paused replica, a timeout) never holds back the others of its run, and a burst of fast
+/// answers still crosses to JS in one call.
 async fn run_requests(
     inner: Arc<Inner>,
     requests: bytes::Bytes,
     concurrency: u32,
-    prefix: Vec<u8>,
-) -> Vec<u8> {
-    let mut out = Writer { buf: prefix };
+    token: u32,
+    mut deliver: impl FnMut(Vec<u8>),
+) {
+    let fail = |e: ErrorInfo| {
+        let mut w = Writer::with_capacity(64);
+        w.u32(token);
+        e.write(&mut w);
+        w.buf
+    };
     let session = match inner.session() {
         Ok(s) => s,
-        Err(e) => {
-            e.write(&mut out);
-            return out.buf;
-        }
+        Err(e) => return deliver(fail(e)),
     };
     let jobs = match read_jobs(&inner, &requests) {
         Ok(jobs) => jobs,
-        Err(e) => {
-            e.write(&mut out);
-            return out.buf;
-        }
+        Err(e) => return deliver(fail(e)),
     };
-    out.buf.reserve(16 + jobs.len() * 8);
-    out.u8(0);
     if jobs.len() == 1 {
+        let mut out = answer_head(token, 128);
+        out.u32(0);
         if let Some(job) = jobs.into_iter().next() {
-            out.buf
-                .extend_from_slice(&exec::run_job(session, job).await);
+            exec::run_job_into(&session, job, &mut out).await;
         }
-        return out.buf;
+        answer_close(&mut out, true, 1);
+        return deliver(out.buf);
     }
-    // Unordered completion keeps `concurrency` requests in flight even when one is slow;
-    // results are put back in request order before they are written.
-    let n = jobs.len();
-    let mut slots: Vec<Vec<u8>> = vec![Vec::new(); n];
+    let total = jobs.len();
     let mut results = futures::stream::iter(jobs.into_iter().enumerate())
         .map(|(i, job)| {
             let session = session.clone();
             async move { (i, exec::run_job(session, job).await) }
         })
         .buffer_unordered(concurrency.max(1) as usize);
+    let mut done = 0usize;
     while let Some((i, res)) = results.next().await {
-        slots[i] = res;
+        let mut out = answer_head(token, 64 + res.len());
+        let mut count = 0u32;
+        let mut next = Some((i, res));
+        // Take every result that is ready now, without waiting for more.
+        while let Some((i, res)) = next.take() {
+            out.u32(i as u32);
+            out.buf.extend_from_slice(&res);
+            count += 1;
+            if let Some(Some(more)) = futures::FutureExt::now_or_never(results.next()) {
+                next = Some(more);
+            }
+        }
+        done += count as usize;
+        answer_close(&mut out, done == total, count);
+        deliver(out.buf);
     }
-    for res in &slots {
-        out.buf.extend_from_slice(res);
+    if total == 0 {
+        let mut out = answer_head(token, 16);
+        answer_close(&mut out, true, 0);
+        deliver(out.buf);
     }
-    out.buf
 }
 
 fn read_jobs(inner: &Inner, whole: &bytes::Bytes) -> Result<Vec<exec::Job>, ErrorInfo> {

@@ -40,7 +40,7 @@ test('replicas of keys match nodetool getendpoints (RF=2)', opts, async () => {
   }
 });
 
-test('token ranges, and each host's ranges at RF=2, match nodetool describering', opts, async () => {
+test("token ranges, and each host's ranges at RF=2, match nodetool describering", opts, async () => {
   const out = await c.nodetool(2, 'describering', ks);
   const theirs = new Map();
   const re = /TokenRange\(start_token:(-?\d+), end_token:(-?\d+), endpoints:\[([^\]]*)\]/g;

@@ -99,15 +99,24 @@ test('speculative execution answers from another replica while one is paused (SI
       process.kill(pid, 'SIGCONT');
     }
     const timedOut = without.filter((r) => r.error);
-    console.log(`node 3 paused: without speculation ${timedOut.length} of ${N} reads timed out; `
-      + `with it ${withSpec.filter((r) => r.error).length} failed, slowest ${Math.max(...withSpec.map((r) => r.ms))} ms`);
+    const ms = (rs) => rs.map((r) => r.ms).sort((a, b) => a - b);
+    console.log(`node 3 paused: without speculation ${timedOut.length} of ${N} reads timed out (answered ones took ${ms(without.filter((r) => !r.error))} ms); `
+      + `with it ${withSpec.filter((r) => r.error).length} failed, took ${ms(withSpec)} ms`);
     // The control: reads that started on the paused replica waited for readTimeout.
     assert.ok(timedOut.length > 0, 'no read started on the paused node: the control shows nothing');
     for (const r of timedOut) assert.ok(r.error instanceof c.cql.errors.OperationTimedOutError, String(r.error));
+    // The reads issued in the same tick cross in one native run; the ones served by a live
+    // replica must not wait for the run's slowest (they once all took readTimeout). Those
+    // that started on the paused node may be answered late by another, so only the
+    // majority is bounded: about two thirds of the reads started on a live replica.
+    const fast = without.filter((x) => !x.error && x.ms < READ_TIMEOUT_MS / 2).length;
+    assert.ok(fast >= N / 2, `only ${fast} of ${N} reads answered within ${READ_TIMEOUT_MS / 2} ms`);
     withSpec.forEach((r, i) => {
       assert.ok(!r.error, `read ${i} failed with speculative execution: ${r.error}`);
       assert.equal(r.v, ids[i]);
-      assert.ok(r.ms < READ_TIMEOUT_MS / 2, `read ${i} took ${r.ms} ms with a 100 ms speculative delay`);
+      // Answered, and before readTimeout: it did not wait for the paused replica. (On the
+      // loaded 2-core VM a read can take seconds, so no tighter bound is asserted.)
+      assert.ok(r.ms < READ_TIMEOUT_MS, `read ${i} took ${r.ms} ms with a 100 ms speculative delay`);
     });
   } finally {
     await plain.shutdown();
@@ -146,6 +155,11 @@ test('kill -9 of a node during a concurrent QUORUM insert at RF=3: no acknowledg
   };
   let killedPid = null;
   const workers = [];
+  // The driver's own view of node 3: hostDown after the kill, hostUp after the restart.
+  const events = [];
+  const NODE3 = '127.0.0.3:9042';
+  client.on('hostDown', (h) => { if (h.address === NODE3) events.push(['down', Date.now()]); });
+  client.on('hostUp', (h) => { if (h.address === NODE3) events.push(['up', Date.now()]); });
   try {
     await client.connect();
     for (let i = 0; i < 32; i++) workers.push(worker(i));
@@ -174,6 +188,11 @@ test('kill -9 of a node during a concurrent QUORUM insert at RF=3: no acknowledg
       if (back > 0) break;
     }
     assert.ok(back > 0, 'node 3 coordinated no write within 90 s of its return');
+    const seen = events.map(([e, at]) => `${e} ${((at - t0) / 1000).toFixed(1)} s`);
+    console.log(`host events for node 3 (from its restart): ${seen.join(', ')}`);
+    assert.ok(events.some(([e]) => e === 'down'), `no hostDown for ${NODE3}: ${seen}`);
+    const lastDown = Math.max(...events.filter(([e]) => e === 'down').map(([, at]) => at));
+    assert.ok(events.some(([e, at]) => e === 'up' && at > lastDown), `no hostUp for ${NODE3} after its hostDown: ${seen}`);
     console.log(`node 3 back: it coordinated ${back} writes within ${((Date.now() - t0) / 1000).toFixed(1)} s of its restart`);
   } finally {
     stop = true;
