@@ -9,6 +9,8 @@ pub mod tune;
 
 use serde_json::Value;
 
+use crate::chart::{color, Series, SeriesKind};
+
 /// `v[key]` as a number.
 pub(crate) fn num(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
@@ -31,5 +33,27 @@ pub(crate) fn pairs(v: &Value, pointer: &str) -> Vec<(f64, f64)> {
     list(v, pointer)
         .iter()
         .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
+        .collect()
+}
+
+/// One line per item (a run, a job) that has points under `key`, labelled by its `name` and
+/// coloured by its position, so the same item keeps its colour across a command's charts.
+pub(crate) fn line_series(items: &[Value], key: &str) -> Vec<Series> {
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let points = pairs(item, &format!("/{key}"));
+            (!points.is_empty()).then(|| Series {
+                label: item
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .into(),
+                kind: SeriesKind::Line,
+                color: color(i),
+                points,
+            })
+        })
         .collect()
 }

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::{list, pairs};
-use crate::chart::{color, AxisSpec, Chart, ChartBody, Series, SeriesKind};
+use super::{line_series, list};
+use crate::chart::{AxisSpec, Chart, ChartBody};
 
 pub fn charts(qos: &Value) -> Vec<Chart> {
     let runs = list(qos, "/runs");
@@ -19,24 +19,6 @@ pub fn charts(qos: &Value) -> Vec<Chart> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let series = |key: &str| -> Vec<Series> {
-        runs.iter()
-            .enumerate()
-            .filter_map(|(i, run)| {
-                let points = pairs(run, &format!("/{key}"));
-                (!points.is_empty()).then(|| Series {
-                    label: run
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                        .into(),
-                    kind: SeriesKind::Line,
-                    color: color(i),
-                    points,
-                })
-            })
-            .collect()
-    };
     let mut out = vec![
         Chart {
             id: "qos-read-cdf".into(),
@@ -45,7 +27,7 @@ pub fn charts(qos: &Value) -> Vec<Chart> {
             body: ChartBody::Xy {
                 x: AxisSpec::log("read latency (intended send to completion)", "ms"),
                 y: AxisSpec::linear("fraction of reads at or below", ""),
-                series: series("read_latency_cdf_ms"),
+                series: line_series(runs, "read_latency_cdf_ms"),
             },
         },
         Chart {
@@ -60,7 +42,7 @@ pub fn charts(qos: &Value) -> Vec<Chart> {
             body: ChartBody::Xy {
                 x: AxisSpec::linear("time", "s"),
                 y: AxisSpec::linear("write bandwidth", "B/s"),
-                series: series("write_bandwidth_timeline"),
+                series: line_series(runs, "write_bandwidth_timeline"),
             },
         },
     ];

@@ -3,28 +3,8 @@
 
 use serde_json::Value;
 
-use super::{list, pairs};
-use crate::chart::{color, AxisSpec, Chart, ChartBody, Series, SeriesKind};
-
-fn series(run: &Value, key: &str) -> Vec<Series> {
-    list(run, "/jobs")
-        .iter()
-        .enumerate()
-        .filter_map(|(i, job)| {
-            let points = pairs(job, &format!("/{key}"));
-            (!points.is_empty()).then(|| Series {
-                label: job
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .into(),
-                kind: SeriesKind::Line,
-                color: color(i),
-                points,
-            })
-        })
-        .collect()
-}
+use super::{line_series, list};
+use crate::chart::{AxisSpec, Chart, ChartBody};
 
 pub fn charts(run: &Value) -> Vec<Chart> {
     let conditions = format!(
@@ -47,7 +27,7 @@ pub fn charts(run: &Value) -> Vec<Chart> {
             body: ChartBody::Xy {
                 x: AxisSpec::log("latency (intended send to completion)", "ms"),
                 y: AxisSpec::linear("fraction of requests at or below", ""),
-                series: series(run, "latency_cdf_ms"),
+                series: line_series(list(run, "/jobs"), "latency_cdf_ms"),
             },
         },
         Chart {
@@ -57,7 +37,7 @@ pub fn charts(run: &Value) -> Vec<Chart> {
             body: ChartBody::Xy {
                 x: AxisSpec::linear("time", "s"),
                 y: AxisSpec::linear("bandwidth", "B/s"),
-                series: series(run, "bandwidth_timeline"),
+                series: line_series(list(run, "/jobs"), "bandwidth_timeline"),
             },
         },
     ];
