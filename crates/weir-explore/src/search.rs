@@ -105,6 +105,15 @@ pub struct SearchOutcome {
     pub interrupted: bool,
 }
 
+/// Why a pass over the rays ended before its last angle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The next ray would not fit in the time budget.
+    Budget,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
 struct Search<'a> {
     meter: &'a mut dyn Meter,
     settings: &'a SearchSettings,
@@ -212,6 +221,28 @@ impl Search<'_> {
     }
 
     /// Angles to add: beside the vertices that bend most.
+    /// Bisects each angle in turn, pushing its ray onto `rays`; the first `always` angles run
+    /// whatever the budget. Returns why it stopped before the last angle, if it did (the rays
+    /// so far are kept either way).
+    fn bisect_all(
+        &mut self,
+        angles: Vec<f64>,
+        always: usize,
+        rays: &mut Vec<Ray>,
+    ) -> Result<Option<Stop>, ExploreError> {
+        for (i, angle) in angles.into_iter().enumerate() {
+            if i >= always && !self.fits_budget(self.settings.steps) {
+                return Ok(Some(Stop::Budget));
+            }
+            match self.bisect(angle) {
+                Ok(ray) => rays.push(ray),
+                Err(ExploreError::Interrupted) => return Ok(Some(Stop::Interrupted)),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
     fn refinements(&self, rays: &[Ray]) -> Vec<f64> {
         let mut bends: Vec<(f64, usize)> = Vec::new();
         for i in 1..rays.len().saturating_sub(1) {
@@ -291,40 +322,15 @@ pub fn search(
     let mut angles: Vec<f64> = vec![0.0, 90.0];
     angles.extend((1..rays_n - 1).map(|i| i as f64 * step));
     let mut rays = Vec::new();
-    let mut stopped_by_budget = false;
-    let mut interrupted = false;
-    for (i, angle) in angles.into_iter().enumerate() {
-        // The axes always run: without them there is no map to normalise by.
-        if i >= 2 && !search.fits_budget(settings.steps) {
-            stopped_by_budget = true;
-            break;
-        }
-        match search.bisect(angle) {
-            Ok(ray) => rays.push(ray),
-            Err(ExploreError::Interrupted) => {
-                interrupted = true;
-                break;
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    // The axes always run: without them there is no map to normalise by.
+    let mut stop = search.bisect_all(angles, 2, &mut rays)?;
     rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
-    if !stopped_by_budget && !interrupted {
-        for angle in search.refinements(&rays) {
-            if !search.fits_budget(settings.steps) {
-                stopped_by_budget = true;
-                break;
-            }
-            match search.bisect(angle) {
-                Ok(ray) => rays.push(ray),
-                Err(ExploreError::Interrupted) => {
-                    interrupted = true;
-                    break;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+    if stop.is_none() {
+        let refinements = search.refinements(&rays);
+        stop = search.bisect_all(refinements, 0, &mut rays)?;
     }
+    let stopped_by_budget = stop == Some(Stop::Budget);
+    let interrupted = stop == Some(Stop::Interrupted);
     rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
     Ok(SearchOutcome {
         calibration,
