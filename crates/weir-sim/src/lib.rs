@@ -42,7 +42,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
+use events::Event;
+
 mod disk_file;
+mod events;
 pub mod mixed;
 mod shared;
 
@@ -199,9 +202,6 @@ struct Channel {
     busy_until_ns: u64,
     serving_write: bool,
 }
-
-/// A pending completion: (time, sequence for determinism, user_data, result).
-type Event = Reverse<(u64, u64, u64, i32)>;
 
 /// What the disk needs of a request: an `IoOp` without its buffer pointers, which the
 /// simulated disk never touches (so the disk is `Send` and may be shared between threads).
@@ -530,14 +530,7 @@ impl Device for SimDisk {
             return Ok(submitted);
         }
         // The time by which `wanted` requests will have completed.
-        let needed_at = if wanted == 1 {
-            self.events.peek().map_or(self.now_ns, |e| e.0 .0)
-        } else {
-            self.scratch.clear();
-            self.scratch.extend(self.events.iter().map(|e| e.0 .0));
-            let (_, nth, _) = self.scratch.select_nth_unstable(wanted as usize - 1);
-            *nth
-        };
+        let needed_at = events::nth_due_ns(&self.events, wanted as usize, &mut self.scratch);
         match deadline_ns {
             Some(deadline) if deadline < needed_at => self.advance_to(deadline),
             _ => self.advance_to(needed_at),
@@ -546,21 +539,9 @@ impl Device for SimDisk {
     }
 
     fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize {
-        let mut moved = 0;
-        while let Some(Reverse((at, _, user_data, result))) = self.events.peek().copied() {
-            if at > self.now_ns {
-                break;
-            }
-            self.events.pop();
-            out.push(IoCompletion {
-                user_data,
-                result,
-                completed_at_ns: at,
-            });
-            self.in_flight -= 1;
-            self.completed_ops += 1;
-            moved += 1;
-        }
+        let moved = events::reap_due(&mut self.events, self.now_ns, out);
+        self.in_flight -= moved as u32;
+        self.completed_ops += moved as u64;
         moved
     }
 }

@@ -34,6 +34,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
+use crate::events::{self, Event};
+
 /// How reads and writes share the disk (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Boundary {
@@ -118,9 +120,6 @@ impl MixedConfig {
         y * self.write_bytes_per_s
     }
 }
-
-/// A pending completion: (time, sequence, user_data, result).
-type Event = Reverse<(u64, u64, u64, i32)>;
 
 /// The simulated disk; see the module documentation.
 #[derive(Debug)]
@@ -287,9 +286,7 @@ impl Device for MixedDisk {
             }
             return Ok(submitted);
         }
-        let mut times: Vec<u64> = self.events.iter().map(|e| e.0 .0).collect();
-        let (_, nth, _) = times.select_nth_unstable(wanted - 1);
-        let needed_at = *nth;
+        let needed_at = events::nth_due_ns(&self.events, wanted, &mut Vec::new());
         let until = match deadline_ns {
             Some(deadline) if deadline < needed_at => deadline,
             _ => needed_at,
@@ -299,20 +296,8 @@ impl Device for MixedDisk {
     }
 
     fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize {
-        let mut moved = 0;
-        while let Some(Reverse((at, _, user_data, result))) = self.events.peek().copied() {
-            if at > self.now_ns {
-                break;
-            }
-            self.events.pop();
-            out.push(IoCompletion {
-                user_data,
-                result,
-                completed_at_ns: at,
-            });
-            self.in_flight -= 1;
-            moved += 1;
-        }
+        let moved = events::reap_due(&mut self.events, self.now_ns, out);
+        self.in_flight -= moved as u32;
         moved
     }
 }

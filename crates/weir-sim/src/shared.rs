@@ -23,6 +23,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use weir_model::device::{Device, DeviceError, IoCompletion, IoOp};
 
+use crate::events::{self, Event};
 use crate::{DiskLoad, PendingOp, SimConfig, SimDisk};
 
 /// The shared disk. Make one per run and a handle per shard.
@@ -50,7 +51,7 @@ struct ShardState {
     /// The handle was dropped, or will never be opened.
     closed: bool,
     queued: Vec<PendingOp>,
-    events: BinaryHeap<Reverse<(u64, u64, u64, i32)>>,
+    events: BinaryHeap<Event>,
     /// Some while the shard waits in `submit_and_wait`: (min_complete, deadline).
     waiting: Option<(u32, Option<u64>)>,
     submitted: u32,
@@ -178,9 +179,7 @@ impl ShardState {
                 _ => now_ns,
             });
         }
-        let mut times: Vec<u64> = self.events.iter().map(|e| e.0 .0).collect();
-        let (_, nth, _) = times.select_nth_unstable(wanted - 1);
-        let done = (*nth).max(now_ns);
+        let done = events::nth_due_ns(&self.events, wanted, &mut Vec::new()).max(now_ns);
         Some(deadline.map_or(done, |d| d.max(now_ns).min(done)))
     }
 }
@@ -234,21 +233,7 @@ impl Device for SharedSimHandle {
     fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize {
         let mut state = self.sim.lock();
         let now = state.disk.now_ns();
-        let events = &mut state.shards[self.shard].events;
-        let mut moved = 0;
-        while let Some(&Reverse((at, _, user_data, result))) = events.peek() {
-            if at > now {
-                break;
-            }
-            events.pop();
-            out.push(IoCompletion {
-                user_data,
-                result,
-                completed_at_ns: at,
-            });
-            moved += 1;
-        }
-        moved
+        events::reap_due(&mut state.shards[self.shard].events, now, out)
     }
 }
 
