@@ -13,6 +13,15 @@ use weir_testfs::TestFs;
 use weir_workload::parse::parse_plan;
 use weir_workload::{run, run_with, Control, DeviceFactory, Report, RunOptions};
 
+/// A fresh directory on the disk under /var/tmp (not tmpfs, which has no O_DIRECT or extents);
+/// removed when dropped.
+fn temp_dir(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in("/var/tmp")
+        .expect("temp dir")
+}
+
 fn run_file(text: &str, dir: &Path, shards: usize, backend: Backend, keep: bool) -> Report {
     let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
     let options = RunOptions {
@@ -28,10 +37,7 @@ fn run_file(text: &str, dir: &Path, shards: usize, backend: Backend, keep: bool)
 
 #[test]
 fn bandwidth_caps_the_byte_rate_on_both_backends() {
-    let dir = tempfile::Builder::new()
-        .prefix("weir-bw-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir");
+    let dir = temp_dir("weir-bw-");
     let text = "- name: capped\n  type: seqwrite\n  data_size: 64MB\n  shard_info:\n    \
                 parallelism: 4\n    reqsize: 64kB\n    bandwidth: 8MB\n";
     for backend in Backend::ALL {
@@ -101,10 +107,7 @@ struct LoopDevice {
 
 impl LoopDevice {
     fn new(size_bytes: u64) -> LoopDevice {
-        let dir = tempfile::Builder::new()
-            .prefix("weir-rawdev-")
-            .tempdir_in("/var/tmp")
-            .expect("temp dir");
+        let dir = temp_dir("weir-rawdev-");
         let image = dir.path().join("image");
         std::fs::File::create(&image)
             .and_then(|f| f.set_len(size_bytes))
@@ -276,31 +279,35 @@ impl<'a> DeviceFactory for &'a SegmentSpy {
     }
 }
 
+/// A 300 ms run of `text` on one shard through a [`SegmentSpy`], for its report and what
+/// the spy saw; `verify` reads every write back at the end.
+fn run_spied(text: &str, dir: &Path, backend: Backend, verify: bool) -> (Report, SegmentSpy) {
+    let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
+    let spy = SegmentSpy::new(backend);
+    let options = RunOptions {
+        dir: Some(dir.to_path_buf()),
+        duration: Duration::from_millis(300),
+        shards: 1,
+        backend,
+        verify,
+        ..RunOptions::default()
+    };
+    let report = run_with(&plan, &options, &&spy, &mut |_| Control::Continue)
+        .unwrap_or_else(|e| panic!("{backend}: {e}"));
+    (report, spy)
+}
+
 #[test]
 fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends() {
-    let dir = tempfile::Builder::new()
-        .prefix("weir-vec-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir");
+    let dir = temp_dir("weir-vec-");
     // Seastar's documented example: 64kB requests as 4 segments of 16kB.
     let text = "- name: vectorized_writes\n  type: randwrite\n  shards: all\n  data_size: 16MB\n  \
                 shard_info:\n    parallelism: 10\n    reqsize: 64kB\n    vectorized: true\n    \
                 iov_count: 4\n    shares: 10\n- name: vectorized_reads\n  type: randread\n  \
                 shards: all\n  data_size: 16MB\n  shard_info:\n    parallelism: 2\n    \
                 reqsize: 4kB\n    vectorized: true\n    iov_count: 1\n";
-    let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
     for backend in Backend::ALL {
-        let spy = SegmentSpy::new(backend);
-        let options = RunOptions {
-            dir: Some(dir.path().to_path_buf()),
-            duration: Duration::from_millis(300),
-            shards: 1,
-            backend,
-            verify: true,
-            ..RunOptions::default()
-        };
-        let report = run_with(&plan, &options, &&spy, &mut |_| Control::Continue)
-            .unwrap_or_else(|e| panic!("{backend}: {e}"));
+        let (report, spy) = run_spied(text, dir.path(), backend, true);
         for job in &report.jobs {
             assert!(job.ops > 0 && job.errors == 0, "{backend}: {}", job.name);
         }
@@ -333,29 +340,15 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
 
 #[test]
 fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
-    let dir = tempfile::Builder::new()
-        .prefix("weir-dsync-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir");
+    let dir = temp_dir("weir-dsync-");
     // weir asks for O_DSYNC semantics per write (RWF_DSYNC, which the kernel treats as
     // O_DSYNC for that request) rather than in the open flags.
     let text = "- name: durable\n  type: seqwrite\n  data_size: 8MB\n  shard_info:\n    \
                 parallelism: 2\n    reqsize: 64kB\n  options:\n    dsync: true\n\
                 - name: plain\n  type: seqwrite\n  data_size: 8MB\n  shard_info:\n    \
                 parallelism: 2\n    reqsize: 64kB\n";
-    let plan = parse_plan(text).unwrap_or_else(|e| panic!("job file: {e}"));
     for backend in Backend::ALL {
-        let spy = SegmentSpy::new(backend);
-        let options = RunOptions {
-            dir: Some(dir.path().to_path_buf()),
-            duration: Duration::from_millis(300),
-            shards: 1,
-            backend,
-            keep_files: false,
-            ..RunOptions::default()
-        };
-        let report = run_with(&plan, &options, &&spy, &mut |_| Control::Continue)
-            .unwrap_or_else(|e| panic!("{backend}: {e}"));
+        let (report, spy) = run_spied(text, dir.path(), backend, false);
         assert!(report.jobs.iter().all(|j| j.ops > 0 && j.errors == 0));
         let seen = spy.seen.lock().expect("lock");
         // Each job writes its own file, test-<job>-<shard>.
@@ -380,10 +373,7 @@ fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
 
 #[test]
 fn a_cpu_job_shows_in_its_shards_busy_time_and_io_testers_output() {
-    let dir = tempfile::Builder::new()
-        .prefix("weir-cpu-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir");
+    let dir = temp_dir("weir-cpu-");
     // Shaped as Seastar's conf.yaml: a cpu hog on shard 0 beside light reads on every shard.
     let text = "- name: reads\n  shards: all\n  type: randread\n  data_size: 8MB\n  \
                 shard_info:\n    parallelism: 1\n    reqsize: 4kB\n    think_time: 10ms\n\
@@ -443,10 +433,7 @@ fn unlink_files_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn unlink_removes_one_file_per_request_and_the_rest_at_the_end() {
-    let dir = tempfile::Builder::new()
-        .prefix("weir-unlink-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir");
+    let dir = temp_dir("weir-unlink-");
     // Seastar's conf.yaml job, scaled down: 40 files of 1 MiB per shard, an unlink every 50 ms (~30 in 1.5 s).
     let text = "- name: unlinking\n  shards: all\n  type: unlink\n  data_size: 80MB\n  \
                 files_count: 40\n  shard_info:\n    parallelism: 1\n    think_time: 50ms\n";
@@ -499,10 +486,7 @@ fn unlink_removes_one_file_per_request_and_the_rest_at_the_end() {
 
 #[test]
 fn sleep_type_busyloop_keeps_its_shard_busy_between_arrivals() {
-    let dir = tempfile::Builder::new()
-        .prefix("weir-sleep-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir");
+    let dir = temp_dir("weir-sleep-");
     // The same light open-loop reads on two shards: shard 0 polls between arrivals
     // (busyloop), shard 1 sleeps in the kernel until the next one (lowres).
     let job = |name: &str, shard: u32, sleep_type: &str| {
@@ -531,10 +515,7 @@ fn sleep_type_busyloop_keeps_its_shard_busy_between_arrivals() {
 #[test]
 fn fallocate_leaves_unwritten_extents_beyond_the_writes_in_fiemap() {
     use weir_probe::fiemap::{fiemap, FIEMAP_EXTENT_UNWRITTEN};
-    let dir = tempfile::Builder::new()
-        .prefix("weir-falloc-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir");
+    let dir = temp_dir("weir-falloc-");
     // Four 64 KiB writes into a 16 MiB file: with `fallocate: true` the rest of the file is
     // allocated but unwritten; without it, not allocated at all.
     let job = |fallocate: bool| {
