@@ -11,10 +11,18 @@ fn example(name: &str) -> String {
     format!("{EXAMPLES}/{name}")
 }
 
-fn simulate(job: &str, disk: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["run", job, "--simulate", disk, "--output", "json"];
+/// `weir run JOB --simulate DISK EXTRA...`.
+fn run_simulated(job: &str, disk: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["run", job, "--simulate", disk];
     args.extend_from_slice(extra);
     weir_with(&args)
+}
+
+/// [`run_simulated`] with the report as JSON.
+fn simulate(job: &str, disk: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["--output", "json"];
+    args.extend_from_slice(extra);
+    run_simulated(job, disk, &args)
 }
 
 /// Seed 001: 64 shards x 8 fibers of 128 KiB writes over four members with 1 MiB chunks.
@@ -89,16 +97,11 @@ fn requests_crossing_a_chunk_are_split_and_counted() {
          reqsize: 384kB\n",
     );
     let disk = example("sim-raid0.yaml");
-    let o = weir_with(&[
-        "run",
+    let o = run_simulated(
         job.to_str().expect("utf-8"),
-        "--simulate",
         &disk,
-        "--shards",
-        "1",
-        "--duration",
-        "50ms",
-    ]);
+        &["--shards", "1", "--duration", "50ms"],
+    );
     assert_exit(&o, 0);
     let out = stdout(&o);
     let line = out
@@ -185,22 +188,20 @@ fn sched_groups_run_on_the_simulated_disk_through_the_scheduler() {
          write_iops: 60000\n    write_bandwidth: 1750M\n",
     );
     let jobs = s.job("jobs.yaml", GROUP_WRITES);
-    let o = weir_with(&[
-        "run",
+    let o = simulate(
         jobs.to_str().expect("utf-8"),
-        "--simulate",
         &example("sim-nvme.yaml"),
-        "--sched-groups",
-        &example("sched-groups.yaml"),
-        "--io-properties",
-        props.to_str().expect("utf-8"),
-        "--shards",
-        "2",
-        "--duration",
-        "1s",
-        "--output",
-        "json",
-    ]);
+        &[
+            "--sched-groups",
+            &example("sched-groups.yaml"),
+            "--io-properties",
+            props.to_str().expect("utf-8"),
+            "--shards",
+            "2",
+            "--duration",
+            "1s",
+        ],
+    );
     assert_exit(&o, 0);
     let v = json(&o);
     let classes = v["scheduler"]["classes"].as_array().expect("classes");
@@ -237,24 +238,14 @@ fn bad_disk_files_are_usage_errors_with_line_and_column() {
         "disk.yaml",
         "seed: 1\nraid0:\n  members: 0\n  chunk_size: 1M\n",
     );
-    let o = weir_with(&[
-        "run",
-        job.to_str().expect("utf-8"),
-        "--simulate",
-        disk.to_str().expect("utf-8"),
-    ]);
+    let (job, disk) = (job.to_str().expect("utf-8"), disk.to_str().expect("utf-8"));
+    let o = run_simulated(job, disk, &[]);
     assert_exit(&o, 2);
     let err = stderr(&o);
     assert!(
         err.contains("disk.yaml:3:12:") && err.contains("give 1 to 1024"),
         "{err}"
     );
-    let o = weir_with(&[
-        "run",
-        job.to_str().expect("utf-8"),
-        "--simulate",
-        disk.to_str().expect("utf-8"),
-        "--verify",
-    ]);
+    let o = run_simulated(job, disk, &["--verify"]);
     assert_exit(&o, 2);
 }
