@@ -2,7 +2,7 @@
 
 use crate::color::ColorScale;
 use crate::scale::{format_si, Axis};
-use crate::svg::{escape, line, rect, text};
+use crate::svg::{document_start, escape, line, rect, text};
 
 /// One coloured rectangle in data coordinates.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,14 +181,7 @@ impl Figure {
     /// The figure as a standalone SVG document.
     pub fn to_svg(&self) -> String {
         let f = self.frame();
-        let mut s = format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n",
-            w = self.width,
-            h = self.height
-        );
-        s.push_str(&rect(0.0, 0.0, self.width, self.height, "white", None));
-        s.push_str(&text(LEFT, 22.0, "start", " font-size=\"16\"", &self.title));
-        s.push_str(&text(LEFT, 40.0, "start", " fill=\"#555\"", &self.subtitle));
+        let mut s = document_start(self.width, self.height, LEFT, &self.title, &self.subtitle);
         s.push_str(&format!(
             "<clipPath id=\"plot\"><rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{:.1}\"/></clipPath>\n",
             f.plot_w, f.plot_h

@@ -3,7 +3,7 @@
 //! has no numeric scale, so it is its own chart kind rather than a [`crate::Figure`] layer.
 
 use crate::scale::format_si;
-use crate::svg::{escape, line, rect, text};
+use crate::svg::{document_start, escape, line, rect, text};
 
 /// One series: a value per category, drawn in `color`.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,14 +75,7 @@ impl GroupedBars {
         let plot_h = self.height - TOP - BOTTOM;
         let y_max = self.y_max();
         let py = |v: f64| TOP + plot_h * (1.0 - (v / y_max).clamp(0.0, 1.0));
-        let mut s = format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n",
-            w = self.width,
-            h = self.height
-        );
-        s.push_str(&rect(0.0, 0.0, self.width, self.height, "white", None));
-        s.push_str(&text(LEFT, 22.0, "start", " font-size=\"16\"", &self.title));
-        s.push_str(&text(LEFT, 40.0, "start", " fill=\"#555\"", &self.subtitle));
+        let mut s = document_start(self.width, self.height, LEFT, &self.title, &self.subtitle);
         for i in 0..=4 {
             let v = y_max * f64::from(i) / 4.0;
             s.push_str(&line(LEFT, py(v), LEFT + plot_w, py(v), "#e4e4e4"));

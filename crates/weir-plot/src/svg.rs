@@ -36,6 +36,18 @@ pub fn rect(x: f64, y: f64, w: f64, h: f64, fill: &str, title: Option<&str>) -> 
     }
 }
 
+/// The opening of a standalone chart document: the `<svg>` element, a white background, and
+/// the title and a grey subtitle at `left`, so every chart kind is headed alike.
+pub fn document_start(width: f64, height: f64, left: f64, title: &str, subtitle: &str) -> String {
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+    );
+    s.push_str(&rect(0.0, 0.0, width, height, "white", None));
+    s.push_str(&text(left, 22.0, "start", " font-size=\"16\"", title));
+    s.push_str(&text(left, 40.0, "start", " fill=\"#555\"", subtitle));
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
