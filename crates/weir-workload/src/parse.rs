@@ -45,17 +45,8 @@ pub fn parse_plan(text: &str) -> Result<Plan, ParseError> {
     };
     let plan = Plan::new(raw.into_iter().map(RawJob::into_job).collect());
     plan.validate().map_err(|e| {
-        let line = find_job_line(text, &e.job);
         let key = e.field.rsplit('.').next().unwrap_or(e.field);
-        let (line, column) = match line.and_then(|l| find_key_in_job(text, l, key)) {
-            Some((l, c)) => (Some(l), Some(c)),
-            None => (line, line.map(|_| 1)),
-        };
-        ParseError {
-            line,
-            column,
-            message: e.to_string(),
-        }
+        ParseError::at_job_key(text, &e.job, key, e.to_string())
     })?;
     Ok(plan)
 }
@@ -95,6 +86,23 @@ fn readable_path(message: &str) -> String {
     let rest = rest.strip_prefix('.').unwrap_or(rest);
     let sep = if rest.starts_with(':') { "" } else { ", " };
     format!("job {}{sep}{rest}", index + 1)
+}
+
+impl ParseError {
+    /// An error found after parsing, placed back in the source: at `key` within the entry
+    /// named `job` (a job, a scheduling group), else at the entry's first column, else nowhere.
+    pub(crate) fn at_job_key(text: &str, job: &str, key: &str, message: String) -> ParseError {
+        let line = find_job_line(text, job);
+        let (line, column) = match line.and_then(|l| find_key_in_job(text, l, key)) {
+            Some((l, c)) => (Some(l), Some(c)),
+            None => (line, line.map(|_| 1)),
+        };
+        ParseError {
+            line,
+            column,
+            message,
+        }
+    }
 }
 
 /// The line of `name: <job>` in the source, for errors found after parsing.

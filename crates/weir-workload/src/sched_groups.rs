@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 
 use crate::job::Plan;
-use crate::parse::{find_job_line, find_key_in_job, from_yaml_error, ParseError};
+use crate::parse::{from_yaml_error, ParseError};
 
 /// The largest share weight the scheduler takes.
 pub const MAX_SHARES: u32 = 1_000_000;
@@ -79,16 +79,7 @@ impl SchedGroups {
             .collect();
         let parsed = SchedGroups { groups };
         parsed.check().map_err(|(group, key, message)| {
-            let line = find_job_line(text, &group);
-            let (line, column) = match line.and_then(|l| find_key_in_job(text, l, key)) {
-                Some((l, c)) => (Some(l), Some(c)),
-                None => (line, line.map(|_| 1)),
-            };
-            ParseError {
-                line,
-                column,
-                message: format!("group `{group}`: {message}"),
-            }
+            ParseError::at_job_key(text, &group, key, format!("group `{group}`: {message}"))
         })?;
         Ok(parsed)
     }
