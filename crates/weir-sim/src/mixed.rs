@@ -357,16 +357,7 @@ mod tests {
             };
             disk.submit_and_wait(1, Some(at as u64)).ok();
             disk.now_ns = disk.now_ns.max(at as u64);
-            let op = IoOp {
-                user_data: u64::from(direction == Direction::Write),
-                direction,
-                fd: -1,
-                offset_bytes: 0,
-                len_bytes: len,
-                buf: std::ptr::null_mut(),
-                flags: Default::default(),
-                vectored: None,
-            };
+            let op = crate::tests::op(u64::from(direction == Direction::Write), direction, 0, len);
             // SAFETY: the op carries no buffer (null), and the simulated disk never touches one.
             unsafe { disk.push(op) }.ok();
             out.clear();

@@ -4,16 +4,7 @@ use super::*;
 use weir_model::device::Direction;
 
 fn write(user_data: u64, offset_bytes: u64, len_bytes: u32) -> IoOp {
-    IoOp {
-        user_data,
-        direction: Direction::Write,
-        fd: -1,
-        offset_bytes,
-        len_bytes,
-        buf: std::ptr::null_mut(),
-        flags: Default::default(),
-        vectored: None,
-    }
+    crate::tests::op(user_data, Direction::Write, offset_bytes, len_bytes)
 }
 
 /// Each of `shards` threads keeps `depth` 128 KiB writes in flight from its own 16 MiB

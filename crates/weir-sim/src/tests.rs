@@ -1,6 +1,8 @@
 use super::*;
 
-fn op(user_data: u64, direction: Direction, offset_bytes: u64, len_bytes: u32) -> IoOp {
+/// A request with no buffer (null): the simulated disks never touch memory. Shared by the
+/// other simulated devices' tests.
+pub(crate) fn op(user_data: u64, direction: Direction, offset_bytes: u64, len_bytes: u32) -> IoOp {
     IoOp {
         user_data,
         direction,
