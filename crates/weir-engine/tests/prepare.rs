@@ -290,3 +290,46 @@ fn push<D: weir_model::device::Device>(
     // SAFETY: see above.
     unsafe { device.push(op) }
 }
+
+/// `sloppy_size_hint` (io_tester's option; weir's `prepare: sloppy`): the first append past
+/// the size grows the file to the hint in one step, the next one past it doubles the size, and
+/// the end of the run trims the file back to what was written.
+#[test]
+fn sloppy_grows_by_the_hint_then_doubles_and_trims_back() {
+    const HINT_BYTES: u64 = 8 << 20;
+    let dir = test_dir();
+    let path = dir.path().join("sloppy");
+    let opts = PrepareOptions {
+        sloppy_size_hint_bytes: HINT_BYTES,
+        ..PrepareOptions::new(Prepare::Sloppy, 0)
+    };
+    let mut file = PreparedFile::create_at(&path, &opts).expect("create a sloppy file");
+    let on_disk = |p: &Path| std::fs::metadata(p).expect("stat").len();
+    assert_eq!(on_disk(&path), 0, "a sloppy file starts empty");
+    file.before_write(0, 4096).expect("first append");
+    assert_eq!(
+        on_disk(&path),
+        HINT_BYTES,
+        "the first append grows the file to the hint"
+    );
+    file.before_write(HINT_BYTES - 4096, 4096)
+        .expect("an append inside the grown size");
+    assert_eq!(
+        on_disk(&path),
+        HINT_BYTES,
+        "appends inside the size do not grow it"
+    );
+    file.before_write(HINT_BYTES, 4096)
+        .expect("append past the hint");
+    assert_eq!(
+        on_disk(&path),
+        2 * HINT_BYTES,
+        "past the size, the file doubles"
+    );
+    file.finish().expect("trim");
+    assert_eq!(
+        on_disk(&path),
+        HINT_BYTES + 4096,
+        "the run ends trimmed to what was written"
+    );
+}
