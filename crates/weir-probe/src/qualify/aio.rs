@@ -3,12 +3,14 @@
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
-use weir_engine::aio_sys::{AioContext, IoEvent, Iocb, RWF_NOWAIT};
+use weir_engine::Backend;
+use weir_model::device::Direction;
 
-use super::file::{scratch_file, AlignedBuf};
+use super::drive::{self, Plan};
+use super::file::scratch_file;
 use super::{
-    error_result, thread_nvcsw, verdict, Measurements, QualifyError, QualifyOptions, TestResult,
-    Verdict, Workload, EAGAIN_THRESHOLD_PER_1000, SWITCH_THRESHOLD,
+    error_result, verdict, Measurements, QualifyError, QualifyOptions, TestResult, Verdict,
+    Workload, EAGAIN_THRESHOLD_PER_1000, SWITCH_THRESHOLD,
 };
 
 /// The engine name every Linux AIO result carries.
@@ -112,8 +114,8 @@ fn switch_meaning(w: Workload, depth: u32, dsync: bool, v: Verdict, value: f64) 
     }
 }
 
-/// Runs `opts.ios` requests in batches of `depth`; returns (ios, voluntary switches inside
-/// io_submit).
+/// Runs `opts.ios` requests in batches of `depth` on the shard loop; returns (ios, voluntary
+/// switches of the submitting thread inside its io_submit calls).
 fn measure_switches(
     dir: &Path,
     opts: &QualifyOptions,
@@ -121,108 +123,24 @@ fn measure_switches(
     depth: u32,
     dsync: bool,
 ) -> Result<(u64, u64), QualifyError> {
-    let req = opts.request_bytes as u64;
-    let batches = opts.ios.div_ceil(u64::from(depth));
-    let ios = batches * u64::from(depth);
+    let req = u64::from(opts.request_bytes);
+    let ios = opts.ios.div_ceil(u64::from(depth)) * u64::from(depth);
     let file = scratch_file(dir, w.layout(), ios * req, dsync)?;
-    let ctx = AioContext::new(depth).map_err(aio_setup_error)?;
-    let buf = AlignedBuf::new(req as usize * depth as usize)?;
-    let fd = file.as_raw_fd();
-    let mut switches = 0u64;
-    let mut events = vec![IoEvent::default(); depth as usize];
-    for batch in 0..batches {
-        let mut iocbs: Vec<Iocb> = (0..depth as usize)
-            .map(|j| {
-                let offset = (batch * u64::from(depth) + j as u64) * req;
-                let p = buf.at(j, req as usize);
-                if w == Workload::Read {
-                    Iocb::pread(fd, p, req as u32, offset, j as u64)
-                } else {
-                    Iocb::pwrite(fd, p, req as u32, offset, j as u64)
-                }
-            })
-            .collect();
-        let before = thread_nvcsw();
-        submit_all(&ctx, &mut iocbs)?;
-        switches += thread_nvcsw() - before;
-        reap(&ctx, &mut events, depth, req)?;
-    }
-    Ok((ios, switches))
-}
-
-fn aio_setup_error(errno: i32) -> QualifyError {
-    let name = weir_engine::errno_name(errno);
-    match errno {
-        libc::ENOSYS => QualifyError::Unsupported(format!("io_setup: {name}: this kernel has no Linux AIO (CONFIG_AIO=n)")),
-        libc::EAGAIN => QualifyError::Unsupported(format!(
-            "io_setup: {name}: the system-wide AIO limit is used up; raise it: sysctl fs.aio-max-nr=1048576"
-        )),
-        _ => QualifyError::Io(format!("io_setup: {}", weir_engine::describe_errno(errno))),
-    }
-}
-
-/// Submits every iocb (one io_submit normally; resubmits the tail if the kernel took fewer).
-fn submit_all(ctx: &AioContext, iocbs: &mut [Iocb]) -> Result<(), QualifyError> {
-    submit_raw(ctx, iocbs)
-        .map_err(|e| QualifyError::Io(format!("io_submit: {}", weir_engine::describe_errno(e))))
-}
-
-/// [`submit_all`] with the raw errno, for callers that expect EAGAIN.
-fn submit_raw(ctx: &AioContext, iocbs: &mut [Iocb]) -> Result<(), i32> {
-    let mut ptrs: Vec<*mut Iocb> = iocbs.iter_mut().map(|c| c as *mut Iocb).collect();
-    let mut done = 0;
-    while done < ptrs.len() {
-        // SAFETY: the iocbs and their buffers live until `reap` collected every event
-        // (the caller reaps before touching the buffer or dropping the iocbs).
-        match unsafe { ctx.submit(&mut ptrs[done..]) } {
-            // Zero accepted without an error does not happen for a valid batch; treat it as
-            // the kernel's "try again" so the loop cannot spin silently.
-            Ok(0) => return Err(libc::EAGAIN),
-            Ok(n) => done += n,
-            Err(libc::EINTR) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-/// Waits for `n` completions and checks each moved exactly `req` bytes.
-fn reap(ctx: &AioContext, events: &mut [IoEvent], n: u32, req: u64) -> Result<(), QualifyError> {
-    let mut got = 0usize;
-    while got < n as usize {
-        match ctx.get_events(1, &mut events[got..n as usize], None) {
-            Ok(k) => got += k,
-            Err(libc::EINTR) => continue,
-            Err(e) => {
-                return Err(QualifyError::Io(format!(
-                    "io_getevents: {}",
-                    weir_engine::describe_errno(e)
-                )))
-            }
-        }
-    }
-    for ev in &events[..n as usize] {
-        check_result(ev.res, req)?;
-    }
-    Ok(())
-}
-
-fn check_result(res: i64, req: u64) -> Result<(), QualifyError> {
-    if res < 0 {
-        let errno = (-res) as i32;
-        return Err(match errno {
-            libc::EINVAL => QualifyError::Unsupported(format!(
-                "a {req} B direct request was refused ({}): the filesystem needs larger alignment or has no O_DIRECT",
-                weir_engine::errno_name(errno)
-            )),
-            libc::ENOSPC => QualifyError::Io("no space left for the scratch file (ENOSPC): free space or lower --ios".into()),
-            _ => QualifyError::Io(format!("request failed: {}", weir_engine::describe_errno(errno))),
-        });
-    }
-    if res as u64 != req {
-        return Err(QualifyError::Io(format!("short I/O: {res} of {req} bytes")));
-    }
-    Ok(())
+    let plan = Plan {
+        backend: Backend::Aio,
+        direction: if w == Workload::Read {
+            Direction::Read
+        } else {
+            Direction::Write
+        },
+        fd: file.as_raw_fd(),
+        request_bytes: opts.request_bytes,
+        ios,
+        depth,
+        nowait: false,
+    };
+    let measured = drive::run(&plan, &mut |_| {})?;
+    Ok((ios, measured.submitter_switches()))
 }
 
 fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
@@ -284,62 +202,24 @@ pub(super) fn nowait_meaning(engine: &str, w: Workload, v: Verdict, value: f64) 
     }
 }
 
-/// `nowait_ios` depth-1 writes with RWF_NOWAIT; an EAGAIN is retried without the flag so the
-/// file keeps its shape. Returns (ios, EAGAIN count).
+/// `nowait_ios` depth-1 writes with RWF_NOWAIT on the shard loop; an EAGAIN is retried
+/// without the flag so the file keeps its shape. Returns (ios, EAGAIN count).
 fn measure_nowait(
     dir: &Path,
     opts: &QualifyOptions,
     w: Workload,
 ) -> Result<(u64, u64), QualifyError> {
-    let req = opts.request_bytes as u64;
     let ios = opts.nowait_ios;
-    let file = scratch_file(dir, w.layout(), ios * req, false)?;
-    let ctx = AioContext::new(1).map_err(aio_setup_error)?;
-    let buf = AlignedBuf::new(req as usize)?;
-    let fd = file.as_raw_fd();
-    let mut events = [IoEvent::default(); 1];
-    let mut eagain = 0u64;
-    for i in 0..ios {
-        let offset = i * req;
-        let mut iocb =
-            [Iocb::pwrite(fd, buf.ptr(), req as u32, offset, i).with_rw_flags(RWF_NOWAIT)];
-        let res = match submit_raw(&ctx, &mut iocb) {
-            Ok(()) => {
-                reap_one(&ctx, &mut events)?;
-                events[0].res
-            }
-            // Some kernels answer EAGAIN from io_submit itself rather than in the event.
-            Err(e) => -i64::from(e),
-        };
-        if res == -(libc::EAGAIN as i64) {
-            eagain += 1;
-            let mut retry = [Iocb::pwrite(fd, buf.ptr(), req as u32, offset, i)];
-            submit_all(&ctx, &mut retry)?;
-            reap(&ctx, &mut events, 1, req)?;
-        } else if res == -i64::from(libc::EOPNOTSUPP) || (res == -i64::from(libc::EINVAL) && i == 0)
-        {
-            return Err(QualifyError::Unsupported(format!(
-                "RWF_NOWAIT refused ({}): this kernel or filesystem does not support it",
-                weir_engine::errno_name((-res) as i32)
-            )));
-        } else {
-            check_result(res, req)?;
-        }
-    }
-    Ok((ios, eagain))
-}
-
-fn reap_one(ctx: &AioContext, events: &mut [IoEvent; 1]) -> Result<(), QualifyError> {
-    loop {
-        match ctx.get_events(1, events, None) {
-            Ok(1) => return Ok(()),
-            Ok(_) | Err(libc::EINTR) => continue,
-            Err(e) => {
-                return Err(QualifyError::Io(format!(
-                    "io_getevents: {}",
-                    weir_engine::describe_errno(e)
-                )))
-            }
-        }
-    }
+    let file = scratch_file(dir, w.layout(), ios * u64::from(opts.request_bytes), false)?;
+    let plan = Plan {
+        backend: Backend::Aio,
+        direction: Direction::Write,
+        fd: file.as_raw_fd(),
+        request_bytes: opts.request_bytes,
+        ios,
+        depth: 1,
+        nowait: true,
+    };
+    let measured = drive::run(&plan, &mut |_| {})?;
+    Ok((ios, measured.eagain))
 }

@@ -1,10 +1,12 @@
-//! The scratch files and buffers the qualification tests write: an unlinked O_DIRECT file
-//! prepared the way each test needs it, and an aligned buffer.
+//! The scratch files the qualification tests write: an unlinked O_DIRECT file prepared the
+//! way each test needs it.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
+
+use weir_engine::DmaBufferPool;
 
 use super::QualifyError;
 
@@ -19,61 +21,6 @@ pub enum Layout {
     Preallocate,
     /// Fully written and synced first: writes change nothing but data.
     Written,
-}
-
-/// A page-aligned, zero-initialised buffer for O_DIRECT.
-pub struct AlignedBuf {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl AlignedBuf {
-    pub fn new(len_bytes: usize) -> Result<Self, QualifyError> {
-        let layout = std::alloc::Layout::from_size_align(len_bytes.max(4096), 4096)
-            .map_err(|e| QualifyError::Setup(format!("buffer layout: {e}")))?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(QualifyError::Setup(format!(
-                "cannot allocate {len_bytes} bytes"
-            )));
-        }
-        // A recognisable pattern rather than zeros, so no layer can shortcut zero writes.
-        // SAFETY: ptr is valid for layout.size() bytes.
-        unsafe { std::ptr::write_bytes(ptr, 0x5a, layout.size()) };
-        Ok(AlignedBuf { ptr, layout })
-    }
-
-    pub fn ptr(&self) -> *mut u8 {
-        self.ptr
-    }
-
-    pub fn len(&self) -> usize {
-        self.layout.size()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.layout.size() == 0
-    }
-
-    /// A sub-slice start for request `index` of `req_bytes` bytes.
-    pub fn at(&self, index: usize, req_bytes: usize) -> *mut u8 {
-        debug_assert!((index + 1) * req_bytes <= self.len());
-        // SAFETY: the caller's index stays within the allocation (checked in debug builds).
-        unsafe { self.ptr.add(index * req_bytes) }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid and initialised for len bytes while self lives.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated with exactly this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
-    }
 }
 
 /// Opens an unlinked scratch file in `dir` with O_DIRECT (and O_DSYNC when asked), and
@@ -106,20 +53,30 @@ pub fn scratch_file(
                 )));
             }
         }
-        Layout::Written => {
-            let chunk = AlignedBuf::new(1 << 20)?;
-            let mut off = 0u64;
-            while off < total_bytes {
-                let n = (total_bytes - off).min(chunk.len() as u64) as usize;
-                file.write_all_at(&chunk.as_slice()[..n], off)
-                    .map_err(|e| QualifyError::Setup(format!("prefill at {off}: {e}")))?;
-                off += n as u64;
-            }
-            file.sync_data()
-                .map_err(|e| QualifyError::Setup(format!("fdatasync after prefill: {e}")))?;
-        }
+        Layout::Written => prefill(&file, total_bytes)?,
     }
     Ok(file)
+}
+
+/// Writes `total_bytes` of real data from the start of `file` and syncs it: plain `pwrite`
+/// calls, one request at a time (nothing is in flight when this returns).
+fn prefill(file: &File, total_bytes: u64) -> Result<(), QualifyError> {
+    const CHUNK_BYTES: usize = 1 << 20;
+    let alignment = weir_engine::dio_alignment_fd(file.as_raw_fd());
+    let mut pool = DmaBufferPool::new(1, CHUNK_BYTES, &alignment)
+        .map_err(|e| QualifyError::Setup(e.to_string()))?;
+    // A recognisable pattern rather than zeros, so no layer can shortcut zero writes.
+    pool.slice_mut(0).fill(0x5a);
+    let chunk = &pool.slice(0)[..CHUNK_BYTES];
+    let mut off = 0u64;
+    while off < total_bytes {
+        let n = (total_bytes - off).min(CHUNK_BYTES as u64) as usize;
+        file.write_all_at(&chunk[..n], off)
+            .map_err(|e| QualifyError::Setup(format!("prefill at {off}: {e}")))?;
+        off += n as u64;
+    }
+    file.sync_data()
+        .map_err(|e| QualifyError::Setup(format!("fdatasync after prefill: {e}")))
 }
 
 fn open_unlinked(dir: &Path, extra_flags: i32) -> Result<File, QualifyError> {

@@ -16,12 +16,16 @@
 //! helper thread on EAGAIN; we count EAGAINs per 1000 writes (GOOD at most 1, fsqual's rule).
 
 mod aio;
+mod drive;
 pub mod file;
 mod uring;
 
 use std::path::Path;
 
 use serde::Serialize;
+use weir_engine::shard_loop::LoopError;
+use weir_engine::Backend;
+use weir_model::device::DeviceError;
 
 pub use file::Layout;
 
@@ -230,6 +234,38 @@ impl std::fmt::Display for QualifyError {
 
 impl std::error::Error for QualifyError {}
 
+impl From<weir_engine::BackendError> for QualifyError {
+    fn from(e: weir_engine::BackendError) -> Self {
+        let errno = e.errno;
+        let name = weir_engine::errno_name(errno);
+        match (e.backend, errno) {
+            (Backend::Aio, libc::ENOSYS) => QualifyError::Unsupported(format!("io_setup: {name}: this kernel has no Linux AIO (CONFIG_AIO=n)")),
+            (Backend::Aio, libc::EAGAIN) => QualifyError::Unsupported(format!(
+                "io_setup: {name}: the system-wide AIO limit is used up; raise it: sysctl fs.aio-max-nr=1048576"
+            )),
+            (Backend::Aio, _) => QualifyError::Io(format!("io_setup: {}", weir_engine::describe_errno(errno))),
+            (Backend::Uring, libc::EPERM) => QualifyError::Unsupported(format!(
+                "io_uring_setup: {name}: io_uring is disabled for this process; allow it: sysctl kernel.io_uring_disabled=0"
+            )),
+            (Backend::Uring, libc::ENOSYS) => QualifyError::Unsupported(format!(
+                "io_uring_setup: {name}: this kernel has no io_uring or lacks its timed wait (5.11+)"
+            )),
+            (Backend::Uring, _) => QualifyError::Io(format!("io_uring_setup: {}", weir_engine::describe_errno(errno))),
+        }
+    }
+}
+
+impl From<LoopError> for QualifyError {
+    fn from(e: LoopError) -> Self {
+        match e {
+            LoopError::Device(DeviceError::Os { call, errno }) => {
+                QualifyError::Io(format!("{call}: {}", weir_engine::describe_errno(errno)))
+            }
+            other => QualifyError::Io(other.to_string()),
+        }
+    }
+}
+
 pub(crate) const SWITCH_THRESHOLD: f64 = 0.1;
 pub(crate) const EAGAIN_THRESHOLD_PER_1000: f64 = 1.0;
 /// p99 submission latency above which io_uring's inline work counts as blocking: a
@@ -269,19 +305,6 @@ pub(crate) fn error_result(mut base: TestResult, e: &QualifyError) -> TestResult
     base.error = Some(e.to_string());
     base.meaning = "the test did not run; see the error".into();
     base
-}
-
-/// The voluntary context switches of the calling thread so far.
-pub(crate) fn thread_nvcsw() -> u64 {
-    // SAFETY: rusage is plain data; getrusage writes it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid out-pointer; RUSAGE_THREAD is Linux-specific and always available there.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    if rc == 0 {
-        ru.ru_nvcsw as u64
-    } else {
-        0
-    }
 }
 
 /// Percentile of sorted microsecond samples (nearest rank).

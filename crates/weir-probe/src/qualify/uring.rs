@@ -4,12 +4,13 @@
 use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::time::Instant;
 
-use io_uring::{opcode, types, IoUring};
+use weir_engine::Backend;
+use weir_model::device::Direction;
 
 use super::aio::nowait_result;
-use super::file::{scratch_file, AlignedBuf};
+use super::drive::{self, Plan};
+use super::file::scratch_file;
 use super::{
     error_result, percentile, verdict, Measurements, QualifyError, QualifyOptions, TestResult,
     Verdict, Workload, EAGAIN_THRESHOLD_PER_1000, SUBMIT_P99_THRESHOLD_US, SWITCH_THRESHOLD,
@@ -41,86 +42,6 @@ pub(super) fn run_all(dir: &Path, opts: &QualifyOptions) -> Vec<TestResult> {
     out
 }
 
-fn new_ring(entries: u32) -> Result<IoUring, QualifyError> {
-    IoUring::new(entries.max(4)).map_err(|e| {
-        let errno = e.raw_os_error().unwrap_or(0);
-        let name = weir_engine::errno_name(errno);
-        match errno {
-            libc::EPERM => QualifyError::Unsupported(format!(
-                "io_uring_setup: {name}: io_uring is disabled for this process; allow it: sysctl kernel.io_uring_disabled=0"
-            )),
-            libc::ENOSYS => QualifyError::Unsupported(format!("io_uring_setup: {name}: this kernel has no io_uring (5.1+)")),
-            _ => QualifyError::Io(format!("io_uring_setup: {name} ({e})")),
-        }
-    })
-}
-
-/// One request per entry; returns the CQE results in submission order.
-fn run_batch(
-    ring: &mut IoUring,
-    entries: &[io_uring::squeue::Entry],
-    submit_us: &mut Vec<f64>,
-) -> Result<Vec<i32>, QualifyError> {
-    {
-        let mut sq = ring.submission();
-        for e in entries {
-            // SAFETY: each entry's buffer is owned by the caller and outlives the completion
-            // we wait for below, before returning.
-            unsafe { sq.push(e) }
-                .map_err(|_| QualifyError::Setup("submission queue full".into()))?;
-        }
-    }
-    let t0 = Instant::now();
-    ring.submit()
-        .map_err(|e| QualifyError::Io(format!("io_uring_enter (submit): {e}")))?;
-    submit_us.push(t0.elapsed().as_secs_f64() * 1e6);
-    let mut results = vec![0i32; entries.len()];
-    let mut got = 0;
-    while got < entries.len() {
-        match ring.submit_and_wait(1) {
-            Ok(_) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-            Err(e) => return Err(QualifyError::Io(format!("io_uring_enter (wait): {e}"))),
-        }
-        for cqe in ring.completion() {
-            let idx = cqe.user_data() as usize;
-            if idx < results.len() {
-                results[idx] = cqe.result();
-                got += 1;
-            }
-        }
-    }
-    Ok(results)
-}
-
-fn write_entry(
-    fd: i32,
-    buf: *const u8,
-    len: u32,
-    offset: u64,
-    idx: usize,
-    flags: i32,
-) -> io_uring::squeue::Entry {
-    opcode::Write::new(types::Fd(fd), buf, len)
-        .offset(offset)
-        .rw_flags(flags)
-        .build()
-        .user_data(idx as u64)
-}
-
-fn check(res: i32, req: u32) -> Result<(), QualifyError> {
-    if res < 0 {
-        return Err(QualifyError::Io(format!(
-            "request failed: {}",
-            weir_engine::describe_errno(-res)
-        )));
-    }
-    if res as u32 != req {
-        return Err(QualifyError::Io(format!("short I/O: {res} of {req} bytes")));
-    }
-    Ok(())
-}
-
 fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
     let b = TestResult {
         nowait: true,
@@ -134,31 +55,18 @@ fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
         )
     };
     let measured = (|| -> Result<(u64, u64), QualifyError> {
-        let req = opts.request_bytes;
         let ios = opts.nowait_ios;
-        let file = scratch_file(dir, w.layout(), ios * u64::from(req), false)?;
-        let mut ring = new_ring(4)?;
-        let buf = AlignedBuf::new(req as usize)?;
-        let fd = file.as_raw_fd();
-        let mut lat = Vec::new();
-        let mut eagain = 0;
-        for i in 0..ios {
-            let off = i * u64::from(req);
-            let e = write_entry(fd, buf.ptr(), req, off, 0, libc::RWF_NOWAIT);
-            let res = run_batch(&mut ring, &[e], &mut lat)?[0];
-            if res == -libc::EAGAIN {
-                eagain += 1;
-                let retry = write_entry(fd, buf.ptr(), req, off, 0, 0);
-                check(run_batch(&mut ring, &[retry], &mut lat)?[0], req)?;
-            } else if res == -libc::EOPNOTSUPP {
-                return Err(QualifyError::Unsupported(
-                    "RWF_NOWAIT refused (EOPNOTSUPP) by io_uring here".into(),
-                ));
-            } else {
-                check(res, req)?;
-            }
-        }
-        Ok((ios, eagain))
+        let file = scratch_file(dir, w.layout(), ios * u64::from(opts.request_bytes), false)?;
+        let plan = Plan {
+            backend: Backend::Uring,
+            direction: Direction::Write,
+            fd: file.as_raw_fd(),
+            request_bytes: opts.request_bytes,
+            ios,
+            depth: 1,
+            nowait: true,
+        };
+        Ok((ios, drive::run(&plan, &mut |_| {})?.eagain))
     })();
     nowait_result(b, "io_uring", w, measured)
 }
@@ -238,37 +146,31 @@ fn measure_punts(
     w: Workload,
     depth: u32,
 ) -> Result<PuntStats, QualifyError> {
-    let req = opts.request_bytes;
-    let batches = opts.ios.div_ceil(u64::from(depth));
-    let ios = batches * u64::from(depth);
-    let file = scratch_file(dir, w.layout(), ios * u64::from(req), false)?;
-    let mut ring = new_ring(depth)?;
-    let buf = AlignedBuf::new(req as usize * depth as usize)?;
-    let fd = file.as_raw_fd();
+    let ios = opts.ios.div_ceil(u64::from(depth)) * u64::from(depth);
+    let file = scratch_file(dir, w.layout(), ios * u64::from(opts.request_bytes), false)?;
+    let plan = Plan {
+        backend: Backend::Uring,
+        direction: Direction::Write,
+        fd: file.as_raw_fd(),
+        request_bytes: opts.request_bytes,
+        ios,
+        depth,
+        nowait: false,
+    };
     let mut watch = WorkerWatch::start();
-    let mut submit_us = Vec::with_capacity(batches as usize);
-    for batch in 0..batches {
-        let entries: Vec<_> = (0..depth as usize)
-            .map(|j| {
-                let off = (batch * u64::from(depth) + j as u64) * u64::from(req);
-                write_entry(fd, buf.at(j, req as usize), req, off, j, 0)
-            })
-            .collect();
-        for res in run_batch(&mut ring, &entries, &mut submit_us)? {
-            check(res, req)?;
-        }
+    let measured = drive::run(&plan, &mut |batch| {
         // Sampling /proc costs ~100 µs; every 16 batches keeps it off most submissions.
         if batch % 16 == 15 {
             watch.sample();
         }
-    }
+    })?;
     watch.sample();
     let (workers, worker_switches) = watch.totals();
     Ok(PuntStats {
         ios,
         workers,
         worker_switches,
-        submit_us,
+        submit_us: measured.submit_us(),
     })
 }
 
