@@ -63,7 +63,7 @@ pub(super) fn run(plan: &Plan, after_batch: &mut dyn FnMut(u64)) -> Result<Measu
     let device = EngineDevice::open(plan.backend, plan.depth).map_err(QualifyError::from)?;
     let alignment = dio_alignment_fd(plan.fd);
     let mut pool = DmaBufferPool::new(plan.depth as usize, plan.request_bytes as usize, &alignment)
-        .map_err(|e| QualifyError::Setup(e.to_string()))?;
+        .map_err(QualifyError::Buffers)?;
     for b in 0..pool.count() {
         pool.slice_mut(b).fill(PATTERN);
     }
@@ -94,7 +94,8 @@ pub(super) fn run(plan: &Plan, after_batch: &mut dyn FnMut(u64)) -> Result<Measu
         }),
         Err(RunError::Source(e)) => Err(e),
         Err(RunError::Loop(e)) => Err(QualifyError::from(e)),
-        Err(other) => Err(QualifyError::Io(other.to_string())),
+        // The only other way a run ends early: SIGINT or SIGTERM.
+        Err(_) => Err(QualifyError::Interrupted),
     }
 }
 
@@ -186,17 +187,19 @@ impl OpSource for Batches<'_> {
                 if sent_nowait
                     && (errno == libc::EOPNOTSUPP || (errno == libc::EINVAL && index == 0)) =>
             {
-                return Err(QualifyError::Unsupported(format!(
-                    "RWF_NOWAIT refused ({}): this kernel or filesystem does not support it",
-                    weir_engine::errno_name(errno)
-                )));
+                return Err(QualifyError::NowaitRefused { errno });
             }
-            Outcome::Failed { errno } => return Err(request_failed(errno, request_bytes)),
+            Outcome::Failed { errno } => {
+                return Err(QualifyError::Request {
+                    errno,
+                    request_bytes,
+                })
+            }
             Outcome::Short { .. } | Outcome::EndOfFile => {
-                return Err(QualifyError::Io(format!(
-                    "short I/O: {} of {request_bytes} bytes",
-                    done.moved_bytes()
-                )))
+                return Err(QualifyError::Short {
+                    moved_bytes: done.moved_bytes(),
+                    request_bytes: u64::from(request_bytes),
+                })
             }
         }
         if self.outstanding == 0 && self.retry.is_none() && self.next == self.batch_end {
@@ -204,23 +207,6 @@ impl OpSource for Batches<'_> {
             self.batch += 1;
         }
         Ok(Flow::Continue)
-    }
-}
-
-/// A request the kernel failed with an errno that is not part of the test.
-fn request_failed(errno: i32, request_bytes: u32) -> QualifyError {
-    match errno {
-        libc::EINVAL => QualifyError::Unsupported(format!(
-            "a {request_bytes} B direct request was refused ({}): the filesystem needs larger alignment or has no O_DIRECT",
-            weir_engine::errno_name(errno)
-        )),
-        libc::ENOSPC => QualifyError::Io(
-            "no space left for the scratch file (ENOSPC): free space or lower --ios".into(),
-        ),
-        _ => QualifyError::Io(format!(
-            "request failed: {}",
-            weir_engine::describe_errno(errno)
-        )),
     }
 }
 

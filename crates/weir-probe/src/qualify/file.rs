@@ -8,7 +8,7 @@ use std::path::Path;
 
 use weir_engine::DmaBufferPool;
 
-use super::QualifyError;
+use super::{PrepareStep, QualifyError};
 
 /// How the scratch file is prepared before the measured requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,16 +41,22 @@ pub fn scratch_file(
         Layout::Append => {}
         Layout::Pretruncate => file
             .set_len(total_bytes)
-            .map_err(|e| QualifyError::Setup(format!("ftruncate {total_bytes} B: {e}")))?,
+            .map_err(|e| QualifyError::Prepare {
+                step: PrepareStep::Truncate {
+                    size_bytes: total_bytes,
+                },
+                errno: errno_of(&e),
+            })?,
         Layout::Preallocate => {
             // SAFETY: plain syscall on an open fd.
             let rc = unsafe { libc::fallocate(fd, 0, 0, total_bytes as libc::off_t) };
             if rc != 0 {
-                let e = std::io::Error::last_os_error();
-                return Err(QualifyError::Unsupported(format!(
-                    "fallocate {total_bytes} B: {} ({e})",
-                    weir_engine::errno_name(e.raw_os_error().unwrap_or(0))
-                )));
+                return Err(QualifyError::Prepare {
+                    step: PrepareStep::Fallocate {
+                        size_bytes: total_bytes,
+                    },
+                    errno: errno_of(&std::io::Error::last_os_error()),
+                });
             }
         }
         Layout::Written => prefill(&file, total_bytes)?,
@@ -63,20 +69,40 @@ pub fn scratch_file(
 fn prefill(file: &File, total_bytes: u64) -> Result<(), QualifyError> {
     const CHUNK_BYTES: usize = 1 << 20;
     let alignment = weir_engine::dio_alignment_fd(file.as_raw_fd());
-    let mut pool = DmaBufferPool::new(1, CHUNK_BYTES, &alignment)
-        .map_err(|e| QualifyError::Setup(e.to_string()))?;
+    let mut pool = DmaBufferPool::new(1, CHUNK_BYTES, &alignment).map_err(QualifyError::Buffers)?;
     // A recognisable pattern rather than zeros, so no layer can shortcut zero writes.
     pool.slice_mut(0).fill(0x5a);
     let chunk = &pool.slice(0)[..CHUNK_BYTES];
     let mut off = 0u64;
     while off < total_bytes {
         let n = (total_bytes - off).min(CHUNK_BYTES as u64) as usize;
-        file.write_all_at(&chunk[..n], off)
-            .map_err(|e| QualifyError::Setup(format!("prefill at {off}: {e}")))?;
-        off += n as u64;
+        match file.write_at(&chunk[..n], off) {
+            // A direct write that places nothing: the filesystem is full.
+            Ok(0) => {
+                return Err(QualifyError::Short {
+                    moved_bytes: 0,
+                    request_bytes: n as u64,
+                })
+            }
+            Ok(moved) => off += moved as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(QualifyError::Prepare {
+                    step: PrepareStep::Prefill { offset_bytes: off },
+                    errno: errno_of(&e),
+                })
+            }
+        }
     }
-    file.sync_data()
-        .map_err(|e| QualifyError::Setup(format!("fdatasync after prefill: {e}")))
+    file.sync_data().map_err(|e| QualifyError::Prepare {
+        step: PrepareStep::SyncAfterPrefill,
+        errno: errno_of(&e),
+    })
+}
+
+/// The errno behind a failed system call (every one of these sets it; EIO if not).
+fn errno_of(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
 }
 
 fn open_unlinked(dir: &Path, extra_flags: i32) -> Result<File, QualifyError> {
