@@ -1,13 +1,10 @@
 //! The Linux AIO tests: context switches inside io_submit, and RWF_NOWAIT's EAGAIN rate.
 
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use weir_engine::Backend;
-use weir_model::device::Direction;
 
-use super::drive::{self, Plan};
-use super::file::scratch_file;
+use super::drive::{self, Spec};
 use super::{
     error_result, verdict, Measurements, QualifyError, QualifyOptions, TestResult, Verdict,
     Workload, EAGAIN_THRESHOLD_PER_1000, SWITCH_THRESHOLD,
@@ -119,28 +116,20 @@ fn switch_meaning(w: Workload, depth: u32, dsync: bool, v: Verdict, value: f64) 
 fn measure_switches(
     dir: &Path,
     opts: &QualifyOptions,
-    w: Workload,
+    workload: Workload,
     depth: u32,
     dsync: bool,
 ) -> Result<(u64, u64), QualifyError> {
-    let req = u64::from(opts.request_bytes);
-    let ios = opts.ios.div_ceil(u64::from(depth)) * u64::from(depth);
-    let file = scratch_file(dir, w.layout(), ios * req, dsync)?;
-    let plan = Plan {
+    let spec = Spec {
         backend: Backend::Aio,
-        direction: if w == Workload::Read {
-            Direction::Read
-        } else {
-            Direction::Write
-        },
-        fd: file.as_raw_fd(),
-        request_bytes: opts.request_bytes,
-        ios,
+        workload,
+        ios: opts.ios,
         depth,
+        dsync,
         nowait: false,
     };
-    let measured = drive::run(&plan, &mut |_| {})?;
-    Ok((ios, measured.submitter_switches()))
+    let m = drive::measure(dir, opts, spec, &mut |_| {})?;
+    Ok((m.ios, m.submitter_switches()))
 }
 
 fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
@@ -156,7 +145,8 @@ fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
             EAGAIN_THRESHOLD_PER_1000,
         )
     };
-    nowait_result(b, "Linux AIO", w, measure_nowait(dir, opts, w))
+    let measured = drive::nowait_counts(dir, opts, Backend::Aio, w);
+    nowait_result(b, "Linux AIO", w, measured)
 }
 
 /// The verdict of a RWF_NOWAIT test from its (requests, EAGAIN refusals), for either engine.
@@ -200,26 +190,4 @@ pub(super) fn nowait_meaning(engine: &str, w: Workload, v: Verdict, value: f64) 
              do not rely on RWF_NOWAIT for writes"
         ),
     }
-}
-
-/// `nowait_ios` depth-1 writes with RWF_NOWAIT on the shard loop; an EAGAIN is retried
-/// without the flag so the file keeps its shape. Returns (ios, EAGAIN count).
-fn measure_nowait(
-    dir: &Path,
-    opts: &QualifyOptions,
-    w: Workload,
-) -> Result<(u64, u64), QualifyError> {
-    let ios = opts.nowait_ios;
-    let file = scratch_file(dir, w.layout(), ios * u64::from(opts.request_bytes), false)?;
-    let plan = Plan {
-        backend: Backend::Aio,
-        direction: Direction::Write,
-        fd: file.as_raw_fd(),
-        request_bytes: opts.request_bytes,
-        ios,
-        depth: 1,
-        nowait: true,
-    };
-    let measured = drive::run(&plan, &mut |_| {})?;
-    Ok((ios, measured.eagain))
 }

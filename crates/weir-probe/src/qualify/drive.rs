@@ -4,7 +4,8 @@
 //! call's voluntary context switches and time ([`SubmitFacts`]) and each completion's named
 //! outcome, from which the EAGAIN count under RWF_NOWAIT comes.
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::Path;
 
 use weir_engine::shard_loop::{
     Done, Flow, LoopBuffers, LoopOptions, Next, Op, OpSource, Outcome, RunError, ShardLoop,
@@ -13,7 +14,8 @@ use weir_engine::shard_loop::{
 use weir_engine::{dio_alignment_fd, Backend, DmaBufferPool, EngineDevice};
 use weir_model::device::{Direction, IoFlags};
 
-use super::QualifyError;
+use super::file::scratch_file;
+use super::{QualifyError, QualifyOptions, Workload};
 
 /// What the buffers hold: a recognisable pattern rather than zeros, so no layer can shortcut
 /// zero writes.
@@ -34,8 +36,70 @@ pub(super) struct Plan {
     pub nowait: bool,
 }
 
+/// One test's requests, before its scratch file exists.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Spec {
+    pub backend: Backend,
+    /// Picks the file's layout, and reads for [`Workload::Read`] (writes otherwise).
+    pub workload: Workload,
+    /// Requests to send; rounded up to whole batches of `depth`.
+    pub ios: u64,
+    pub depth: u32,
+    /// Open the file with O_DSYNC.
+    pub dsync: bool,
+    pub nowait: bool,
+}
+
+/// Prepares `spec`'s scratch file in `dir` and runs its requests on a shard loop.
+pub(super) fn measure(
+    dir: &Path,
+    opts: &QualifyOptions,
+    spec: Spec,
+    after_batch: &mut dyn FnMut(u64),
+) -> Result<Measured, QualifyError> {
+    let ios = spec.ios.div_ceil(u64::from(spec.depth)) * u64::from(spec.depth);
+    let total_bytes = ios * u64::from(opts.request_bytes);
+    let file = scratch_file(dir, spec.workload.layout(), total_bytes, spec.dsync)?;
+    let plan = Plan {
+        backend: spec.backend,
+        direction: match spec.workload {
+            Workload::Read => Direction::Read,
+            _ => Direction::Write,
+        },
+        fd: file.as_raw_fd(),
+        request_bytes: opts.request_bytes,
+        ios,
+        depth: spec.depth,
+        nowait: spec.nowait,
+    };
+    // `file` lives until here: the loop has drained every request by the time `run` returns.
+    run(&plan, after_batch)
+}
+
+/// A RWF_NOWAIT test on either backend: `opts.nowait_ios` depth-1 writes; returns (ios,
+/// EAGAIN refusals).
+pub(super) fn nowait_counts(
+    dir: &Path,
+    opts: &QualifyOptions,
+    backend: Backend,
+    workload: Workload,
+) -> Result<(u64, u64), QualifyError> {
+    let spec = Spec {
+        backend,
+        workload,
+        ios: opts.nowait_ios,
+        depth: 1,
+        dsync: false,
+        nowait: true,
+    };
+    let m = measure(dir, opts, spec, &mut |_| {})?;
+    Ok((m.ios, m.eagain))
+}
+
 /// What the loop measured for a plan.
 pub(super) struct Measured {
+    /// Requests sent (retries not counted).
+    pub ios: u64,
     /// RWF_NOWAIT requests refused with EAGAIN.
     pub eagain: u64,
     /// Every submitting call, in order: one per batch (and one per EAGAIN retry).
@@ -89,6 +153,7 @@ pub(super) fn run(plan: &Plan, after_batch: &mut dyn FnMut(u64)) -> Result<Measu
     let submits = shard.submit_facts().to_vec();
     match ran {
         Ok(()) => Ok(Measured {
+            ios: plan.ios,
             eagain: source.eagain,
             submits,
         }),
@@ -212,7 +277,6 @@ impl OpSource for Batches<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::AsRawFd;
     use std::os::unix::fs::FileExt;
 
     use super::super::file::{scratch_file, Layout};

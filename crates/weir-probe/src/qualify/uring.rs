@@ -2,15 +2,12 @@
 //! latency.
 
 use std::collections::HashMap;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use weir_engine::Backend;
-use weir_model::device::Direction;
 
 use super::aio::nowait_result;
-use super::drive::{self, Plan};
-use super::file::scratch_file;
+use super::drive::{self, Spec};
 use super::{
     error_result, percentile, verdict, Measurements, QualifyError, QualifyOptions, TestResult,
     Verdict, Workload, EAGAIN_THRESHOLD_PER_1000, SUBMIT_P99_THRESHOLD_US, SWITCH_THRESHOLD,
@@ -54,20 +51,7 @@ fn nowait_test(dir: &Path, opts: &QualifyOptions, w: Workload) -> TestResult {
             EAGAIN_THRESHOLD_PER_1000,
         )
     };
-    let measured = (|| -> Result<(u64, u64), QualifyError> {
-        let ios = opts.nowait_ios;
-        let file = scratch_file(dir, w.layout(), ios * u64::from(opts.request_bytes), false)?;
-        let plan = Plan {
-            backend: Backend::Uring,
-            direction: Direction::Write,
-            fd: file.as_raw_fd(),
-            request_bytes: opts.request_bytes,
-            ios,
-            depth: 1,
-            nowait: true,
-        };
-        Ok((ios, drive::run(&plan, &mut |_| {})?.eagain))
-    })();
+    let measured = drive::nowait_counts(dir, opts, Backend::Uring, w);
     nowait_result(b, "io_uring", w, measured)
 }
 
@@ -146,19 +130,16 @@ fn measure_punts(
     w: Workload,
     depth: u32,
 ) -> Result<PuntStats, QualifyError> {
-    let ios = opts.ios.div_ceil(u64::from(depth)) * u64::from(depth);
-    let file = scratch_file(dir, w.layout(), ios * u64::from(opts.request_bytes), false)?;
-    let plan = Plan {
+    let spec = Spec {
         backend: Backend::Uring,
-        direction: Direction::Write,
-        fd: file.as_raw_fd(),
-        request_bytes: opts.request_bytes,
-        ios,
+        workload: w,
+        ios: opts.ios,
         depth,
+        dsync: false,
         nowait: false,
     };
     let mut watch = WorkerWatch::start();
-    let measured = drive::run(&plan, &mut |batch| {
+    let measured = drive::measure(dir, opts, spec, &mut |batch| {
         // Sampling /proc costs ~100 µs; every 16 batches keeps it off most submissions.
         if batch % 16 == 15 {
             watch.sample();
@@ -167,7 +148,7 @@ fn measure_punts(
     watch.sample();
     let (workers, worker_switches) = watch.totals();
     Ok(PuntStats {
-        ios,
+        ios: measured.ios,
         workers,
         worker_switches,
         submit_us: measured.submit_us(),
