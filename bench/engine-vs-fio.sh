@@ -38,8 +38,10 @@
 # io_uring io-wq and SQPOLL threads are its own threads, so they are included) and the
 # whole machine's busy CPU per I/O over the same seconds (/proc/stat; on a shared machine
 # it includes everyone else's work, so compare it only on a quiet one), context switches
-# per I/O (voluntary + involuntary, all the process's threads, from /usr/bin/time: far less
-# sensitive to a busy machine than IOPS), medians over
+# per I/O (voluntary + involuntary, all the process's threads, from /usr/bin/time) and, when
+# `perf` can count syscall tracepoints (root; PERF=0 turns it off), the system calls into the
+# I/O interface per I/O (io_uring_enter, io_submit, io_getevents): these two are counts, far
+# less sensitive to a busy machine than IOPS or CPU seconds. Medians over
 # rounds, ratios of the medians, and the median of the per-round ratios (each round's pair
 # ran within seconds of each other, so that one is the less drift-prone estimate).
 set -euo pipefail
@@ -141,6 +143,17 @@ sample() { # out command...
     if [[ -n "$LOCK" ]]; then flock "$LOCK" "${settle[@]}" "$@"; else "${settle[@]}" "$@"; fi
 }
 
+# System calls into the I/O interfaces, counted by perf around each sample when it can.
+SYSCALL_EVENTS=syscalls:sys_enter_io_uring_enter,syscalls:sys_enter_io_submit,syscalls:sys_enter_io_getevents
+if [[ ${PERF:-1} == 0 ]] || ! perf stat -x, -e "$SYSCALL_EVENTS" -o /dev/null true 2>/dev/null; then
+    SYSCALL_EVENTS=
+    echo "engine-vs-fio: perf cannot count syscall tracepoints here; the sys/IO column is nan" >&2
+fi
+counted() { # out: the perf prefix for a sample (empty when not counting)
+    [[ -n $SYSCALL_EVENTS ]] && echo perf stat -x, -o "$1.perf" -e "$SYSCALL_EVENTS" --
+    return 0
+}
+
 # workload name -> fio args and weir job file
 declare -A FIO_ARGS=(
     [randread_qd1]="--rw=randread --bs=4k --iodepth=1"
@@ -167,6 +180,15 @@ machine_cpu_py='
 def machine_cpu(out, ios):
     b0, b1 = map(int, open(out + ".busy").read().split())
     return (b1 - b0) / 100 / max(ios, 1)
+def syscalls(out, ios):
+    try:
+        lines = open(out + ".perf").read().splitlines()
+    except OSError:
+        return float("nan")
+    counts = [l.split(",")[0] for l in lines if "syscalls:" in l]
+    if not counts or not all(c.isdigit() for c in counts):
+        return float("nan")
+    return sum(map(int, counts)) / max(ios, 1)
 '
 
 run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring features;
@@ -175,8 +197,9 @@ run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring fea
     [[ $3 == fio_reg ]] && features+=(--fixedbufs=1 --registerfiles=1)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
     prewrite
-    # shellcheck disable=SC2086
-    if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" fio --name=bench \
+    # shellcheck disable=SC2086,SC2046
+    if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") \
+        fio --name=bench \
         --filename="$FILE" --size=1g --direct=1 "${features[@]}" \
         --time_based --runtime="$DURATION_S" \
         --lat_percentiles=1 --clat_percentiles=0 --norandommap --randrepeat=0 \
@@ -195,14 +218,16 @@ user, sys_s, vcs, ics = map(float, open(out + ".time").read().split()[-4:])
 ios = d["total_ios"]
 print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, d["iops"],
       d["bw_bytes"] / 1e6, pct["50.000000"] / 1e3, pct["99.000000"] / 1e3,
-      (user + sys_s) / max(ios, 1), machine_cpu(out, ios), (vcs + ics) / max(ios, 1)])))
+      (user + sys_s) / max(ios, 1), machine_cpu(out, ios), (vcs + ics) / max(ios, 1),
+      syscalls(out, ios)])))
 PY
 }
 
 run_weir() { # workload round backend
     local out="$WORK/weir_$3-$1-$2"
     prewrite
-    if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" "$WEIR" run "$WORK/$1.yaml" \
+    # shellcheck disable=SC2046
+    if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "$WEIR" run "$WORK/$1.yaml" \
         "${TARGET[@]}" --duration "${DURATION_S}s" --shards 1 --backend "$3" --output json \
         "${KEEP[@]}" >"$out.json" 2>"$out.err"; then
         echo "weir run failed ($1, round $2, $3); this sample is skipped:" >&2
@@ -246,7 +271,7 @@ nan = float("nan")
 print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, iops or nan, bw / 1e6,
       p50 if p50 is not None else nan, p99 if p99 is not None else nan,
       (user + sys_s) / ios if ios else nan, machine_cpu(out, ios) if ios else nan,
-      (vcs + ics) / ios if ios else nan])))
+      (vcs + ics) / ios if ios else nan, syscalls(out, ios) if ios else nan])))
 PY
 }
 
@@ -289,9 +314,9 @@ present = {s for _, s in rows}
 base_anchor = "fio_reg" if "fio_reg" in present else "fio"
 def anchor_of(side):
     return "fio_aio" if side == "weir_aio" and "fio_aio" in present else base_anchor
-COLS = 7
+COLS = 8
 print(f"{'workload':15} {'side':11} {'IOPS':>9} {'MB/s':>8} {'p50 us':>8} {'p99 us':>8} "
-      f"{'CPU us/IO':>9} {'mCPU us/IO':>10} {'cs/IO':>6} | {'vs':7} {'IOPS x':>6} "
+      f"{'CPU us/IO':>9} {'mCPU us/IO':>10} {'cs/IO':>6} {'sys/IO':>6} | {'vs':7} {'IOPS x':>6} "
       f"{'MB/s x':>6} {'CPU x':>6} {'mCPU x':>6} {'paired':>6}")
 for w in workloads:
     for s in sides:
@@ -302,7 +327,7 @@ for w in workloads:
                   if ww == w and s in r and anchor in r]
         paired = statistics.median(paired) if paired else float("nan")
         print(f"{w:15} {s:11} {m[0]:9.0f} {m[1]:8.1f} {m[2]:8.1f} {m[3]:8.1f} "
-              f"{m[4] * 1e6:9.2f} {m[5] * 1e6:10.2f} {m[6]:6.3f} | {anchor:7} "
+              f"{m[4] * 1e6:9.2f} {m[5] * 1e6:10.2f} {m[6]:6.3f} {m[7]:6.3f} | {anchor:7} "
               f"{ratio(m[0], f[0]):6.3f} {ratio(m[1], f[1]):6.3f} {ratio(m[4], f[4]):6.3f} "
               f"{ratio(m[5], f[5]):6.3f} {paired:6.3f}")
 rounds = max((r for _, r in by_round), default=0)
@@ -310,7 +335,8 @@ print(f"(medians of {rounds} rounds; ratios are each side / the fio row named un
       "the medians; 'paired' is the median of each round's IOPS ratio; CPU = user+sys seconds "
       "of the process (its io_uring worker threads included) per completed I/O; mCPU = busy "
       "CPU of the whole machine per completed I/O, which counts other work on a shared "
-      "machine; cs = voluntary + involuntary context switches of the process per I/O)")
+      "machine; cs = voluntary + involuntary context switches of the process per I/O; sys = "
+      "io_uring_enter + io_submit + io_getevents calls per I/O)")
 print()
 print("per-round MB/s and weir/fio ratio (the order rotates every round):")
 for w in workloads:
