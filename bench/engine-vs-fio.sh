@@ -38,10 +38,12 @@
 # io_uring io-wq and SQPOLL threads are its own threads, so they are included) and the
 # whole machine's busy CPU per I/O over the same seconds (/proc/stat; on a shared machine
 # it includes everyone else's work, so compare it only on a quiet one), context switches
-# per I/O (voluntary + involuntary, all the process's threads, from /usr/bin/time) and, when
-# `perf` can count syscall tracepoints (root; PERF=0 turns it off), the system calls into the
-# I/O interface per I/O (io_uring_enter, io_submit, io_getevents): these two are counts, far
-# less sensitive to a busy machine than IOPS or CPU seconds. Medians over
+# per I/O (voluntary + involuntary, all the process's threads, from /usr/bin/time) and, with
+# COUNT_SYSCALLS=1 (needs perf and root), the system calls into the I/O interface per I/O
+# (io_uring_enter, io_submit, io_getevents): these two are counts, far less sensitive to a
+# busy machine than IOPS or CPU seconds. Counting syscalls is off by default because enabling
+# a syscall tracepoint sends every system call of the counted process through the kernel's
+# slow entry path, which costs the side making more calls (fio) more. Medians over
 # rounds, ratios of the medians, and the median of the per-round ratios (each round's pair
 # ran within seconds of each other, so that one is the less drift-prone estimate).
 set -euo pipefail
@@ -143,11 +145,14 @@ sample() { # out command...
     if [[ -n "$LOCK" ]]; then flock "$LOCK" "${settle[@]}" "$@"; else "${settle[@]}" "$@"; fi
 }
 
-# System calls into the I/O interfaces, counted by perf around each sample when it can.
-SYSCALL_EVENTS=syscalls:sys_enter_io_uring_enter,syscalls:sys_enter_io_submit,syscalls:sys_enter_io_getevents
-if [[ ${PERF:-1} == 0 ]] || ! perf stat -x, -e "$SYSCALL_EVENTS" -o /dev/null true 2>/dev/null; then
-    SYSCALL_EVENTS=
-    echo "engine-vs-fio: perf cannot count syscall tracepoints here; the sys/IO column is nan" >&2
+# System calls into the I/O interfaces, counted by perf around each sample (COUNT_SYSCALLS=1).
+SYSCALL_EVENTS=
+if [[ ${COUNT_SYSCALLS:-0} == 1 ]]; then
+    SYSCALL_EVENTS=syscalls:sys_enter_io_uring_enter,syscalls:sys_enter_io_submit,syscalls:sys_enter_io_getevents
+    if ! perf stat -x, -e "$SYSCALL_EVENTS" -o /dev/null true 2>/dev/null; then
+        echo "engine-vs-fio: perf cannot count syscall tracepoints here (root and perf needed)" >&2
+        exit 2
+    fi
 fi
 counted() { # out: the perf prefix for a sample (empty when not counting)
     [[ -n $SYSCALL_EVENTS ]] && echo perf stat -x, -o "$1.perf" -e "$SYSCALL_EVENTS" --
