@@ -22,15 +22,28 @@
 # writes have drained, and every round's weir/fio ratio is printed so drift is visible.
 # The zram tier (TIER=zram) reads 4 KiB at random from a RAM-backed block device, pre-written
 # with incompressible data, at QD1 and QD32: there the disk is not the limit, the CPU each
-# side spends per I/O is, and rounds repeat within a few percent. fio runs twice, plain and
-# with the io_uring features weir uses (`fio_reg`: fixedbufs + registerfiles; weir does not
-# poll, so no sqthread_poll), weir on the raw device (`--device`). Default there: BACKENDS
-# "uring", SETTLE_S 1, WORKLOADS "randread_qd1 randread_qd32".
+# side spends per I/O is, and rounds repeat within a few percent. fio runs three times: plain
+# io_uring, io_uring with the features weir uses (`fio_reg`: fixedbufs + registerfiles; weir
+# does not poll, so no sqthread_poll), and libaio reaping completions from the ring in user
+# space as weir's AIO backend does (`fio_aio`: userspace_reap); weir runs on the raw device
+# (`--device`) with both backends. Each weir row is compared with the fio row given the same
+# interface and features: weir_uring with fio_reg, weir_aio with fio_aio. Default there:
+# BACKENDS "uring aio", SETTLE_S 1, WORKLOADS "randread_qd1 randread_qd32".
+# Why both interfaces on zram: zram is a bio-based driver without REQ_NOWAIT support, so
+# io_uring cannot issue a read inline and hands every one to an io-wq worker thread, which
+# then wakes the submitter (~0.5-2 context switches per I/O on either side); Linux AIO's
+# io_submit runs zram's synchronous read in the submitting thread (no switch at all).
 # Printed: IOPS, MB/s, p50/p99 latency (submission to completion), CPU seconds per I/O
 # (user+sys of the whole process from /usr/bin/time over its completed I/Os: the process's
 # io_uring io-wq and SQPOLL threads are its own threads, so they are included) and the
 # whole machine's busy CPU per I/O over the same seconds (/proc/stat; on a shared machine
-# it includes everyone else's work, so compare it only on a quiet one), medians over
+# it includes everyone else's work, so compare it only on a quiet one), context switches
+# per I/O (voluntary + involuntary, all the process's threads, from /usr/bin/time) and, with
+# COUNT_SYSCALLS=1 (needs perf and root), the system calls into the I/O interface per I/O
+# (io_uring_enter, io_submit, io_getevents): these two are counts, far less sensitive to a
+# busy machine than IOPS or CPU seconds. Counting syscalls is off by default because enabling
+# a syscall tracepoint sends every system call of the counted process through the kernel's
+# slow entry path, which costs the side making more calls (fio) more. Medians over
 # rounds, ratios of the medians, and the median of the per-round ratios (each round's pair
 # ran within seconds of each other, so that one is the less drift-prone estimate).
 set -euo pipefail
@@ -50,8 +63,8 @@ case "$TIER" in
     zram)
         SETTLE_S=${SETTLE_S:-1}
         WORKLOADS=${WORKLOADS:-"randread_qd1 randread_qd32"}
-        BACKENDS=${BACKENDS-"uring"}
-        FIO_SIDES=${FIO_SIDES:-"fio fio_reg"}
+        BACKENDS=${BACKENDS-"uring aio"}
+        FIO_SIDES=${FIO_SIDES:-"fio fio_reg fio_aio"}
         ;;
     *) echo "engine-vs-fio: TIER must be vda or zram, not '$TIER'" >&2; exit 2 ;;
 esac
@@ -132,6 +145,20 @@ sample() { # out command...
     if [[ -n "$LOCK" ]]; then flock "$LOCK" "${settle[@]}" "$@"; else "${settle[@]}" "$@"; fi
 }
 
+# System calls into the I/O interfaces, counted by perf around each sample (COUNT_SYSCALLS=1).
+SYSCALL_EVENTS=
+if [[ ${COUNT_SYSCALLS:-0} == 1 ]]; then
+    SYSCALL_EVENTS=syscalls:sys_enter_io_uring_enter,syscalls:sys_enter_io_submit,syscalls:sys_enter_io_getevents
+    if ! perf stat -x, -e "$SYSCALL_EVENTS" -o /dev/null true 2>/dev/null; then
+        echo "engine-vs-fio: perf cannot count syscall tracepoints here (root and perf needed)" >&2
+        exit 2
+    fi
+fi
+counted() { # out: the perf prefix for a sample (empty when not counting)
+    [[ -n $SYSCALL_EVENTS ]] && echo perf stat -x, -o "$1.perf" -e "$SYSCALL_EVENTS" --
+    return 0
+}
+
 # workload name -> fio args and weir job file
 declare -A FIO_ARGS=(
     [randread_qd1]="--rw=randread --bs=4k --iodepth=1"
@@ -158,15 +185,27 @@ machine_cpu_py='
 def machine_cpu(out, ios):
     b0, b1 = map(int, open(out + ".busy").read().split())
     return (b1 - b0) / 100 / max(ios, 1)
+def syscalls(out, ios):
+    try:
+        lines = open(out + ".perf").read().splitlines()
+    except OSError:
+        return float("nan")
+    counts = [l.split(",")[0] for l in lines if "syscalls:" in l]
+    if not counts or not all(c.isdigit() for c in counts):
+        return float("nan")
+    return sum(map(int, counts)) / max(ios, 1)
 '
 
-run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring features)
-    local out="$WORK/$3-$1-$2" features=()
-    [[ $3 == fio_reg ]] && features=(--fixedbufs=1 --registerfiles=1)
+run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring features;
+    #                             fio_aio: libaio, reaping in user space as weir does)
+    local out="$WORK/$3-$1-$2" features=(--ioengine=io_uring)
+    [[ $3 == fio_reg ]] && features+=(--fixedbufs=1 --registerfiles=1)
+    [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
     prewrite
-    # shellcheck disable=SC2086
-    if ! sample "$out" /usr/bin/time -f '%U %S' -o "$out.time" fio --name=bench \
-        --filename="$FILE" --size=1g --direct=1 --ioengine=io_uring "${features[@]}" \
+    # shellcheck disable=SC2086,SC2046
+    if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") \
+        fio --name=bench \
+        --filename="$FILE" --size=1g --direct=1 "${features[@]}" \
         --time_based --runtime="$DURATION_S" \
         --lat_percentiles=1 --clat_percentiles=0 --norandommap --randrepeat=0 \
         ${FIO_ARGS[$1]} --output-format=json --output="$out.json"; then
@@ -180,18 +219,20 @@ exec(sys.argv[3])
 j = json.load(open(out + ".json"))["jobs"][0]
 d = j["read"] if j["read"]["total_ios"] > 0 else j["write"]
 pct = d["lat_ns"]["percentile"]
-user, sys_s = map(float, open(out + ".time").read().split()[-2:])
+user, sys_s, vcs, ics = map(float, open(out + ".time").read().split()[-4:])
 ios = d["total_ios"]
 print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, d["iops"],
       d["bw_bytes"] / 1e6, pct["50.000000"] / 1e3, pct["99.000000"] / 1e3,
-      (user + sys_s) / max(ios, 1), machine_cpu(out, ios)])))
+      (user + sys_s) / max(ios, 1), machine_cpu(out, ios), (vcs + ics) / max(ios, 1),
+      syscalls(out, ios)])))
 PY
 }
 
 run_weir() { # workload round backend
     local out="$WORK/weir_$3-$1-$2"
     prewrite
-    if ! sample "$out" /usr/bin/time -f '%U %S' -o "$out.time" "$WEIR" run "$WORK/$1.yaml" \
+    # shellcheck disable=SC2046
+    if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "$WEIR" run "$WORK/$1.yaml" \
         "${TARGET[@]}" --duration "${DURATION_S}s" --shards 1 --backend "$3" --output json \
         "${KEEP[@]}" >"$out.json" 2>"$out.err"; then
         echo "weir run failed ($1, round $2, $3); this sample is skipped:" >&2
@@ -230,11 +271,12 @@ if bw is None:
 p50 = find(doc, ["latency_us_p50", "p50_us", "p50", "p0.5"])
 p99 = find(doc, ["latency_us_p99", "p99_us", "p99", "p0.99"])
 ios = find(doc, ["ops", "total_requests", "requests", "ios", "total_ios"])
-user, sys_s = map(float, open(out + ".time").read().split()[-2:])
+user, sys_s, vcs, ics = map(float, open(out + ".time").read().split()[-4:])
 nan = float("nan")
 print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, iops or nan, bw / 1e6,
       p50 if p50 is not None else nan, p99 if p99 is not None else nan,
-      (user + sys_s) / ios if ios else nan, machine_cpu(out, ios) if ios else nan])))
+      (user + sys_s) / ios if ios else nan, machine_cpu(out, ios) if ios else nan,
+      (vcs + ics) / ios if ios else nan, syscalls(out, ios) if ios else nan])))
 PY
 }
 
@@ -270,34 +312,42 @@ def med(w, side, k):
 def ratio(a, b):
     return a / b if b and a == a and b == b else float("nan")
 sides = sorted({s for _, s in rows}, key=lambda s: (not s.startswith("fio"), s))
-# Each weir row is compared with the fio row given weir's io_uring features when there is
-# one (fio_reg), else with plain fio; every fio variant's own row is shown as well.
-anchor = "fio_reg" if any(s == "fio_reg" for _, s in rows) else "fio"
+# Each weir row is compared with the fio row given the same interface and features: weir_aio
+# with fio_aio (libaio), every other row with fio_reg (io_uring with weir's features) when
+# there is one, else with plain fio; every fio variant's own row is shown as well.
+present = {s for _, s in rows}
+base_anchor = "fio_reg" if "fio_reg" in present else "fio"
+def anchor_of(side):
+    return "fio_aio" if side == "weir_aio" and "fio_aio" in present else base_anchor
+COLS = 8
 print(f"{'workload':15} {'side':11} {'IOPS':>9} {'MB/s':>8} {'p50 us':>8} {'p99 us':>8} "
-      f"{'CPU us/IO':>9} {'mCPU us/IO':>10} | {'IOPS x':>6} {'MB/s x':>6} {'CPU x':>6} "
-      f"{'mCPU x':>6} {'paired':>6}")
+      f"{'CPU us/IO':>9} {'mCPU us/IO':>10} {'cs/IO':>6} {'sys/IO':>6} | {'vs':7} {'IOPS x':>6} "
+      f"{'MB/s x':>6} {'CPU x':>6} {'mCPU x':>6} {'paired':>6}")
 for w in workloads:
-    f = [med(w, anchor, k) for k in range(6)]
     for s in sides:
-        m = [med(w, s, k) for k in range(6)]
+        anchor = anchor_of(s)
+        f = [med(w, anchor, k) for k in range(COLS)]
+        m = [med(w, s, k) for k in range(COLS)]
         paired = [ratio(r[s][0], r[anchor][0]) for (ww, _), r in by_round.items()
                   if ww == w and s in r and anchor in r]
         paired = statistics.median(paired) if paired else float("nan")
         print(f"{w:15} {s:11} {m[0]:9.0f} {m[1]:8.1f} {m[2]:8.1f} {m[3]:8.1f} "
-              f"{m[4] * 1e6:9.2f} {m[5] * 1e6:10.2f} | {ratio(m[0], f[0]):6.3f} "
-              f"{ratio(m[1], f[1]):6.3f} {ratio(m[4], f[4]):6.3f} {ratio(m[5], f[5]):6.3f} "
-              f"{paired:6.3f}")
+              f"{m[4] * 1e6:9.2f} {m[5] * 1e6:10.2f} {m[6]:6.3f} {m[7]:6.3f} | {anchor:7} "
+              f"{ratio(m[0], f[0]):6.3f} {ratio(m[1], f[1]):6.3f} {ratio(m[4], f[4]):6.3f} "
+              f"{ratio(m[5], f[5]):6.3f} {paired:6.3f}")
 rounds = max((r for _, r in by_round), default=0)
-print(f"(medians of {rounds} rounds; ratios are each side / {anchor} of the medians; 'paired' "
-      "is the median of each round's IOPS ratio; CPU = user+sys seconds of the process (its "
-      "io_uring worker threads included) per completed I/O; mCPU = busy CPU of the whole "
-      "machine per completed I/O, which counts other work on a shared machine)")
+print(f"(medians of {rounds} rounds; ratios are each side / the fio row named under 'vs', of "
+      "the medians; 'paired' is the median of each round's IOPS ratio; CPU = user+sys seconds "
+      "of the process (its io_uring worker threads included) per completed I/O; mCPU = busy "
+      "CPU of the whole machine per completed I/O, which counts other work on a shared "
+      "machine; cs = voluntary + involuntary context switches of the process per I/O; sys = "
+      "io_uring_enter + io_submit + io_getevents calls per I/O)")
 print()
 print("per-round MB/s and weir/fio ratio (the order rotates every round):")
 for w in workloads:
     for rnd in range(1, rounds + 1):
         r = by_round.get((w, rnd), {})
-        cells = [f"{s} {r[s][1]:7.1f}" + (f" ({ratio(r[s][1], r[anchor][1]):.3f})"
-                 if s != anchor and anchor in r else "") for s in sides if s in r]
+        cells = [f"{s} {r[s][1]:7.1f}" + (f" ({ratio(r[s][1], r[anchor_of(s)][1]):.3f})"
+                 if s != anchor_of(s) and anchor_of(s) in r else "") for s in sides if s in r]
         print(f"  {w:15} round {rnd}: " + ", ".join(cells))
 PY
