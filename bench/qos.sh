@@ -272,7 +272,9 @@ if w is None:
 print(round(r), round(w))
 EOF
     )
-    if [[ ! -s "$EXPLORED" ]]; then
+    if [[ -z "${FRONTIER_W:-}" ]]; then
+        echo "qos: no query rate on the map (above); skipping the map rows" >&2
+    elif [[ ! -s "$EXPLORED" ]]; then
         echo "qos: $EXPLORED is missing (the map has no fit); skipping the map rows" >&2
     else
         echo "qos: query class at $QUERY_RPS reads/s; the frontier writes $FRONTIER_W B/s there" >&2

@@ -4,9 +4,9 @@
 //!   Diskplorer grid, so the two tools' read p99 can be read side by side at the same read
 //!   rate x write bandwidth (Diskplorer's is fio's `clat`, from submission; weir's from the
 //!   intended arrival).
-//! - [`compare_frontiers`] puts two `explore.json` files side by side: for each read rate of
-//!   the first map's frontier, the second map's frontier writes there (linearly interpolated)
-//!   and the relative difference, beside the difference of the two runs' pure loads
+//! - [`compare_frontiers`] puts two `explore.json` files side by side: at each read rate of
+//!   either frontier (where both are defined), both frontiers' writes (linearly interpolated
+//!   between entries) and the relative difference, beside the difference of the two runs' pure loads
 //!   (calibration), so a frontier spread can be judged against the disk's own run-to-run
 //!   spread. It reads only `frontier`, `calibration`, `goal_us` and `write_regime`, so other
 //!   keys may change spelling without breaking it.
@@ -97,7 +97,7 @@ pub fn grid_table(rows: &[GridRow], goal_us: f64) -> String {
     out
 }
 
-/// One read rate of the first map's frontier, with the second map's writes there.
+/// One read rate of either frontier, with both maps' writes there.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct FrontierRow {
     pub read_iops: f64,
@@ -189,10 +189,15 @@ pub fn compare_frontiers(
         )));
     }
     let (fa, fb) = (frontier_of(&a, a_file)?, frontier_of(&b, b_file)?);
-    let rows: Vec<FrontierRow> = fa
-        .iter()
-        .filter_map(|&(read_iops, a_w)| {
-            let b_w = writes_at(&fb, read_iops)?;
+    // Every read rate of either frontier where both are defined, so neither map's bends are
+    // skipped.
+    let mut read_rates: Vec<f64> = fa.iter().chain(&fb).map(|&(r, _)| r).collect();
+    read_rates.sort_by(f64::total_cmp);
+    read_rates.dedup();
+    let rows: Vec<FrontierRow> = read_rates
+        .into_iter()
+        .filter_map(|read_iops| {
+            let (a_w, b_w) = (writes_at(&fa, read_iops)?, writes_at(&fb, read_iops)?);
             Some(FrontierRow {
                 read_iops,
                 a_write_bytes_per_s: a_w,
@@ -283,14 +288,36 @@ mod tests {
     }
 
     #[test]
-    fn frontiers_are_compared_at_the_first_maps_read_rates() {
+    fn frontiers_are_compared_at_both_maps_read_rates() {
         let a = map_json("overwrite", &[(0.0, 100.0), (1000.0, 50.0)], 2000.0);
         let b = map_json("overwrite", &[(0.0, 104.0), (2000.0, 0.0)], 2100.0);
         let c = compare_frontiers(&a, "a.json", &b, "b.json").expect("compares");
+        // A ends at 1000 reads/s, so B's 2000 has no partner.
         assert_eq!(c.rows.len(), 2);
         assert!((c.rows[0].difference - 0.04).abs() < 1e-9);
         // B at 1000 reads/s: halfway between 104 and 0.
         assert!((c.rows[1].b_write_bytes_per_s - 52.0).abs() < 1e-9);
+        let rev = compare_frontiers(&b, "b.json", &a, "a.json").expect("compares");
+        assert_eq!(
+            rev.rows.len(),
+            2,
+            "B's read rates with A's partner: {rev:?}"
+        );
+        // A bend only B has (500 reads/s) is compared too.
+        let a2 = map_json(
+            "overwrite",
+            &[(0.0, 100.0), (1000.0, 50.0), (2000.0, 0.0)],
+            1.0,
+        );
+        let b2 = map_json(
+            "overwrite",
+            &[(0.0, 100.0), (500.0, 60.0), (2000.0, 0.0)],
+            1.0,
+        );
+        let bend = compare_frontiers(&a2, "a.json", &b2, "b.json").expect("compares");
+        let rates: Vec<f64> = bend.rows.iter().map(|r| r.read_iops).collect();
+        assert_eq!(rates, vec![0.0, 500.0, 1000.0, 2000.0]);
+        assert!((bend.rows[1].difference - (60.0 - 75.0) / 75.0).abs() < 1e-9);
         assert!((c.max_abs_difference - 0.04).abs() < 1e-9);
         assert!((c.pure_read_difference.unwrap_or(0.0) - 0.05).abs() < 1e-9);
         let text = comparison_text(&c, 0.05);
