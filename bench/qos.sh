@@ -249,9 +249,13 @@ if [[ "$MAP" != none ]]; then
     fi
     EXPLORED=$(dirname "$MAP")/io-properties.yaml
     # The query rate and the frontier's writes there (linear between frontier entries).
+    # (`read` fails on no input: the map had no query rate, said on stderr; skipped below.)
     read -r QUERY_RPS FRONTIER_W < <(python3 - "$MAP" "$QUERY_RPS" <<'EOF'
 import json, sys
 m = json.load(open(sys.argv[1]))
+if m.get("write_regime") != "fresh":
+    print(f"qos: warning: the map measured {m.get('write_regime')} writes; the rows write a "
+          "fresh file, so the frontier is another regime's", file=sys.stderr)
 f = sorted((p["read_iops"], p["write_bytes_per_s"]) for p in m["frontier"])
 mixed = [p for p in f if p[0] > 0 and p[1] > 0]
 if not mixed:
@@ -271,7 +275,7 @@ if w is None:
     sys.exit(f"qos: QUERY_RPS {r:.0f} is outside the map's frontier ({f[0][0]:.0f}-{f[-1][0]:.0f} reads/s)")
 print(round(r), round(w))
 EOF
-    )
+    ) || FRONTIER_W=""
     if [[ -z "${FRONTIER_W:-}" ]]; then
         echo "qos: no query rate on the map (above); skipping the map rows" >&2
     elif [[ ! -s "$EXPLORED" ]]; then
