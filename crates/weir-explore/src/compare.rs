@@ -103,7 +103,7 @@ pub struct FrontierRow {
     pub read_iops: f64,
     pub a_write_bytes_per_s: f64,
     pub b_write_bytes_per_s: f64,
-    /// (b - a) / a.
+    /// (b - a) / a; infinite where A has no writes and B has some.
     pub difference: f64,
 }
 
@@ -202,7 +202,12 @@ pub fn compare_frontiers(
                 read_iops,
                 a_write_bytes_per_s: a_w,
                 b_write_bytes_per_s: b_w,
-                difference: if a_w > 0.0 { (b_w - a_w) / a_w } else { 0.0 },
+                difference: relative(Some(a_w), Some(b_w)).unwrap_or(if b_w > 0.0 {
+                    // A says no writes here, B says some: no ratio, and no agreement.
+                    f64::INFINITY
+                } else {
+                    0.0
+                }),
             })
         })
         .collect();
@@ -230,18 +235,26 @@ pub fn comparison_text(c: &FrontierComparison, tolerance: f64) -> String {
     for r in &c.rows {
         let _ = writeln!(
             out,
-            "{:>12.0} {:>14.1} {:>14.1} {:>+9.1}%",
+            "{:>12.0} {:>14.1} {:>14.1} {:>10}",
             r.read_iops,
             r.a_write_bytes_per_s / 1e6,
             r.b_write_bytes_per_s / 1e6,
-            r.difference * 100.0
+            if r.difference.is_finite() {
+                format!("{:+.1}%", r.difference * 100.0)
+            } else {
+                "A has 0".into()
+            }
         );
     }
     let pct = |d: Option<f64>| d.map_or("-".into(), |d| format!("{:+.1}%", d * 100.0));
     let _ = writeln!(
         out,
-        "frontier spread: largest |B vs A| {:.1}% over {} read rates ({} the {:.0}% target)",
-        c.max_abs_difference * 100.0,
+        "frontier spread: largest |B vs A| {} over {} read rates ({} the {:.0}% target)",
+        if c.max_abs_difference.is_finite() {
+            format!("{:.1}%", c.max_abs_difference * 100.0)
+        } else {
+            "unbounded (A has no writes where B has)".into()
+        },
         c.rows.len(),
         if c.max_abs_difference <= tolerance {
             "within"
@@ -318,6 +331,15 @@ mod tests {
         let rates: Vec<f64> = bend.rows.iter().map(|r| r.read_iops).collect();
         assert_eq!(rates, vec![0.0, 500.0, 1000.0, 2000.0]);
         assert!((bend.rows[1].difference - (60.0 - 75.0) / 75.0).abs() < 1e-9);
+        // Where A has no writes and B has some there is no ratio, and no agreement.
+        let a3 = map_json("overwrite", &[(0.0, 100.0), (1000.0, 0.0)], 1.0);
+        let b3 = map_json("overwrite", &[(0.0, 100.0), (1000.0, 10.0)], 1.0);
+        let none = compare_frontiers(&a3, "a.json", &b3, "b.json").expect("compares");
+        assert!(none.max_abs_difference.is_infinite());
+        let text = comparison_text(&none, 0.05);
+        assert!(text.contains("A has 0"), "{text}");
+        assert!(text.contains("largest |B vs A| unbounded"), "{text}");
+        assert!(text.contains("outside the 5% target"), "{text}");
         assert!((c.max_abs_difference - 0.04).abs() < 1e-9);
         assert!((c.pure_read_difference.unwrap_or(0.0) - 0.05).abs() < 1e-9);
         let text = comparison_text(&c, 0.05);
