@@ -21,6 +21,17 @@
 #   PROPS (use this io-properties file), PROPS_FROM (tune | fio: how to measure the disk when
 #   PROPS is not given; fio measures 4 KiB random IOPS at QD32 and 1 MiB bandwidth at QD8),
 #   DUPLEX (true: add `duplex: true` to a measured or given model that does not say).
+# Against the map (issue 22): the same run maps the disk with `weir explore --quick` (fresh
+# writes, like the rows' writes; goal GOAL), then runs the query class open-loop at the
+# frontier's read rate QUERY_RPS (Poisson arrivals, latency from arrival to completion, as the
+# map measures it) beside the compaction writes, through the scheduler with the tuned model
+# and with the explored model (its io-properties.yaml), ROUNDS rounds each, order rotated. It
+# prints scheduled writes / frontier writes at that read rate and read p99 vs the goal: the
+# median over rounds and the lowest round (target with the explored model: median >= 0.9,
+# no round below 0.8, read p99 <= goal).
+#   MAP (an explore.json to use instead of mapping; MAP=none skips the map rows),
+#   MAP_ARGS (extra `weir explore` flags, e.g. "--budget 5m" or "--quick"; default --quick),
+#   QUERY_RPS (default: the mixed frontier point nearest half the largest read rate).
 # Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
 # ALWAYS restores the original, also on Ctrl-C). Holds BENCH_LOCK for the whole run.
 set -euo pipefail
@@ -33,6 +44,9 @@ TUNE_DURATION=${TUNE_DURATION:-30s}
 SWEEP=${SWEEP-"0.25ms 0.5ms 1ms 2ms 4ms"}
 ROUNDS=${ROUNDS:-3}
 PROPS_FROM=${PROPS_FROM:-tune}
+MAP=${MAP:-}
+MAP_ARGS=${MAP_ARGS:---quick}
+QUERY_RPS=${QUERY_RPS:-}
 DUPLEX=${DUPLEX:-true}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCHED_FILE=/sys/block/$DEV/queue/scheduler
@@ -224,10 +238,71 @@ for goal in $SWEEP; do
     weir_row "sweep: weir goal $goal" "$WORK/mixed.yaml" --io-properties "$PROPS" --latency-goal "$goal"
 done
 
+# ---------------------------------------------------------------- against the map
+if [[ "$MAP" != none ]]; then
+    if [[ -z "$MAP" ]]; then
+        echo "qos: mapping the disk: weir explore $MAP_ARGS --write-regime fresh --goal $GOAL" >&2
+        # shellcheck disable=SC2086  # MAP_ARGS is a list of flags
+        "$WEIR" explore --dir "$DIR" --write-regime fresh --goal "$GOAL" --out "$WORK/map" \
+            $MAP_ARGS >&2
+        MAP=$WORK/map/explore.json
+    fi
+    EXPLORED=$(dirname "$MAP")/io-properties.yaml
+    # The query rate and the frontier's writes there (linear between frontier entries).
+    # (`read` fails on no input: the map had no query rate, said on stderr; skipped below.)
+    read -r QUERY_RPS FRONTIER_W < <(python3 - "$MAP" "$QUERY_RPS" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+if m.get("write_regime") != "fresh":
+    print(f"qos: warning: the map measured {m.get('write_regime')} writes; the rows write a "
+          "fresh file, so the frontier is another regime's", file=sys.stderr)
+f = sorted((p["read_iops"], p["write_bytes_per_s"]) for p in m["frontier"])
+mixed = [p for p in f if p[0] > 0 and p[1] > 0]
+if not mixed:
+    sys.exit("qos: the map has no mixed frontier point (no load with reads and writes was "
+             "within the goal): raise GOAL or map a quieter disk")
+if sys.argv[2]:
+    r = float(sys.argv[2])
+else:
+    top = max(p[0] for p in mixed)
+    r = min(mixed, key=lambda p: abs(p[0] - top / 2))[0]
+w = None
+for (r0, w0), (r1, w1) in zip(f, f[1:]):
+    if r0 <= r <= r1:
+        w = w0 if r1 == r0 else w0 + (w1 - w0) * (r - r0) / (r1 - r0)
+        break
+if w is None:
+    sys.exit(f"qos: QUERY_RPS {r:.0f} is outside the map's frontier ({f[0][0]:.0f}-{f[-1][0]:.0f} reads/s)")
+print(round(r), round(w))
+EOF
+    ) || FRONTIER_W=""
+    if [[ -z "${FRONTIER_W:-}" ]]; then
+        echo "qos: no query rate on the map (above); skipping the map rows" >&2
+    elif [[ ! -s "$EXPLORED" ]]; then
+        echo "qos: $EXPLORED is missing (the map has no fit); skipping the map rows" >&2
+    else
+        echo "qos: query class at $QUERY_RPS reads/s; the frontier writes $FRONTIER_W B/s there" >&2
+        # Four fibers share the rate (rps is per fiber), Poisson gaps, as explore's reads.
+        sed -e "s/    parallelism: 4/    parallelism: 4\n    rps: $(((QUERY_RPS + 3) / 4))/" \
+            -e 's/^  data_size: 1GB/  data_size: 1GB\n  options:\n    pause_distribution: poisson/' \
+            "$WORK/reads.yaml" >"$WORK/query.yaml"
+        { cat "$WORK/query.yaml"; writes_job; } >"$WORK/map-mixed.yaml"
+        for ((round = 1; round <= ROUNDS; round++)); do
+            models=("tuned:$PROPS" "explored:$EXPLORED")
+            ((round % 2 == 0)) && models=("explored:$EXPLORED" "tuned:$PROPS")
+            for m in "${models[@]}"; do
+                ROUND=$round weir_row "map: query at $QUERY_RPS/s, ${m%%:*} model" \
+                    "$WORK/map-mixed.yaml" --io-properties "${m#*:}" --latency-goal "$GOAL"
+            done
+        done
+    fi
+fi
+
 # ---------------------------------------------------------------- table
-python3 - "$RESULTS" "$GOAL" "$DURATION" <<'EOF'
+python3 - "$RESULTS" "$GOAL" "$DURATION" "${FRONTIER_W:-}" "${QUERY_RPS:-}" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+frontier_w, query_rps = sys.argv[4], sys.argv[5]
 goal, duration = sys.argv[2], sys.argv[3]
 goal_us = float(goal[:-2]) * 1000 if goal.endswith("ms") else float(goal[:-2])
 FIELDS = ("read_iops", "read_p50_us", "read_p99_us", "write_mbps")
@@ -309,4 +384,26 @@ if "write_mbps" in weir:
                   f"read p99 {match['read_p99_us']:.0f} us vs {k['read_p99_us']:.0f} us")
         else:
             print(f"  no sweep goal wrote as much as {k['label'].split(', ', 1)[1]} ({k['write_mbps']:.0f} MB/s)")
+
+# Against the map: scheduled writes as a share of the frontier's at the query rate.
+if frontier_w:
+    fw = float(frontier_w)
+    print(f"\nagainst the map (query class at {query_rps} reads/s, open loop; frontier writes "
+          f"{fw / 1e6:.0f} MB/s there; goal read p99 {goal_us:.0f} us from arrival):")
+    for model in ("tuned", "explored"):
+        rs = [r for l, rr in by_label.items() if l.startswith("map:") and l.endswith(f"{model} model") for r in rr]
+        if not rs:
+            continue
+        shares = [r.get("write_mbps", 0) * 1e6 / fw for r in rs]
+        p99s = [r.get("read_p99_us", float("inf")) for r in rs]
+        got = [r.get("read_iops", 0) for r in rs]
+        within = sum(p <= goal_us for p in p99s)
+        line = (f"  {model:8} model: writes {statistics.median(shares):.2f} of the frontier (median of "
+                f"{len(rs)}; lowest round {min(shares):.2f}; rounds {' '.join(f'{x:.2f}' for x in shares)}), "
+                f"read p99 {statistics.median(p99s):.0f} us (within the goal in {within} of {len(rs)}), "
+                f"reads {statistics.median(got):.0f}/s")
+        if model == "explored":
+            ok = statistics.median(shares) >= 0.9 and min(shares) >= 0.8 and within == len(rs)
+            line += f"; target (>= 0.9, no round < 0.8, p99 <= goal): {'yes' if ok else 'NO'}"
+        print(line)
 EOF

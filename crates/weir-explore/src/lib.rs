@@ -17,7 +17,10 @@
 //! - [`map`], [`output`], [`plots`]: explore.json, explore.csv, heatmaps (drawn by weir-plot),
 //!   io-properties.yaml and a text summary.
 //! - [`import`]: Diskplorer's fio JSON read into the same map.
+//! - [`compare`]: weir measured at a Diskplorer grid's loads, and two maps' frontiers side by
+//!   side beside their pure loads' spread.
 
+pub mod compare;
 pub mod error;
 pub mod fit;
 pub mod import;

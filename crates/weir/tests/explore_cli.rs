@@ -1,4 +1,5 @@
-//! `weir explore`: Diskplorer import end to end, flag errors, and (root only) a quick map on a
+//! `weir explore`: Diskplorer import end to end, `--compare`, flag errors, and (root only) a
+//! `--grid` run at a Diskplorer grid's loads and a quick map on a
 //! loop-mounted XFS whose outputs must all be there and agree with each other.
 
 mod common;
@@ -193,4 +194,112 @@ fn quick_map_on_loop_xfs_writes_every_output() {
         .filter(|e| e.file_name().to_string_lossy().starts_with("test-explore"))
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn map_file(dir: &std::path::Path, name: &str, regime: &str, frontier: &[(f64, f64)]) -> String {
+    let path = dir.join(name);
+    let map = json!({
+        "write_regime": regime,
+        "calibration": {"read_iops": 50_000.0, "fresh_write_bytes_per_s": 1e9,
+                        "overwrite_write_bytes_per_s": 2e9},
+        "frontier": frontier.iter()
+            .map(|(r, w)| json!({"read_iops": r, "write_bytes_per_s": w}))
+            .collect::<Vec<_>>(),
+    });
+    std::fs::write(&path, map.to_string()).expect("write map");
+    path.to_str().expect("utf-8").to_owned()
+}
+
+#[test]
+fn compare_prints_the_frontier_spread_beside_the_pure_loads() {
+    let s = Scratch::new();
+    let a = map_file(
+        s.dir(),
+        "a.json",
+        "overwrite",
+        &[(0.0, 2e9), (20_000.0, 1e9)],
+    );
+    let b = map_file(
+        s.dir(),
+        "b.json",
+        "overwrite",
+        &[(0.0, 2.06e9), (20_000.0, 1.03e9)],
+    );
+    let o = weir_with(&["explore", "--compare", &a, &b]);
+    assert_exit(&o, 0);
+    let (stdout, _) = text(&o);
+    assert!(
+        stdout.contains("largest |B vs A| 3.0% over 2 read rates (within the 5% target)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("pure-load spread of the same runs: reads +0.0%"),
+        "{stdout}"
+    );
+    let fresh = map_file(s.dir(), "c.json", "fresh", &[(0.0, 1e9)]);
+    let o = weir_with(&["explore", "--compare", &a, &fresh]);
+    assert_exit(&o, 2);
+    let (_, stderr) = text(&o);
+    assert!(stderr.contains("compare maps of one regime"), "{stderr}");
+}
+
+#[test]
+fn grid_on_loop_xfs_measures_diskplorers_loads() {
+    let test = "grid_on_loop_xfs_measures_diskplorers_loads";
+    let Some(root) = require_root_with(test, &["mkfs.xfs", "losetup", "mount"]) else {
+        return;
+    };
+    let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 })
+        .direct_io(true)
+        .size_bytes(1 << 30);
+    let fs = TestFs::create(&root, test, &opts).expect("loop XFS image");
+    let s = Scratch::new();
+    // Two light loads: 200 reads/s alone, and beside 20 MB/s of writes.
+    let pct = json!({"50.000000": 100_000, "99.000000": 300_000});
+    let jobs: Vec<Value> = [(0, 0), (0, 20_000_000)]
+        .iter()
+        .enumerate()
+        .map(|(w_idx, &(_, bw))| {
+            json!({
+                "jobname": format!("job(r_idx=1,w_idx={w_idx},write_bw={bw},r_iops=200)"),
+                "read": {"iops": 200.0, "clat_ns": {"percentile": pct}},
+                "write": {"bw_bytes": bw as f64},
+            })
+        })
+        .collect();
+    let result = s.dir().join("result.json");
+    std::fs::write(&result, json!({"jobs": jobs}).to_string()).expect("write result");
+    let out = s.dir().join("out");
+    let o = weir_with(&[
+        "explore",
+        "--dir",
+        fs.path().to_str().expect("utf-8"),
+        "--write-regime",
+        "overwrite",
+        "--grid",
+        result.to_str().expect("utf-8"),
+        "--shards",
+        "1",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_exit(&o, 0);
+    let rows: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("grid.json")).expect("grid.json"))
+            .expect("grid.json parses");
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    for (row, bw) in rows.iter().zip([0.0, 2e7]) {
+        let weir = &row["weir"];
+        assert_eq!(weir["read_iops"], 200.0);
+        assert_eq!(weir["write_bytes_per_s"], bw);
+        assert!(
+            weir["read_latency_us"]["p99"].as_f64().unwrap_or(0.0) > 0.0,
+            "{weir}"
+        );
+        assert_eq!(row["diskplorer"]["read_latency_us"]["p99"], 300.0);
+    }
+    let md = std::fs::read_to_string(out.join("grid.md")).expect("grid.md");
+    assert!(md.contains("| 200 | 20 | 300 |"), "{md}");
+    assert!(md.contains("verdicts agree at"), "{md}");
 }

@@ -49,6 +49,13 @@ pub struct ExploreArgs {
     /// Read Diskplorer's fio JSON result instead of measuring, and draw and fit it.
     #[arg(long, value_name = "RESULT.json")]
     import: Option<PathBuf>,
+    /// Measure weir at exactly the loads of this Diskplorer result (its grid) in --dir,
+    /// and print both tools' read p99 side by side (also OUTDIR/grid.md, grid.json).
+    #[arg(long, value_name = "RESULT.json", conflicts_with = "import")]
+    grid: Option<PathBuf>,
+    /// Compare two explore.json files: the frontiers per read rate and the pure loads' spread.
+    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["import", "grid"])]
+    compare: Option<Vec<PathBuf>>,
     /// Shards loading the disk at once (default: one per CPU).
     #[arg(long)]
     shards: Option<usize>,
@@ -99,22 +106,21 @@ pub fn run(args: ExploreArgs) -> CliResult {
             "write `fresh` or `overwrite`",
         )
     })?;
-    if let Some(file) = &args.import {
-        let text = std::fs::read_to_string(file).map_err(|e| {
-            CliError::usage(format!(
-                "cannot read {}: {e}; pass Diskplorer's --result-file",
-                file.display()
-            ))
-        })?;
-        let map = weir_explore::import::import(
-            &text,
-            &file.display().to_string(),
-            goal_us,
-            read_bytes,
-            write_bytes,
-        )
-        .map_err(explore_error)?;
-        return finish(&map, &args.out, "/");
+    if let Some(files) = &args.compare {
+        return compare(files);
+    }
+    let imported = match args.import.as_ref().or(args.grid.as_ref()) {
+        Some(file) => {
+            let text = read_input(file, "pass Diskplorer's --result-file")?;
+            let name = file.display().to_string();
+            let map = weir_explore::import::import(&text, &name, goal_us, read_bytes, write_bytes)
+                .map_err(explore_error)?;
+            Some(map)
+        }
+        None => None,
+    };
+    if let (Some(map), None) = (&imported, &args.grid) {
+        return finish(map, &args.out, "/");
     }
     let budget_text = args
         .budget
@@ -139,8 +145,8 @@ pub fn run(args: ExploreArgs) -> CliResult {
         budget,
         backend,
         shards,
-        read_bytes,
-        write_bytes,
+        (read_bytes, write_bytes),
+        imported.as_ref(),
     );
     for file in leftover_files(&args.dir, shards) {
         match std::fs::remove_file(&file) {
@@ -149,7 +155,9 @@ pub fn run(args: ExploreArgs) -> CliResult {
             Err(e) => eprintln!("weir: warning: cannot remove {}: {e}", file.display()),
         }
     }
-    let map = map?;
+    let Some(map) = map? else {
+        return Ok(());
+    };
     let mountpoint = std::fs::canonicalize(&args.dir)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| args.dir.display().to_string());
@@ -163,6 +171,75 @@ pub fn run(args: ExploreArgs) -> CliResult {
     Ok(())
 }
 
+fn read_input(file: &Path, fix: &str) -> Result<String, CliError> {
+    std::fs::read_to_string(file)
+        .map_err(|e| CliError::usage(format!("cannot read {}: {e}; {fix}", file.display())))
+}
+
+/// `--compare A.json B.json`: prints the frontiers side by side with the pure loads' spread.
+fn compare(files: &[PathBuf]) -> CliResult {
+    let [a, b] = files else {
+        return Err(CliError::usage("--compare takes two explore.json files"));
+    };
+    let fix = "pass the explore.json of a weir explore run";
+    let (a_text, b_text) = (read_input(a, fix)?, read_input(b, fix)?);
+    let comparison = weir_explore::compare::compare_frontiers(
+        &a_text,
+        &a.display().to_string(),
+        &b_text,
+        &b.display().to_string(),
+    )
+    .map_err(explore_error)?;
+    println!("A = {}, B = {}", a.display(), b.display());
+    // The target for two runs on a steady device (zram): frontiers within 5%.
+    print!(
+        "{}",
+        weir_explore::compare::comparison_text(&comparison, 0.05)
+    );
+    Ok(())
+}
+
+/// `--grid`: weir at the imported grid's loads; writes grid.md and grid.json into --out.
+fn grid(
+    meter: &mut dyn weir_explore::Meter,
+    imported: &Map,
+    out: &Path,
+    tty: bool,
+) -> Result<(), CliError> {
+    let rows = weir_explore::compare::measure_grid(meter, imported, &mut |done, total, p| {
+        let line = format!(
+            "grid point {done}/{total}: {:.0} reads/s + {:.0} MB/s: read p99 {:.0} us",
+            p.read_iops,
+            p.write_bytes_per_s / 1e6,
+            p.read_latency_us.p99
+        );
+        if tty {
+            eprint!("\r{line}\x1b[K");
+        } else {
+            eprintln!("{line}");
+        }
+    })
+    .map_err(explore_error)?;
+    if tty {
+        eprintln!();
+    }
+    let table = weir_explore::compare::grid_table(&rows, imported.goal_us);
+    let json = serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n";
+    std::fs::create_dir_all(out)
+        .and_then(|()| std::fs::write(out.join("grid.md"), &table))
+        .and_then(|()| std::fs::write(out.join("grid.json"), json))
+        .map_err(|e| {
+            CliError::runtime(format!(
+                "cannot write into {}: {e}; pass another --out directory",
+                out.display()
+            ))
+        })?;
+    print!("{table}");
+    println!("wrote {0}/grid.md, {0}/grid.json", out.display());
+    Ok(())
+}
+
+/// Maps the disk, or with `imported` (from `--grid`) measures its loads and returns None.
 #[allow(clippy::too_many_arguments)]
 fn measure(
     args: &ExploreArgs,
@@ -171,9 +248,9 @@ fn measure(
     budget: Duration,
     backend: Backend,
     shards: usize,
-    read_bytes: u32,
-    write_bytes: u32,
-) -> Result<Map, CliError> {
+    (read_bytes, write_bytes): (u32, u32),
+    imported: Option<&Map>,
+) -> Result<Option<Map>, CliError> {
     let factory = EngineFactory {
         backend,
         nowait: true,
@@ -189,7 +266,8 @@ fn measure(
         )));
     }
     let regions = weir_explore::regions::regions(free_bytes, args.quick);
-    let rule = if args.quick {
+    // A grid point is compared with Diskplorer's fixed-time points: the full steadiness rule.
+    let rule = if args.quick && imported.is_none() {
         SteadyRule::quick()
     } else {
         SteadyRule::full()
@@ -211,12 +289,21 @@ fn measure(
         rule,
         goal_us,
     };
+    let tty = std::io::stderr().is_terminal();
+    if let Some(imported) = imported {
+        eprintln!(
+            "weir explore: {} writes at the {} loads of {}",
+            regime.as_str(),
+            imported.points.len(),
+            imported.source
+        );
+        return grid(&mut meter, imported, &args.out, tty).map(|()| None);
+    }
     let settings = if args.quick {
         SearchSettings::quick(goal_us, regime, budget)
     } else {
         SearchSettings::full(goal_us, regime, budget)
     };
-    let tty = std::io::stderr().is_terminal();
     eprintln!(
         "weir explore: {} writes, goal read p99 {:.0} us, budget {:.0} s; calibrating...",
         regime.as_str(),
@@ -228,13 +315,13 @@ fn measure(
     if tty {
         eprintln!();
     }
-    Ok(Map::from_search(
+    Ok(Some(Map::from_search(
         outcome,
         regime,
         goal_us,
         read_bytes,
         write_bytes,
-    ))
+    )))
 }
 
 /// One progress update: a bar with time left on a terminal, a line per point otherwise.
