@@ -2,8 +2,9 @@
 # shares.sh: do two classes get their shares AND the whole disk? (issue 24; a benchmark, not a
 # test).
 #
-# Two classes doing the same op (random 4/16/128 KiB reads, then random writes over a laid-out
-# file: the overwrite regime), parallelism 32 per class per shard, 2 shards, shares 1000:100,
+# Two classes doing the same op (random 4/16/128 KiB reads, then random writes over the same
+# laid-out files: the overwrite regime, no block is allocated during a row), parallelism 32
+# per class per shard, 2 shards, shares 1000:100,
 # 1:1 and 100:1000, through weir's scheduler (the model from `weir tune` on the same
 # filesystem), against the same two jobs without the scheduler (`--no-scheduler`). Every
 # round runs each op x size's four rows (unscheduled, then the three share splits) in an
@@ -16,16 +17,27 @@
 # device of our own from /sys/class/zram-control/hot_add, never zram0, with ext4 on it,
 # removed afterwards; CPU-bound, so the scheduler's own cost per I/O shows). TIERS picks.
 #
+# Time: each tier lays its four files (2 jobs x 2 shards, DATA_SIZE per job) out once, before
+# its first row, and every row reuses them (`--keep-files`; weir run reuses a fully written
+# file of the right size), so a row costs its DURATION plus ~0.4 s of start-up. The
+# unscheduled row does not depend on the split, so each round runs it once per op x size.
+# Whole vda tier (2 ops x 3 sizes x 4 rows x 3 rounds of 5 s, tune 30 s): ~7 min; zram
+# tier (3 s rows): ~5 min. Every row's wall time is printed; a row that takes longer than
+# DURATION + 30 s is stopped and reported (a hung row must not eat the bench's window).
+#
 # Usage: bench/shares.sh [DIR]
-# Environment: DURATION (5s per row), ROUNDS (3), SIZES ("4kB 16kB 128kB"),
-#   OPS ("randread randwrite"), SPLITS ("1000:100 1:1 100:1000"), TIERS ("vda zram"),
-#   GOAL (0.75ms), TUNE_DURATION (30s), PROPS (a model to use on the vda tier instead of
-#   tuning), WEIR (a built weir), BENCH_LOCK (/work/bench.lock if present).
+# Environment: DURATION (5s per row on vda), ZRAM_DURATION (3s per row on zram), ROUNDS (3),
+#   SIZES ("4kB 16kB 128kB"), OPS ("randread randwrite"), SPLITS ("1000:100 1:1 100:1000"),
+#   TIERS ("vda zram"), DATA_SIZE (1GB per job), GOAL (0.75ms), TUNE_DURATION (30s),
+#   PROPS (a model to use on the vda tier instead of tuning), WEIR (a built weir),
+#   BENCH_LOCK (/work/bench.lock if present).
 # The zram tier needs root (it skips with the reason otherwise).
 set -euo pipefail
 
 DIR=${1:-/var/tmp/weir-shares}
 DURATION=${DURATION:-5s}
+ZRAM_DURATION=${ZRAM_DURATION:-3s}
+DATA_SIZE=${DATA_SIZE:-1GB}
 ROUNDS=${ROUNDS:-3}
 SIZES=${SIZES:-"4kB 16kB 128kB"}
 OPS=${OPS:-"randread randwrite"}
@@ -69,6 +81,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 RESULTS=$WORK/results.jsonl
+: >"$RESULTS"
+FAILED_ROWS=""
 
 job_file() { # op size shares_a shares_b -> stdout
     local op=$1 size=$2 sa=$3 sb=$4 name shares
@@ -79,7 +93,7 @@ job_file() { # op size shares_a shares_b -> stdout
 - name: $name
   type: $op
   shards: all
-  data_size: 1GB
+  data_size: $DATA_SIZE
   shard_info:
     parallelism: 32
     reqsize: $size
@@ -89,17 +103,28 @@ EOF
     done
 }
 
-row() { # tier dir op size split round [flags...]
-    local tier=$1 dir=$2 op=$3 size=$4 split=$5 round=$6
-    shift 6
+seconds_of() { # 5s | 500ms -> whole seconds, rounded up
+    python3 -c "import sys,math; v=sys.argv[1]; print(math.ceil(float(v[:-2])/1000) if v.endswith('ms') else int(math.ceil(float(v.rstrip('s')))))" "$1"
+}
+
+row() { # tier dir duration op size split round [flags...]
+    local tier=$1 dir=$2 duration=$3 op=$4 size=$5 split=$6 round=$7
+    shift 7
     # The unscheduled row's shares do nothing (no scheduler): any pair will do.
     local pair=$split
     [[ $pair == none ]] && pair=1:1
     local sa=${pair%%:*} sb=${pair##*:}
     job_file "$op" "$size" "$sa" "$sb" >"$WORK/job.yaml"
-    echo "shares: $tier $op $size $split round $round $*" >&2
-    "$WEIR" run "$WORK/job.yaml" --dir "$dir" --duration "$DURATION" --shards 2 --keep-files \
-        --output json "$@" >"$WORK/row.json"
+    local t0=$SECONDS limit=$(($(seconds_of "$duration") + 30))
+    # weir run stops gracefully on SIGTERM (it drains what is in flight): KILL 10 s later.
+    if ! timeout -k 10 "$limit" "$WEIR" run "$WORK/job.yaml" --dir "$dir" \
+        --duration "$duration" --shards 2 --keep-files --output json "$@" >"$WORK/row.json"; then
+        echo "shares: FAILED $tier $op $size $split round $round: failed or ran over $limit s;" \
+            "the row is left out of the summary" >&2
+        FAILED_ROWS="$FAILED_ROWS $tier/$op/$size/$split/$round"
+        return 0
+    fi
+    echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s ($*)" >&2
     python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" >>"$RESULTS" <<'EOF'
 import json, sys
 tier, op, size, split, rnd, path = sys.argv[1:]
@@ -110,8 +135,18 @@ print(json.dumps({"tier": tier, "op": op, "size": size, "split": split, "round":
 EOF
 }
 
-run_tier() { # tier dir props
-    local tier=$1 dir=$2 props=$3 op size round k
+lay_out() { # dir: writes the four files once (a short unscheduled read row), timed
+    local t0=$SECONDS
+    job_file randread 4kB 1 1 >"$WORK/job.yaml"
+    "$WEIR" run "$WORK/job.yaml" --dir "$1" --duration 1s --shards 2 --keep-files \
+        --no-scheduler --output json >/dev/null
+    echo "shares: laid out 2 jobs x 2 shards ($DATA_SIZE per job) in $1 in $((SECONDS - t0)) s;" \
+        "every row reuses them, and the write rows overwrite them" >&2
+}
+
+run_tier() { # tier dir props duration
+    local tier=$1 dir=$2 props=$3 duration=$4 op size round k t0=$SECONDS
+    lay_out "$dir"
     for op in $OPS; do
         for size in $SIZES; do
             # The rows of one op x size: unscheduled, then each split through the scheduler.
@@ -120,16 +155,17 @@ run_tier() { # tier dir props
                 for ((k = 0; k < ${#rows[@]}; k++)); do
                     local r=${rows[$(((k + round - 1) % ${#rows[@]}))]}
                     if [[ $r == none ]]; then
-                        row "$tier" "$dir" "$op" "$size" none "$round" --no-scheduler \
-                            --io-properties "$props"
+                        row "$tier" "$dir" "$duration" "$op" "$size" none "$round" \
+                            --no-scheduler --io-properties "$props"
                     else
-                        row "$tier" "$dir" "$op" "$size" "$r" "$round" --io-properties "$props" \
-                            --latency-goal "$GOAL"
+                        row "$tier" "$dir" "$duration" "$op" "$size" "$r" "$round" \
+                            --io-properties "$props" --latency-goal "$GOAL"
                     fi
                 done
             done
         done
     done
+    echo "shares: $tier tier: $((SECONDS - t0)) s of rows and layout" >&2
 }
 
 tune_into() { # dir props
@@ -147,7 +183,7 @@ for tier in $TIERS; do
         else
             tune_into "$DIR" "$WORK/vda.yaml"
         fi
-        run_tier vda "$DIR" "$WORK/vda.yaml"
+        run_tier vda "$DIR" "$WORK/vda.yaml" "$DURATION"
         ;;
     zram)
         if [[ $EUID -ne 0 || ! -w /sys/class/zram-control/hot_add ]]; then
@@ -160,7 +196,7 @@ for tier in $TIERS; do
         ZRAM_MNT=$(mktemp -d /tmp/weir-shares-zram.XXXXXX)
         mount "/dev/zram$ZRAM_ID" "$ZRAM_MNT"
         tune_into "$ZRAM_MNT" "$WORK/zram.yaml"
-        run_tier zram "$ZRAM_MNT" "$WORK/zram.yaml"
+        run_tier zram "$ZRAM_MNT" "$WORK/zram.yaml" "$ZRAM_DURATION"
         umount "$ZRAM_MNT" && rmdir "$ZRAM_MNT" && ZRAM_MNT=""
         echo 1 >"/sys/block/zram$ZRAM_ID/reset"
         echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove && ZRAM_ID=""
@@ -168,6 +204,8 @@ for tier in $TIERS; do
     *) echo "shares: unknown tier $tier (vda, zram)" >&2; exit 2 ;;
     esac
 done
+
+[[ -n "$FAILED_ROWS" ]] && echo "shares: rows that failed or overran:$FAILED_ROWS" >&2
 
 python3 - "$RESULTS" <<'EOF'
 import json, statistics, sys
@@ -198,4 +236,21 @@ for k, v in groups.items():
     print(f"  {k[0]:4} {k[1]:9} {k[2]:>6} {k[3]:>9} {statistics.median(x[3] for x in v):12.1f} "
           f"{statistics.median(x[2] for x in v):10.1f} {statistics.median(fr):13.3f} "
           f"{max(fr) - min(fr):6.3f} {statistics.median(sh):11.3f} {max(sh) - min(sh):6.3f}")
+# The README's shares table: one line per tier x op x size, the splits side by side.
+splits = list(dict.fromkeys(k[3] for k in groups))
+print("\nREADME table (medians of the rounds; the write rows overwrite laid-out files: no block"
+      " is allocated during a row)\n")
+print("| tier, op, size | unscheduled MB/s | "
+      + " | ".join(f"{s}: sched / unsched, ratio of asked" for s in splits) + " |")
+print("|---" * (2 + len(splits)) + "|")
+for tos in dict.fromkeys(k[:3] for k in groups):
+    cells = []
+    for s in splits:
+        v = groups.get(tos + (s,), [])
+        cells.append(f"{statistics.median(x[0] for x in v):.2f}, "
+                     f"{statistics.median(x[1] for x in v):.3f}" if v else "-")
+    anchors = [x[3] for s in splits for x in groups.get(tos + (s,), []) if x[3]]
+    anchor = statistics.median(anchors) if anchors else float("nan")
+    print(f"| {tos[0]} {tos[1]} {tos[2]} | {anchor:.1f} | "
+          + " | ".join(cells) + " |")
 EOF

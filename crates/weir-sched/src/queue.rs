@@ -160,6 +160,17 @@ pub struct ShardQueue {
     in_flight: usize,
 }
 
+/// A shard that stops (its queue dropped) with work still queued must not hold the others:
+/// its last published virtual time would stay the global minimum for good, and every other
+/// shard whose head is more than a goal ahead of it would wait for a catch-up that never
+/// comes (seen as `weir run` rows that overran their duration by minutes once one shard had
+/// ended: the other woke every eighth of a goal and dispatched nothing).
+impl Drop for ShardQueue {
+    fn drop(&mut self) {
+        self.budget.publish(self.shard, u64::MAX);
+    }
+}
+
 impl ShardQueue {
     /// A queue for shard `shard` (0-based, below `SchedConfig::shards`) over `budget`.
     pub fn new(budget: Arc<SharedBudget>, shard: usize) -> Result<Self, SchedError> {

@@ -49,7 +49,13 @@ pub struct Job {
     pub start_ns: u64,
     /// The supergroup (name, shares) the class belongs to; None: top level.
     pub group: Option<(String, u32)>,
+    /// A neighbour: another process on the same disk that the scheduler never sees (its
+    /// requests go straight to the disk, scheduled run or not).
+    pub neighbour: bool,
 }
+
+/// Disk op ids of neighbour requests carry this bit (scheduled ids are `token << 8 | shard`).
+const NEIGHBOUR_TAG: u64 = 1 << 63;
 
 impl Job {
     pub fn new(
@@ -68,7 +74,13 @@ impl Job {
             parallelism,
             start_ns: 0,
             group: None,
+            neighbour: false,
         }
+    }
+
+    pub fn neighbour(mut self) -> Self {
+        self.neighbour = true;
+        self
     }
 
     pub fn in_group(mut self, name: &str, shares: u32) -> Self {
@@ -182,14 +194,15 @@ impl Harness {
                     len_bytes: job.len_bytes,
                     user_data: self.next_op,
                 };
-                if self.scheduled {
+                if self.scheduled && !job.neighbour {
                     self.queues[job.shard]
                         .enqueue(self.classes[j], request, now)
                         .expect("enqueue");
                     self.ops.insert(self.next_op, (job.shard, 0, j));
                 } else {
                     self.ops.insert(self.next_op, (job.shard, now, j));
-                    let op = sim_op(self.next_op, job.direction, self.next_op, job.len_bytes);
+                    let id = self.next_op | NEIGHBOUR_TAG;
+                    let op = sim_op(id, job.direction, self.next_op, job.len_bytes);
                     push(&mut self.disk, op).expect("room");
                 }
             }
@@ -242,7 +255,7 @@ impl Harness {
     }
 
     fn finish(&mut self, c: &IoCompletion) {
-        if self.scheduled {
+        if c.user_data & NEIGHBOUR_TAG == 0 {
             let shard = (c.user_data & 0xff) as usize;
             let token = c.user_data >> 8;
             let done = self.queues[shard]
@@ -261,7 +274,8 @@ impl Harness {
                 bytes: self.jobs[job].len_bytes,
             });
         } else {
-            let (_, issued, job) = self.ops.remove(&c.user_data).expect("known request");
+            let id = c.user_data & !NEIGHBOUR_TAG;
+            let (_, issued, job) = self.ops.remove(&id).expect("known request");
             self.outstanding[job] -= 1;
             self.samples.push(Sample {
                 job,
