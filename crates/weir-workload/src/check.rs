@@ -4,7 +4,7 @@
 use weir_engine::shard_loop::{Done, LoopError, Op, Outcome, ShardLoop};
 use weir_model::device::{Device, Direction};
 
-use crate::driver::{record_corruption, JobRun};
+use crate::job_run::JobRun;
 use crate::request::Failure;
 use crate::verify::{decode_block, BlockLedger, BlockState, Corruption, VERIFY_BLOCK_BYTES};
 
@@ -114,7 +114,7 @@ pub fn final_verify_pass<D: Device>(
             offset + at as u64,
         ) {
             at = (corruption.offset_bytes - offset) as usize + VERIFY_BLOCK_BYTES;
-            record_corruption(job, corruption);
+            job.record_corruption(corruption);
         }
         if got == 0 {
             break Ok(());

@@ -8,9 +8,9 @@ use serde::Serialize;
 use weir_sched::{ClassMetrics, ShardMetrics};
 
 use crate::hist::{LatencyHistogram, LatencySummary};
+use crate::job_report::JobReport;
 use crate::merge::MergeCounts;
-use crate::report::JobReport;
-use crate::run::SchedulerOptions;
+use crate::options::SchedulerOptions;
 
 /// The scheduler section of a report.
 #[derive(Debug, Clone, Serialize)]
@@ -203,7 +203,7 @@ impl SchedulerReport {
                 format!("{:.2}", c.flow_ratio),
             ]);
         }
-        crate::report::write_table(&mut out, &rows);
+        crate::text_table::write_table(&mut out, &rows);
         out
     }
 }

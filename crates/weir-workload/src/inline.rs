@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use crate::driver::JobRun;
 use crate::job::JobType;
+use crate::job_run::JobRun;
 use crate::request::Failure;
 
 /// Runs every request of `job` that is due at `now_ns` (device clock), one after another.

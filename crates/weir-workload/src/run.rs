@@ -6,91 +6,23 @@
 //! another, start together, and stop together when the duration ends, a shard fails, the
 //! caller's sampling callback says [`Control::Stop`], or SIGINT/SIGTERM arrives.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use weir_engine::{Backend, DirectIo, EngineDevice, NowaitRetry, ShardLoop};
-use weir_model::cost::CostModel;
-use weir_model::device::Device;
+use weir_engine::ShardLoop;
 use weir_sched::{ClassConfig, GroupConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
 
 use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
-use crate::eagain::EagainSpy;
+pub use crate::error::RunError;
+pub use crate::factory::{DeviceFactory, EngineFactory};
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Plan;
 use crate::merge::MergeCounts;
+pub use crate::options::{RunOptions, SchedulerOptions};
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
-use crate::sched_groups::{ClassPlacement, SchedGroups};
+use crate::sched_groups::ClassPlacement;
 use crate::setup;
-
-/// How to run a plan.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// Where the files go (`test-<job>-<shard>`). None runs without files, which only a
-    /// simulated device supports.
-    pub dir: Option<PathBuf>,
-    /// A raw block device instead of `dir` (io_tester's `--storage /dev/X`): claimed
-    /// exclusively (refused while mounted), each job and shard in its own region, no
-    /// preparation.
-    pub device: Option<PathBuf>,
-    pub duration: Duration,
-    /// Number of shards (threads, one per core); 0 means one per available core.
-    pub shards: usize,
-    pub backend: Backend,
-    /// Run through the page cache instead of O_DIRECT.
-    pub buffered: bool,
-    pub keep_files: bool,
-    /// Stamp every written block and check every read and, at the end, every file.
-    pub verify: bool,
-    /// Send requests with RWF_NOWAIT (EAGAIN is retried without it and counted).
-    pub nowait: bool,
-    /// How often the sampling callback runs (device time). None: never.
-    pub sample_interval: Option<Duration>,
-    /// Seeds offsets and Poisson arrivals (each job and shard derives its own stream).
-    pub seed: u64,
-    /// Send requests through weir's scheduler (class = the job's `class`, or its name;
-    /// shares = the job's `shares`). None: straight to the device.
-    pub scheduler: Option<SchedulerOptions>,
-}
-
-/// The scheduler's disk model and settings for a run.
-#[derive(Debug, Clone)]
-pub struct SchedulerOptions {
-    /// The disk's cost model (from io-properties.yaml).
-    pub model: CostModel,
-    /// Latency goal, feedback, `unlimited` (measure classes without limiting: `--no-scheduler`).
-    /// `shards` is set by the run.
-    pub config: SchedConfig,
-    /// The mount point label for Prometheus metrics.
-    pub mountpoint: String,
-    /// Send pieces that continue each other in a file as one vectored request (up to the
-    /// scheduler's longest request); false submits every piece on its own (`--no-merge`).
-    pub merge_adjacent: bool,
-    /// io_tester's `--sched-groups`: supergroups, and the groups jobs join by `class`.
-    /// None: every job class at the top level with its job's shares.
-    pub groups: Option<SchedGroups>,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            dir: None,
-            device: None,
-            duration: Duration::from_secs(10),
-            shards: 0,
-            backend: Backend::Uring,
-            buffered: false,
-            keep_files: false,
-            verify: false,
-            nowait: true,
-            sample_interval: None,
-            seed: 0x5745_4952,
-            scheduler: None,
-        }
-    }
-}
 
 /// What the sampling callback sees: cumulative totals since the start.
 #[derive(Debug, Clone)]
@@ -121,92 +53,6 @@ pub struct JobProgress {
 pub enum Control {
     Continue,
     Stop,
-}
-
-/// Why a run did not produce a full report.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum RunError {
-    /// The operator's input cannot work (bad plan, directory missing, not writable, read-only,
-    /// no O_DIRECT, misaligned request size). Nothing was measured. Exit code 2 in the CLI.
-    Usage(String),
-    /// Setting up failed for a reason outside the operator's input (backend, memory, disk
-    /// full while preparing files). Nothing was measured.
-    Setup(String),
-    /// The run started and then failed or was interrupted; `partial` holds what was measured
-    /// until then. Files were removed (unless kept).
-    Failed {
-        message: String,
-        interrupted: bool,
-        partial: Box<Report>,
-    },
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Usage(m) | RunError::Setup(m) => f.write_str(m),
-            RunError::Failed { message, .. } => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for RunError {}
-
-/// Makes one device per shard. Implemented for the real engine ([`EngineFactory`]) and by
-/// callers for simulated disks.
-pub trait DeviceFactory: Sync {
-    type Device: Device;
-    /// A short name for reports ("uring", "aio", "sim").
-    fn name(&self) -> String;
-    /// Opens shard `shard`'s device for up to `depth` requests in flight.
-    fn open(&self, shard: usize, depth: u32) -> Result<Self::Device, String>;
-    /// EAGAIN retries the device performed so far (0 when it does not retry).
-    fn eagain_retries(&self, _device: &Self::Device) -> u64 {
-        0
-    }
-
-    /// The same retries per file descriptor, when the device can tell (empty otherwise).
-    fn eagain_retries_by_fd(&self, _device: &Self::Device) -> Vec<(i32, u64)> {
-        Vec::new()
-    }
-
-    /// Registers the shard's buffers and files with the device where it can (io_uring's
-    /// fixed buffers and files); nothing by default.
-    fn register(&self, _lp: &mut ShardLoop<&mut Self::Device>, _fds: &[i32]) {}
-}
-
-/// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.
-pub struct EngineFactory {
-    pub backend: Backend,
-    pub nowait: bool,
-}
-
-impl DeviceFactory for EngineFactory {
-    type Device = NowaitRetry<EagainSpy<EngineDevice>>;
-
-    fn name(&self) -> String {
-        self.backend.as_str().to_string()
-    }
-
-    fn open(&self, _shard: usize, depth: u32) -> Result<Self::Device, String> {
-        let device = EngineDevice::open(self.backend, depth).map_err(|e| e.to_string())?;
-        Ok(NowaitRetry::new(EagainSpy::new(device), self.nowait))
-    }
-
-    fn eagain_retries(&self, device: &Self::Device) -> u64 {
-        device.eagain_retries()
-    }
-
-    fn eagain_retries_by_fd(&self, device: &Self::Device) -> Vec<(i32, u64)> {
-        device.inner().counts().to_vec()
-    }
-
-    /// Registered buffers save the kernel pinning pages on every request, registered files
-    /// its file lookup: CPU per I/O that shows where the device is not the limit (zram).
-    fn register(&self, lp: &mut ShardLoop<&mut Self::Device>, fds: &[i32]) {
-        lp.register(fds);
-    }
 }
 
 /// Runs `plan` on the real engine. `on_sample` is called every
@@ -864,14 +710,6 @@ fn thread_cpu_ns() -> u64 {
         return 0;
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-pub(crate) fn direct_policy(options: &RunOptions) -> DirectIo {
-    if options.buffered {
-        DirectIo::Disabled
-    } else {
-        DirectIo::Required
-    }
 }
 
 /// Greatest common divisor (for the alignment every op of a shard keeps).

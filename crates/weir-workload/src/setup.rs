@@ -12,9 +12,10 @@ use weir_engine::{
     PreparedFile,
 };
 
-use crate::driver::JobSetup;
+use crate::error::RunError;
 use crate::job::{Plan, ShardSet};
-use crate::run::{direct_policy, RunError, RunOptions};
+use crate::job_run::JobSetup;
+use crate::options::{direct_policy, RunOptions};
 use crate::verify::VERIFY_BLOCK_BYTES;
 
 /// Facts established by [`check`].

@@ -4,9 +4,9 @@
 //! shard's thread ([`crate::inline`]). Like io_tester, a request after the last file counts as a request that
 //! removed nothing, and the files left at the end are removed unless `--keep-files`.
 
+use crate::error::RunError;
 use crate::job::{Job, UNLINK_FILE_ALIGN_BYTES};
 use crate::request::Failure;
-use crate::run::RunError;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,149 @@
+//! One job's measurements: per shard as the driver hands them over ([`ShardJobStats`]), and
+//! merged over the shards into the report's [`JobReport`]. Imports no other report module,
+//! so the run report and the scheduler's class report both point here.
+
+use serde::Serialize;
+
+use crate::hist::{LatencyHistogram, LatencySummary};
+use crate::job::Job;
+
+/// One job, all its shards merged.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobReport {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub job_type: String,
+    pub class: String,
+    pub prepare: String,
+    pub shards: Vec<usize>,
+    pub request_bytes: u32,
+    pub parallelism: u32,
+    /// Open-loop arrivals per second per fiber; null for closed-loop jobs.
+    pub rps: Option<u32>,
+    /// Open-loop byte rate per shard (`shard_info.bandwidth`); null when not set.
+    pub bandwidth_limit_bytes_per_s: Option<u64>,
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_bytes_per_s: f64,
+    /// From the intended send time (open loop) or the moment the fiber was ready (closed loop)
+    /// to completion: what the application sees.
+    pub latency_us: LatencySummary,
+    /// Intended send time to dispatch to the device (scheduler queue, open-loop backlog).
+    pub queue_latency_us: LatencySummary,
+    /// Dispatch to completion: time in the kernel and the device.
+    pub disk_latency_us: LatencySummary,
+    /// RWF_NOWAIT requests of this job the kernel refused with EAGAIN (each was re-sent
+    /// without the flag).
+    pub eagain_retries: u64,
+    /// Requests that failed (the first failure stops the run).
+    pub errors: u64,
+    /// Open-loop arrivals that were due but not yet sent when the run ended (a backlog: the
+    /// disk could not keep up with the rate).
+    pub unsent_at_end: u64,
+    /// Times a sequential job wrapped around to offset 0 (io_tester's file_size_overflows).
+    pub wraps: u64,
+    pub per_shard: Vec<ShardJobReport>,
+    #[serde(skip)]
+    pub histograms: Option<Box<JobHistograms>>,
+}
+
+/// One job on one shard.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShardJobReport {
+    pub shard: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_us: LatencySummary,
+    pub queue_latency_us: LatencySummary,
+    pub disk_latency_us: LatencySummary,
+    /// The file's size after the run (0 when the run used no files).
+    pub file_bytes: u64,
+    /// Times a sequential job wrapped around to offset 0 on this shard.
+    pub wraps: u64,
+    /// RWF_NOWAIT refusals of this job on this shard (each re-sent without the flag).
+    pub eagain_retries: u64,
+}
+
+/// The merged histograms behind a job's summaries (not serialized).
+#[derive(Debug, Clone, Default)]
+pub struct JobHistograms {
+    pub latency: LatencyHistogram,
+    pub queue: LatencyHistogram,
+    pub disk: LatencyHistogram,
+}
+
+/// Per-shard measurements of one job, as the driver hands them over.
+#[derive(Debug, Clone, Default)]
+pub struct ShardJobStats {
+    pub shard: usize,
+    pub ops: u64,
+    pub bytes: u64,
+    pub histograms: JobHistograms,
+    pub errors: u64,
+    pub unsent_at_end: u64,
+    pub wraps: u64,
+    pub eagain_retries: u64,
+    pub file_bytes: u64,
+}
+
+impl JobReport {
+    /// Merges a job's per-shard statistics measured over `window_s` seconds.
+    pub fn merge(job: &Job, shards: &[ShardJobStats], window_s: f64) -> JobReport {
+        let rate = |v: u64| {
+            if window_s > 0.0 {
+                v as f64 / window_s
+            } else {
+                0.0
+            }
+        };
+        let mut merged = JobHistograms::default();
+        let mut per_shard = Vec::with_capacity(shards.len());
+        for s in shards {
+            merged.latency.add(&s.histograms.latency);
+            merged.queue.add(&s.histograms.queue);
+            merged.disk.add(&s.histograms.disk);
+            per_shard.push(ShardJobReport {
+                shard: s.shard,
+                ops: s.ops,
+                bytes: s.bytes,
+                iops: rate(s.ops),
+                bandwidth_bytes_per_s: rate(s.bytes),
+                latency_us: s.histograms.latency.summary_us(),
+                queue_latency_us: s.histograms.queue.summary_us(),
+                disk_latency_us: s.histograms.disk.summary_us(),
+                file_bytes: s.file_bytes,
+                wraps: s.wraps,
+                eagain_retries: s.eagain_retries,
+            });
+        }
+        let ops = shards.iter().map(|s| s.ops).sum();
+        let bytes = shards.iter().map(|s| s.bytes).sum();
+        JobReport {
+            name: job.name.clone(),
+            job_type: job.job_type.as_str().to_string(),
+            class: job.class_name().to_string(),
+            prepare: job.prepare().as_str().to_string(),
+            shards: shards.iter().map(|s| s.shard).collect(),
+            request_bytes: job.request_bytes,
+            parallelism: job.parallelism,
+            rps: job.rps,
+            bandwidth_limit_bytes_per_s: job.bandwidth_bytes_per_s,
+            ops,
+            bytes,
+            iops: rate(ops),
+            bandwidth_bytes_per_s: rate(bytes),
+            latency_us: merged.latency.summary_us(),
+            queue_latency_us: merged.queue.summary_us(),
+            disk_latency_us: merged.disk.summary_us(),
+            eagain_retries: shards.iter().map(|s| s.eagain_retries).sum(),
+            errors: shards.iter().map(|s| s.errors).sum(),
+            unsent_at_end: shards.iter().map(|s| s.unsent_at_end).sum(),
+            wraps: shards.iter().map(|s| s.wraps).sum(),
+            per_shard,
+            histograms: Some(Box::new(merged)),
+        }
+    }
+}
