@@ -71,5 +71,5 @@ pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;
 pub use run::{
     run, run_with, Control, DeviceFactory, EngineFactory, JobProgress, Progress, RunError,
-    RunOptions, SchedulerOptions,
+    RunOptions, SchedulerOptions, SetupError, UsageError,
 };

@@ -14,7 +14,7 @@ use weir_engine::ShardLoop;
 use weir_sched::{ClassConfig, GroupConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
 
 use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
-pub use crate::error::RunError;
+pub use crate::error::{RunError, SetupError, UsageError};
 pub use crate::factory::{DeviceFactory, EngineFactory};
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Plan;
@@ -82,7 +82,7 @@ pub fn run_with<F: DeviceFactory>(
     on_sample: &mut dyn FnMut(&Progress) -> Control,
 ) -> Result<Report, RunError> {
     plan.validate()
-        .map_err(|e| RunError::Usage(e.to_string()))?;
+        .map_err(|e| RunError::Usage(UsageError::Plan(e)))?;
     let shard_count = if options.shards == 0 {
         weir_engine::available_cores()
     } else {
@@ -98,7 +98,7 @@ pub fn run_with<F: DeviceFactory>(
                 ..sched.config.clone()
             };
             let budget = SharedBudget::new(sched.model.clone(), config)
-                .map_err(|e| RunError::Usage(format!("scheduler: {e}")))?;
+                .map_err(|e| RunError::Usage(UsageError::Scheduler(e)))?;
             Some(Arc::new(budget))
         }
         None => None,
@@ -152,8 +152,12 @@ pub fn run_with<F: DeviceFactory>(
     });
     let shard_results = match results {
         Ok(Ok(r)) => r,
-        Ok(Err(panic)) => return Err(RunError::Setup(panic.to_string())),
-        Err(_) => return Err(RunError::Setup("the shard supervisor thread failed".into())),
+        Ok(Err(panic)) => return Err(RunError::Setup(SetupError::Thread(panic.to_string()))),
+        Err(_) => {
+            return Err(RunError::Setup(SetupError::Thread(
+                "the shard supervisor thread failed".into(),
+            )))
+        }
     };
     assemble(
         plan,
@@ -272,7 +276,7 @@ fn shard_main<F: DeviceFactory>(
         Ok(d) => d,
         Err(e) => {
             signal.shared.setup_failed.store(true, Ordering::SeqCst);
-            result.setup_error = Some(RunError::Setup(e));
+            result.setup_error = Some(RunError::Setup(SetupError::Backend(e)));
             return result;
         }
     };
@@ -385,7 +389,7 @@ fn class_placements(plan: &Plan, options: &RunOptions) -> Result<Vec<ClassPlacem
     match options.scheduler.as_ref().and_then(|s| s.groups.as_ref()) {
         Some(groups) => groups
             .place(plan, "the --sched-groups file")
-            .map_err(RunError::Usage),
+            .map_err(|m| RunError::Usage(UsageError::SchedGroups(m))),
         None => Ok(plan
             .jobs
             .iter()
@@ -407,7 +411,7 @@ fn shard_scheduling(
     placements: &[ClassPlacement],
     merge_adjacent: bool,
 ) -> Result<Scheduling, RunError> {
-    let sched_err = |e: weir_sched::SchedError| RunError::Usage(format!("scheduler: {e}"));
+    let sched_err = |e: weir_sched::SchedError| RunError::Usage(UsageError::Scheduler(e));
     let mut queue = ShardQueue::new(Arc::clone(budget), shard).map_err(sched_err)?;
     let mut class_by_job = Vec::with_capacity(plan.jobs.len());
     for (job, placement) in plan.jobs.iter().zip(placements) {
