@@ -493,14 +493,9 @@ fn record_latency(job: &mut JobRun, slot: &Slot, completed_at_ns: u64) {
     let total = completed_at_ns.saturating_sub(slot.intended_ns);
     let queue = slot.dispatch_ns.saturating_sub(slot.intended_ns);
     let disk = completed_at_ns.saturating_sub(slot.dispatch_ns);
-    let h = &mut job.stats.histograms;
-    h.latency.record_ns(total);
-    h.queue.record_ns(queue);
-    h.disk.record_ns(disk);
+    job.stats.histograms.record_ns(total, queue, disk);
     if let Some(recent) = &mut job.recent {
-        recent.latency.record_ns(total);
-        recent.queue.record_ns(queue);
-        recent.disk.record_ns(disk);
+        recent.record_ns(total, queue, disk);
     }
     job.stats.ops += 1;
     job.stats.bytes += u64::from(slot.len_bytes);

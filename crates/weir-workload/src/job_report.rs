@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Job;
+pub use crate::measures::{JobHistograms, Latencies, Throughput};
 
 /// One job, all its shards merged.
 #[derive(Debug, Clone, Serialize)]
@@ -22,17 +22,10 @@ pub struct JobReport {
     pub rps: Option<u32>,
     /// Open-loop byte rate per shard (`shard_info.bandwidth`); null when not set.
     pub bandwidth_limit_bytes_per_s: Option<u64>,
-    pub ops: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bandwidth_bytes_per_s: f64,
-    /// From the intended send time (open loop) or the moment the fiber was ready (closed loop)
-    /// to completion: what the application sees.
-    pub latency_us: LatencySummary,
-    /// Intended send time to dispatch to the device (scheduler queue, open-loop backlog).
-    pub queue_latency_us: LatencySummary,
-    /// Dispatch to completion: time in the kernel and the device.
-    pub disk_latency_us: LatencySummary,
+    #[serde(flatten)]
+    pub throughput: Throughput,
+    #[serde(flatten)]
+    pub latencies: Latencies,
     /// RWF_NOWAIT requests of this job the kernel refused with EAGAIN (each was re-sent
     /// without the flag).
     pub eagain_retries: u64,
@@ -52,27 +45,16 @@ pub struct JobReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct ShardJobReport {
     pub shard: usize,
-    pub ops: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bandwidth_bytes_per_s: f64,
-    pub latency_us: LatencySummary,
-    pub queue_latency_us: LatencySummary,
-    pub disk_latency_us: LatencySummary,
+    #[serde(flatten)]
+    pub throughput: Throughput,
+    #[serde(flatten)]
+    pub latencies: Latencies,
     /// The file's size after the run (0 when the run used no files).
     pub file_bytes: u64,
     /// Times a sequential job wrapped around to offset 0 on this shard.
     pub wraps: u64,
     /// RWF_NOWAIT refusals of this job on this shard (each re-sent without the flag).
     pub eagain_retries: u64,
-}
-
-/// The merged histograms behind a job's summaries (not serialized).
-#[derive(Debug, Clone, Default)]
-pub struct JobHistograms {
-    pub latency: LatencyHistogram,
-    pub queue: LatencyHistogram,
-    pub disk: LatencyHistogram,
 }
 
 /// Per-shard measurements of one job, as the driver hands them over.
@@ -92,33 +74,18 @@ pub struct ShardJobStats {
 impl JobReport {
     /// Merges a job's per-shard statistics measured over `window_s` seconds.
     pub fn merge(job: &Job, shards: &[ShardJobStats], window_s: f64) -> JobReport {
-        let rate = |v: u64| {
-            if window_s > 0.0 {
-                v as f64 / window_s
-            } else {
-                0.0
-            }
-        };
-        let mut merged = JobHistograms::default();
-        let mut per_shard = Vec::with_capacity(shards.len());
-        for s in shards {
-            merged.latency.add(&s.histograms.latency);
-            merged.queue.add(&s.histograms.queue);
-            merged.disk.add(&s.histograms.disk);
-            per_shard.push(ShardJobReport {
+        let per_shard = shards
+            .iter()
+            .map(|s| ShardJobReport {
                 shard: s.shard,
-                ops: s.ops,
-                bytes: s.bytes,
-                iops: rate(s.ops),
-                bandwidth_bytes_per_s: rate(s.bytes),
-                latency_us: s.histograms.latency.summary_us(),
-                queue_latency_us: s.histograms.queue.summary_us(),
-                disk_latency_us: s.histograms.disk.summary_us(),
+                throughput: Throughput::over(s.ops, s.bytes, window_s),
+                latencies: Latencies::of(&s.histograms),
                 file_bytes: s.file_bytes,
                 wraps: s.wraps,
                 eagain_retries: s.eagain_retries,
-            });
-        }
+            })
+            .collect();
+        let merged = JobHistograms::merged(shards.iter().map(|s| &s.histograms));
         let ops = shards.iter().map(|s| s.ops).sum();
         let bytes = shards.iter().map(|s| s.bytes).sum();
         JobReport {
@@ -131,13 +98,8 @@ impl JobReport {
             parallelism: job.parallelism,
             rps: job.rps,
             bandwidth_limit_bytes_per_s: job.bandwidth_bytes_per_s,
-            ops,
-            bytes,
-            iops: rate(ops),
-            bandwidth_bytes_per_s: rate(bytes),
-            latency_us: merged.latency.summary_us(),
-            queue_latency_us: merged.queue.summary_us(),
-            disk_latency_us: merged.disk.summary_us(),
+            throughput: Throughput::over(ops, bytes, window_s),
+            latencies: Latencies::of(&merged),
             eagain_retries: shards.iter().map(|s| s.eagain_retries).sum(),
             errors: shards.iter().map(|s| s.errors).sum(),
             unsent_at_end: shards.iter().map(|s| s.unsent_at_end).sum(),

@@ -51,6 +51,7 @@ mod io_tester_yaml;
 pub mod job;
 mod job_report;
 mod job_run;
+mod measures;
 mod merge;
 pub mod null_device;
 mod options;

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 pub use crate::class_report::{ClassReport, SchedulerReport};
-pub use crate::job_report::{JobHistograms, JobReport, ShardJobReport, ShardJobStats};
+pub use crate::job_report::{JobReport, ShardJobReport, ShardJobStats};
+pub use crate::measures::{JobHistograms, Latencies, Throughput};
 use crate::text_table::{fmt_us, write_table};
 
 /// The JSON schema version; bumped only on an incompatible change.
@@ -103,13 +104,16 @@ impl Report {
         ];
         let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
         for job in &self.jobs {
-            let l = &job.latency_us;
+            let l = &job.latencies.latency_us;
             rows.push(vec![
                 job.name.clone(),
                 job.job_type.clone(),
                 weir_model::units::format_bytes(u64::from(job.request_bytes)),
-                format!("{:.0}", job.iops),
-                format!("{:.1}", job.bandwidth_bytes_per_s / (1024.0 * 1024.0)),
+                format!("{:.0}", job.throughput.iops),
+                format!(
+                    "{:.1}",
+                    job.throughput.bandwidth_bytes_per_s / (1024.0 * 1024.0)
+                ),
                 fmt_us(l.avg),
                 fmt_us(l.p50),
                 fmt_us(l.p95),
@@ -126,7 +130,7 @@ impl Report {
         let queued: Vec<&JobReport> = self
             .jobs
             .iter()
-            .filter(|j| j.queue_latency_us.max > 0.0)
+            .filter(|j| j.latencies.queue_latency_us.max > 0.0)
             .collect();
         // With the scheduler the class table below shows queue and disk time instead.
         if !queued.is_empty() && self.scheduler.is_none() {
@@ -145,10 +149,10 @@ impl Report {
                 rows.push(vec![
                     job.name.clone(),
                     job.class.clone(),
-                    fmt_us(job.queue_latency_us.p50),
-                    fmt_us(job.queue_latency_us.p99),
-                    fmt_us(job.disk_latency_us.p50),
-                    fmt_us(job.disk_latency_us.p99),
+                    fmt_us(job.latencies.queue_latency_us.p50),
+                    fmt_us(job.latencies.queue_latency_us.p99),
+                    fmt_us(job.latencies.disk_latency_us.p50),
+                    fmt_us(job.latencies.disk_latency_us.p99),
                 ]);
             }
             let _ = writeln!(out);
@@ -268,11 +272,11 @@ mod tests {
     fn merge_sums_shards_and_rates_use_the_window() {
         let r = sample_report();
         let job = &r.jobs[0];
-        assert_eq!(job.ops, 2000);
-        assert_eq!(job.iops, 1000.0);
+        assert_eq!(job.throughput.ops, 2000);
+        assert_eq!(job.throughput.iops, 1000.0);
         assert_eq!(job.per_shard.len(), 2);
-        assert_eq!(job.per_shard[1].iops, 500.0);
-        assert!(job.latency_us.p50 >= 100.0 && job.latency_us.max <= 102.1);
+        assert_eq!(job.per_shard[1].throughput.iops, 500.0);
+        assert!(job.latencies.latency_us.p50 >= 100.0 && job.latencies.latency_us.max <= 102.1);
     }
 
     #[test]
