@@ -18,7 +18,7 @@ use weir_engine::shard_loop::{BufId, LoopBuffers, Op, Outcome, ShardLoop};
 use weir_model::device::{Device, Direction, IoCompletion};
 
 use crate::arrival::Arrivals;
-pub use crate::job_run::{JobRun, JobSetup, StopSignal};
+pub use crate::job_run::{JobRun, JobSetup, JobTarget, StopSignal};
 use crate::report::JobHistograms;
 pub(crate) use crate::request::Slot;
 pub use crate::request::{Failure, LoopOptions};
@@ -354,12 +354,18 @@ fn issue<D: Device>(
             };
             // Slots and ops carry the offset in the descriptor; the ledger keeps the
             // region-relative one (--verify runs on files, whose base is 0).
-            let fd_offset = offset + job.base_offset_bytes;
+            let fd_offset = offset + job.target.base_offset_bytes;
             let queued = match sched.as_deref_mut() {
                 None => {
-                    let mut op =
-                        Op::new(u64::from(slot_id), direction, job.fd, fd_offset, buf, len)
-                            .with_flags(options.io_flags(job.index));
+                    let mut op = Op::new(
+                        u64::from(slot_id),
+                        direction,
+                        job.target.fd,
+                        fd_offset,
+                        buf,
+                        len,
+                    )
+                    .with_flags(options.io_flags(job.index));
                     if let Some(count) = job.iov_count {
                         op.segments = crate::vectored::segments(buf, len, count);
                     }
@@ -410,7 +416,7 @@ fn prepare_write(
     offset: u64,
     len: u32,
 ) -> Result<u64, Failure> {
-    if let Some(file) = &mut job.file {
+    if let Some(file) = &mut job.target.file {
         if let Err(e) = file.before_write(offset, len) {
             buffers.release(buf);
             return Err(Failure::Io {
@@ -454,7 +460,7 @@ fn complete(
             let data = &buffers.bytes(slot.buf)[..len];
             let found = crate::check::check_blocks(
                 job.ledger.as_ref(),
-                job.prefilled,
+                job.target.prefilled,
                 data,
                 slot.offset_bytes,
             );
@@ -513,7 +519,7 @@ fn check_result(job: &JobRun, slot: &Slot, outcome: Outcome) -> Result<(), Failu
                 "{what} of {} bytes at offset {} in {} failed: {}",
                 slot.len_bytes,
                 slot.offset_bytes,
-                job.file_name,
+                job.target.file_name,
                 weir_engine::describe_errno(errno)
             );
             return Err(match errno {
@@ -532,7 +538,7 @@ fn check_result(job: &JobRun, slot: &Slot, outcome: Outcome) -> Result<(), Failu
     };
     let detail = format!(
         "short {what}: {moved_bytes} of {} bytes at offset {} in {}",
-        slot.len_bytes, slot.offset_bytes, job.file_name
+        slot.len_bytes, slot.offset_bytes, job.target.file_name
     );
     Err(if slot.direction == Direction::Write {
         Failure::DiskFull {

@@ -40,14 +40,8 @@ pub struct JobRun {
     pub job: Job,
     pub index: usize,
     pub shard: usize,
-    pub fd: RawFd,
-    pub file: Option<PreparedFile>,
-    pub file_name: String,
-    /// The region requests fall in; None for an unbounded append.
-    pub data_bytes: Option<u64>,
-    /// Where the region starts in `fd` (0 for a file; the job's region on a raw device).
-    pub base_offset_bytes: u64,
-    pub prefilled: bool,
+    /// Where its requests go (moved over from its [`JobSetup`]).
+    pub target: JobTarget,
     /// This job's buffer pool in the shard loop (its position among the shard's jobs).
     pub(crate) pool_index: usize,
     /// `vectorized` jobs: segments per request (see [`crate::vectored`]).
@@ -75,17 +69,27 @@ pub struct JobRun {
     pub recent: Option<Box<JobHistograms>>,
 }
 
-/// Where a job's requests go, decided by the runner.
-pub struct JobSetup {
-    pub job: Job,
-    pub index: usize,
+/// Where one job's requests go on one shard: the descriptor, the file behind it (if any) and
+/// the region of it the job uses. Decided by setup, then owned by the job's [`JobRun`].
+pub struct JobTarget {
+    /// The file's or the raw device's descriptor; -1 when the run has no files (simulation).
     pub fd: RawFd,
     pub file: Option<PreparedFile>,
+    /// The file's path, or the device and region, for messages.
     pub file_name: String,
+    /// The region requests fall in; None for an unbounded append.
     pub data_bytes: Option<u64>,
     /// Added to every request's offset: the job's region on a raw device (0 for a file).
     pub base_offset_bytes: u64,
+    /// The file was prefilled with the engine's pattern (reads of unwritten blocks check it).
     pub prefilled: bool,
+}
+
+/// What the runner decided for one job on one shard.
+pub struct JobSetup {
+    pub job: Job,
+    pub index: usize,
+    pub target: JobTarget,
     pub pool: DmaBufferPool,
     pub verify: bool,
     pub seed: u64,
@@ -105,12 +109,7 @@ impl JobRun {
         let JobSetup {
             job,
             index,
-            fd,
-            file,
-            file_name,
-            data_bytes,
-            base_offset_bytes,
-            prefilled,
+            target,
             mut pool,
             verify,
             seed,
@@ -124,12 +123,7 @@ impl JobRun {
         let run = JobRun {
             index,
             shard,
-            fd,
-            file,
-            file_name,
-            data_bytes,
-            base_offset_bytes,
-            prefilled,
+            target,
             pool_index,
             iov_count: job.iov_count,
             unlink_files,
@@ -179,7 +173,7 @@ impl JobRun {
     pub(crate) fn next_offset(&mut self) -> Option<u64> {
         let len = u64::from(self.job.request_bytes);
         if self.job.job_type.is_random() {
-            let blocks = self.data_bytes.unwrap_or(len) / len;
+            let blocks = self.target.data_bytes.unwrap_or(len) / len;
             for _ in 0..8 {
                 let offset = self.rng.gen_range(0..blocks.max(1)) * len;
                 if !self.overlaps_in_flight_write(offset, len) {
@@ -190,7 +184,7 @@ impl JobRun {
         }
         let appending = self.job.prepare().extends_file();
         let mut offset = self.next_seq_offset;
-        if let Some(limit) = self.data_bytes {
+        if let Some(limit) = self.target.data_bytes {
             if offset + len > limit {
                 if appending {
                     self.exhausted = true;
@@ -248,7 +242,7 @@ impl JobRun {
             self.corruptions.push(CorruptionReport {
                 job: self.job.name.clone(),
                 shard: self.shard,
-                file: self.file_name.clone(),
+                file: self.target.file_name.clone(),
                 offset_bytes: c.offset_bytes,
                 expected: c.expected,
                 found: c.found,

@@ -301,7 +301,11 @@ fn shard_main<F: DeviceFactory>(
         ..weir_engine::LoopOptions::default()
     };
     let mut lp = ShardLoop::new(&mut device, pools, engine_options);
-    let mut fds: Vec<i32> = jobs.iter().map(|j| j.fd).filter(|&fd| fd >= 0).collect();
+    let mut fds: Vec<i32> = jobs
+        .iter()
+        .map(|j| j.target.fd)
+        .filter(|&fd| fd >= 0)
+        .collect();
     fds.sort_unstable();
     fds.dedup();
     factory.register(&mut lp, &fds);
@@ -356,7 +360,7 @@ fn shard_main<F: DeviceFactory>(
                 ));
             }
         }
-        if let Some(file) = &mut job.file {
+        if let Some(file) = &mut job.target.file {
             if let Err(e) = file.finish() {
                 signal.fail(Failure::Io {
                     job: job.job.name.clone(),
@@ -367,7 +371,10 @@ fn shard_main<F: DeviceFactory>(
         }
         if single_job {
             job.stats.eagain_retries = result.eagain_retries;
-        } else if let Some((_, n)) = by_fd.iter().find(|(fd, _)| *fd == job.fd && job.fd >= 0) {
+        } else if let Some((_, n)) = by_fd
+            .iter()
+            .find(|(fd, _)| *fd == job.target.fd && job.target.fd >= 0)
+        {
             job.stats.eagain_retries = *n;
         }
         result.jobs.push(FinishedJob {

@@ -112,7 +112,7 @@ pub(crate) fn dispatch_scheduled<D: Device>(
         let op = Op {
             tag: d.token,
             direction: d.direction,
-            fd: job.fd,
+            fd: job.target.fd,
             offset_bytes: slot.offset_bytes + d.offset_in_request_bytes,
             segments: Segments::One(Span {
                 buf: slot.buf,

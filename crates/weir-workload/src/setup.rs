@@ -14,7 +14,7 @@ use weir_engine::{
 
 use crate::error::{RunError, SetupError, UsageError};
 use crate::job::{Plan, ShardSet};
-use crate::job_run::JobSetup;
+use crate::job_run::{JobSetup, JobTarget};
 use crate::options::{direct_policy, RunOptions};
 use crate::verify::VERIFY_BLOCK_BYTES;
 
@@ -405,12 +405,14 @@ pub fn prepare_shard(
         setups.push(JobSetup {
             job: job.clone(),
             index,
-            fd,
-            file,
-            file_name,
-            data_bytes,
-            base_offset_bytes,
-            prefilled,
+            target: JobTarget {
+                fd,
+                file,
+                file_name,
+                data_bytes,
+                base_offset_bytes,
+                prefilled,
+            },
             pool,
             verify: options.verify,
             seed: options.seed ^ (index as u64).wrapping_mul(0x9e37_79b9) ^ ((shard as u64) << 40),
