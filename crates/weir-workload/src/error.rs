@@ -1,5 +1,5 @@
 //! Why a run did not produce a full report. A leaf: setup, the unlink load and the runner
-//! all return it, and it imports only the report it may carry.
+//! all return it, and it imports only what it carries (the report, the run's failure).
 //!
 //! Each cause is its own variant so a caller can match it (weir explore stops on a usage
 //! error, the CLI maps usage to exit code 2); the text each one prints is the operator's
@@ -12,6 +12,7 @@ use weir_sched::SchedError;
 
 use crate::job::JobError;
 use crate::report::Report;
+use crate::request::Failure;
 
 /// Why a run did not produce a full report.
 #[derive(Debug)]
@@ -28,6 +29,9 @@ pub enum RunError {
     Failed {
         message: String,
         interrupted: bool,
+        /// The failure that stopped every shard (disk full, an I/O error, the device); None
+        /// when a signal stopped the run.
+        failure: Option<Failure>,
         partial: Box<Report>,
     },
 }

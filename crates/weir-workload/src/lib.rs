@@ -70,6 +70,7 @@ pub use vectored::segment_alignment_bytes;
 
 pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;
+pub use request::Failure;
 pub use run::{
     run, run_with, Control, DeviceFactory, EngineFactory, JobProgress, Progress, RunError,
     RunOptions, SchedulerOptions, SetupError, UsageError,

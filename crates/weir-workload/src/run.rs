@@ -532,6 +532,7 @@ fn assemble<F: DeviceFactory>(
         Some(f) => Err(RunError::Failed {
             message: f.to_string(),
             interrupted: false,
+            failure: Some(f),
             partial: Box::new(report),
         }),
         None if interrupted => Err(RunError::Failed {
@@ -539,6 +540,7 @@ fn assemble<F: DeviceFactory>(
                       cover the time until the signal, and the files were removed"
                 .to_string(),
             interrupted: true,
+            failure: None,
             partial: Box::new(report),
         }),
         None => Ok(report),
