@@ -13,7 +13,7 @@ use std::time::Duration;
 use weir_engine::ShardLoop;
 use weir_sched::{ClassConfig, GroupConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
 
-use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
+use crate::driver::{self, Failure, JobRun, JobSetup, LoopOptions, Scheduling, StopSignal};
 pub use crate::error::{RunError, SetupError, UsageError};
 pub use crate::factory::{DeviceFactory, EngineFactory};
 use crate::hist::{LatencyHistogram, LatencySummary};
@@ -257,21 +257,7 @@ fn shard_main<F: DeviceFactory>(
             return result;
         }
     };
-    // With the scheduler a request may go out in pieces: room for every piece of every slot.
-    let depth: u32 = setups
-        .iter()
-        .map(|s| {
-            let pieces = budget.map_or(1, |b| {
-                let longest = b
-                    .max_request_bytes(weir_model::device::Direction::Read)
-                    .min(b.max_request_bytes(weir_model::device::Direction::Write))
-                    .max(4096);
-                u64::from(s.job.request_bytes).div_ceil(longest) as u32
-            });
-            s.pool.count() as u32 * pieces
-        })
-        .sum::<u32>()
-        .max(1);
+    let depth = shard_depth(&setups, budget);
     let mut device = match factory.open(shard, depth) {
         Ok(d) => d,
         Err(e) => {
@@ -349,6 +335,40 @@ fn shard_main<F: DeviceFactory>(
     drop(lp);
     result.eagain_retries = factory.eagain_retries(&device);
     let by_fd = factory.eagain_retries_by_fd(&device);
+    finish_jobs(jobs, shard, &by_fd, signal, &mut result);
+    drop(device);
+    result
+}
+
+/// The requests a shard's device must hold at once: every buffer of every job, and with the
+/// scheduler, which may send a request out in pieces, every piece of each.
+fn shard_depth(setups: &[JobSetup], budget: Option<&Arc<SharedBudget>>) -> u32 {
+    setups
+        .iter()
+        .map(|s| {
+            let pieces = budget.map_or(1, |b| {
+                let longest = b
+                    .max_request_bytes(weir_model::device::Direction::Read)
+                    .min(b.max_request_bytes(weir_model::device::Direction::Write))
+                    .max(4096);
+                u64::from(s.job.request_bytes).div_ceil(longest) as u32
+            });
+            s.pool.count() as u32 * pieces
+        })
+        .sum::<u32>()
+        .max(1)
+}
+
+/// Hands each job's results to the shard's result: closes its file (a failure to finish it
+/// fails the run), takes the EAGAIN retries counted on its descriptor, and warns where an
+/// `unlink` job ran out of files.
+fn finish_jobs(
+    jobs: Vec<JobRun>,
+    shard: usize,
+    by_fd: &[(i32, u64)],
+    signal: &ShardSignal,
+    result: &mut ShardResult,
+) {
     let single_job = jobs.len() == 1 && by_fd.is_empty();
     for mut job in jobs {
         if let Some(files) = &job.unlink_files {
@@ -386,8 +406,6 @@ fn shard_main<F: DeviceFactory>(
         });
         // Dropping the job closes (and, unless kept, removes) its file.
     }
-    drop(device);
-    result
 }
 
 /// Each job's class: from the `--sched-groups` hierarchy when given, else the job's `class`
