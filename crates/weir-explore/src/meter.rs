@@ -204,7 +204,7 @@ impl<F: DeviceFactory> WorkloadMeter<'_, F> {
         };
         match run_with(plan, &options, self.factory, &mut on_sample) {
             Ok(_) => {}
-            Err(RunError::Usage(m)) => return Err(ExploreError::Usage(m)),
+            Err(RunError::Usage(m)) => return Err(ExploreError::Usage(m.to_string())),
             Err(RunError::Failed {
                 interrupted: true, ..
             }) => return Err(ExploreError::Interrupted),

@@ -21,6 +21,7 @@
 
 pub mod chart;
 pub mod doc;
+mod escape;
 pub mod figures;
 pub mod page;
 pub mod phases;

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::chart::Chart;
 use crate::doc::{ReportDoc, Section, SectionKind, Status};
+pub use crate::escape::esc;
 use crate::figures;
 use crate::tables;
 
@@ -18,14 +19,6 @@ th{background:#f2f2f2}.PASS,.GOOD,.done{background:#d7f5d7}.WARN,.partial{backgr
 code,pre{font-size:12px;background:#f6f6f6}pre{padding:6px;overflow-x:auto;white-space:pre-wrap}\
 figure.chart{margin:12px 0}.status{padding:4px 8px;display:inline-block;border-radius:3px}\
 .num{text-align:right;font-variant-numeric:tabular-nums}";
-
-/// Escapes text for HTML content and attributes.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// JSON for a `<script type="application/json">` block: `</` would end the element early.
 fn script_json(v: &impl serde::Serialize) -> String {

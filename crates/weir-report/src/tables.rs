@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::doc::SectionKind;
+use crate::escape::esc;
 use crate::figures::list;
-use crate::page::esc;
 use weir_plot::format_si;
 
 /// A JSON value as table text: strings bare, numbers rounded to 4 significant digits, null as

@@ -4,7 +4,7 @@
 use weir_engine::shard_loop::{Done, LoopError, Op, Outcome, ShardLoop};
 use weir_model::device::{Device, Direction};
 
-use crate::driver::{record_corruption, JobRun};
+use crate::job_run::JobRun;
 use crate::request::Failure;
 use crate::verify::{decode_block, BlockLedger, BlockState, Corruption, VERIFY_BLOCK_BYTES};
 
@@ -66,12 +66,12 @@ pub fn final_verify_pass<D: Device>(
     lp: &mut ShardLoop<D>,
     job: &mut JobRun,
 ) -> Result<(), Failure> {
-    if job.fd < 0 {
+    if job.target.fd < 0 {
         return Ok(());
     }
-    let extent = match &job.file {
+    let extent = match &job.target.file {
         Some(file) => file.high_water_bytes().max(file.size_bytes()),
-        None => job.data_bytes.unwrap_or(0),
+        None => job.target.data_bytes.unwrap_or(0),
     }
     .max(job.ledger.as_ref().map_or(0, BlockLedger::extent_bytes));
     let chunk = lp.buffers().pools()[job.pool_index].buffer_bytes() as u64;
@@ -86,7 +86,7 @@ pub fn final_verify_pass<D: Device>(
             break Ok(());
         }
         let len = chunk.min((extent - offset).next_multiple_of(align)) as u32;
-        let op = Op::new(0, Direction::Read, job.fd, offset, buf, len);
+        let op = Op::new(0, Direction::Read, job.target.fd, offset, buf, len);
         let done = match read_one(lp, op) {
             Ok(done) => done,
             Err(detail) => break Err(Failure::Device { detail }),
@@ -96,7 +96,7 @@ pub fn final_verify_pass<D: Device>(
                 job: job.job.name.clone(),
                 detail: format!(
                     "verify read at offset {offset} in {}: {}",
-                    job.file_name,
+                    job.target.file_name,
                     weir_engine::describe_errno(errno)
                 ),
             });
@@ -109,12 +109,12 @@ pub fn final_verify_pass<D: Device>(
         let mut at = 0;
         while let Some(corruption) = check_blocks(
             job.ledger.as_ref(),
-            job.prefilled,
+            job.target.prefilled,
             &data[at..],
             offset + at as u64,
         ) {
             at = (corruption.offset_bytes - offset) as usize + VERIFY_BLOCK_BYTES;
-            record_corruption(job, corruption);
+            job.record_corruption(corruption);
         }
         if got == 0 {
             break Ok(());

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use weir_sched::{ClassMetrics, ShardMetrics};
 
-use crate::hist::{LatencyHistogram, LatencySummary};
+use crate::job_report::JobReport;
+use crate::measures::{JobHistograms, Latencies, Throughput};
 use crate::merge::MergeCounts;
-use crate::report::JobReport;
-use crate::run::SchedulerOptions;
+use crate::options::SchedulerOptions;
 
 /// The scheduler section of a report.
 #[derive(Debug, Clone, Serialize)]
@@ -42,13 +42,10 @@ pub struct ClassReport {
     pub supergroup: Option<String>,
     pub supergroup_shares: Option<u32>,
     pub jobs: Vec<String>,
-    pub ops: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bandwidth_bytes_per_s: f64,
-    pub latency_us: LatencySummary,
-    pub queue_latency_us: LatencySummary,
-    pub disk_latency_us: LatencySummary,
+    #[serde(flatten)]
+    pub throughput: Throughput,
+    #[serde(flatten)]
+    pub latencies: Latencies,
     /// Seconds of modelled disk time dispatched per second of run (1.0 = the whole disk).
     pub consumption: f64,
     /// Dispatched over completed disk time, smoothed (1.0 = the disk keeps up).
@@ -77,16 +74,8 @@ impl SchedulerReport {
             .into_iter()
             .map(|name| {
                 let members: Vec<&JobReport> = jobs.iter().filter(|j| j.class == name).collect();
-                let mut latency = LatencyHistogram::new();
-                let mut queue = LatencyHistogram::new();
-                let mut disk = LatencyHistogram::new();
-                for j in &members {
-                    if let Some(h) = &j.histograms {
-                        latency.add(&h.latency);
-                        queue.add(&h.queue);
-                        disk.add(&h.disk);
-                    }
-                }
+                let histograms =
+                    JobHistograms::merged(members.iter().filter_map(|j| j.histograms.as_deref()));
                 let mut counters = ClassMetrics::default();
                 for shard in shards {
                     for c in shard.classes.iter().filter(|c| c.name == name) {
@@ -94,8 +83,8 @@ impl SchedulerReport {
                         counters.shares = c.shares;
                     }
                 }
-                let ops: u64 = members.iter().map(|j| j.ops).sum();
-                let bytes: u64 = members.iter().map(|j| j.bytes).sum();
+                let ops: u64 = members.iter().map(|j| j.throughput.ops).sum();
+                let bytes: u64 = members.iter().map(|j| j.throughput.bytes).sum();
                 let parent = options
                     .groups
                     .as_ref()
@@ -108,13 +97,8 @@ impl SchedulerReport {
                     supergroup: parent.map(|p| p.name.clone()),
                     supergroup_shares: parent.map(|p| p.shares),
                     jobs: members.iter().map(|j| j.name.clone()).collect(),
-                    ops,
-                    bytes,
-                    iops: rate(ops as f64),
-                    bandwidth_bytes_per_s: rate(bytes as f64),
-                    latency_us: latency.summary_us(),
-                    queue_latency_us: queue.summary_us(),
-                    disk_latency_us: disk.summary_us(),
+                    throughput: Throughput::over(ops, bytes, window_s),
+                    latencies: Latencies::of(&histograms),
                     consumption: rate(counters.consumption_sec),
                     flow_ratio: counters.flow_ratio,
                     starvation_s: counters.starvation_sec,
@@ -192,18 +176,21 @@ impl SchedulerReport {
             rows.push(vec![
                 name,
                 shares,
-                format!("{:.0}", c.iops),
-                format!("{:.1}", c.bandwidth_bytes_per_s / (1024.0 * 1024.0)),
-                format!("{:.0}", c.latency_us.p99),
-                format!("{:.0}", c.queue_latency_us.p50),
-                format!("{:.0}", c.queue_latency_us.p99),
-                format!("{:.0}", c.disk_latency_us.p50),
-                format!("{:.0}", c.disk_latency_us.p99),
+                format!("{:.0}", c.throughput.iops),
+                format!(
+                    "{:.1}",
+                    c.throughput.bandwidth_bytes_per_s / (1024.0 * 1024.0)
+                ),
+                format!("{:.0}", c.latencies.latency_us.p99),
+                format!("{:.0}", c.latencies.queue_latency_us.p50),
+                format!("{:.0}", c.latencies.queue_latency_us.p99),
+                format!("{:.0}", c.latencies.disk_latency_us.p50),
+                format!("{:.0}", c.latencies.disk_latency_us.p99),
                 format!("{:.2}", c.consumption),
                 format!("{:.2}", c.flow_ratio),
             ]);
         }
-        crate::report::write_table(&mut out, &rows);
+        crate::text_table::write_table(&mut out, &rows);
         out
     }
 }

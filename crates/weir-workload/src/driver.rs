@@ -13,247 +13,18 @@
 //! and *completion*. Latency is completion - intended; the queue slot holds dispatch -
 //! intended and the disk slot completion - dispatch.
 
-use std::collections::VecDeque;
-use std::os::fd::RawFd;
-
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use weir_engine::buffers::DmaBufferPool;
 use weir_engine::shard_loop::{BufId, LoopBuffers, Op, Outcome, ShardLoop};
-use weir_engine::PreparedFile;
 use weir_model::device::{Device, Direction, IoCompletion};
 
 use crate::arrival::Arrivals;
-use crate::job::Job;
-use crate::report::{CorruptionReport, JobHistograms, ShardJobStats};
+pub use crate::job_run::{JobRun, JobSetup, JobTarget, StopSignal};
+use crate::report::JobHistograms;
 pub(crate) use crate::request::Slot;
 pub use crate::request::{Failure, LoopOptions};
 pub use crate::scheduling::Scheduling;
 use crate::scheduling::{dispatch_scheduled, enqueue, settle_completions};
-use crate::verify::{BlockLedger, Corruption, VERIFY_BLOCK_BYTES};
-
-/// Corruptions kept per job and shard for the report (all are counted).
-const CORRUPTIONS_KEPT: usize = 16;
-
-/// Why the loop should stop issuing.
-pub trait StopSignal {
-    /// Polled once per loop iteration.
-    fn should_stop(&self) -> bool;
-    /// Called when this shard fails, so the others stop too.
-    fn fail(&self, failure: Failure);
-    /// Called at each progress point with this shard's elapsed device time; returns false
-    /// when the run must stop. Only the sampling shard gets calls.
-    fn sample(&self, elapsed_ns: u64, jobs: &[JobRun]) -> bool;
-    /// How often to sample, in device nanoseconds; None when nobody samples on this shard.
-    fn sample_interval_ns(&self) -> Option<u64>;
-}
-
-/// One job's state on one shard.
-pub struct JobRun {
-    pub job: Job,
-    pub index: usize,
-    pub shard: usize,
-    pub fd: RawFd,
-    pub file: Option<PreparedFile>,
-    pub file_name: String,
-    /// The region requests fall in; None for an unbounded append.
-    pub data_bytes: Option<u64>,
-    /// Where the region starts in `fd` (0 for a file; the job's region on a raw device).
-    pub base_offset_bytes: u64,
-    pub prefilled: bool,
-    /// This job's buffer pool in the shard loop (its position among the shard's jobs).
-    pub(crate) pool_index: usize,
-    /// `vectorized` jobs: segments per request (see [`crate::vectored`]).
-    iov_count: Option<u32>,
-    /// `unlink` jobs: this shard's files (see [`crate::unlink`]).
-    pub(crate) unlink_files: Option<crate::unlink::UnlinkFiles>,
-    next_seq_offset: u64,
-    rng: SmallRng,
-    /// Closed loop: times at which fibers became (or become) ready.
-    pub(crate) fibers_ready_ns: VecDeque<u64>,
-    arrivals: Option<Arrivals>,
-    pub(crate) backlog_ns: VecDeque<u64>,
-    in_flight: u32,
-    pub(crate) issued: u64,
-    exhausted: bool,
-    pub(crate) started_at_ns: u64,
-    write_sequence: u64,
-    pub ledger: Option<BlockLedger>,
-    in_flight_writes: Vec<(u64, u64)>,
-    pub stats: ShardJobStats,
-    pub corruptions: Vec<CorruptionReport>,
-    pub corruption_count: u64,
-    pub blocks_checked: u64,
-    /// Latencies since the last progress sample (kept only when sampling).
-    pub recent: Option<Box<JobHistograms>>,
-}
-
-/// Where a job's requests go, decided by the runner.
-pub struct JobSetup {
-    pub job: Job,
-    pub index: usize,
-    pub fd: RawFd,
-    pub file: Option<PreparedFile>,
-    pub file_name: String,
-    pub data_bytes: Option<u64>,
-    /// Added to every request's offset: the job's region on a raw device (0 for a file).
-    pub base_offset_bytes: u64,
-    pub prefilled: bool,
-    pub pool: DmaBufferPool,
-    pub verify: bool,
-    pub seed: u64,
-    /// `unlink` jobs: the files created for this shard.
-    pub unlink_files: Option<crate::unlink::UnlinkFiles>,
-}
-
-impl JobRun {
-    /// The job's state, and its buffer pool for the shard loop, where it will be pool
-    /// `pool_index`.
-    pub fn new(
-        setup: JobSetup,
-        shard: usize,
-        sampling: bool,
-        pool_index: usize,
-    ) -> (JobRun, DmaBufferPool) {
-        let JobSetup {
-            job,
-            index,
-            fd,
-            file,
-            file_name,
-            data_bytes,
-            base_offset_bytes,
-            prefilled,
-            mut pool,
-            verify,
-            seed,
-            unlink_files,
-        } = setup;
-        if !job.job_type.is_read() && !verify {
-            // Write data nothing below can compress or deduplicate (each write also stamps its
-            // blocks with offset and sequence, in `issue`): see weir_engine::payload.
-            weir_engine::payload::fill_pool_incompressible(&mut pool, seed);
-        }
-        let run = JobRun {
-            index,
-            shard,
-            fd,
-            file,
-            file_name,
-            data_bytes,
-            base_offset_bytes,
-            prefilled,
-            pool_index,
-            iov_count: job.iov_count,
-            unlink_files,
-            next_seq_offset: 0,
-            rng: SmallRng::seed_from_u64(seed),
-            fibers_ready_ns: VecDeque::new(),
-            arrivals: None,
-            backlog_ns: VecDeque::new(),
-            in_flight: 0,
-            issued: 0,
-            exhausted: false,
-            started_at_ns: 0,
-            write_sequence: 0,
-            ledger: verify.then(BlockLedger::new),
-            in_flight_writes: Vec::new(),
-            stats: ShardJobStats {
-                shard,
-                ..Default::default()
-            },
-            corruptions: Vec::new(),
-            corruption_count: 0,
-            blocks_checked: 0,
-            recent: sampling.then(Box::default),
-            job,
-        };
-        (run, pool)
-    }
-
-    fn start(&mut self, start_ns: u64) {
-        self.started_at_ns = start_ns;
-        if let Some(rate) = self.job.arrivals_per_s() {
-            let seed = self.rng.gen();
-            self.arrivals = Some(Arrivals::new(
-                rate,
-                self.job.pause_distribution,
-                start_ns,
-                seed,
-            ));
-        } else {
-            self.fibers_ready_ns = (0..self.job.parallelism).map(|_| start_ns).collect();
-        }
-    }
-
-    /// The next offset for a request, or None when the job has no more room (a bounded
-    /// append that reached its data size) or must wait (verify: an overlapping write is in
-    /// flight).
-    fn next_offset(&mut self) -> Option<u64> {
-        let len = u64::from(self.job.request_bytes);
-        if self.job.job_type.is_random() {
-            let blocks = self.data_bytes.unwrap_or(len) / len;
-            for _ in 0..8 {
-                let offset = self.rng.gen_range(0..blocks.max(1)) * len;
-                if !self.overlaps_in_flight_write(offset, len) {
-                    return Some(offset);
-                }
-            }
-            return None;
-        }
-        let appending = self.job.prepare().extends_file();
-        let mut offset = self.next_seq_offset;
-        if let Some(limit) = self.data_bytes {
-            if offset + len > limit {
-                if appending {
-                    self.exhausted = true;
-                    return None;
-                }
-                self.stats.wraps += 1;
-                offset = 0;
-            }
-        }
-        if self.overlaps_in_flight_write(offset, len) {
-            return None;
-        }
-        self.next_seq_offset = offset + len;
-        Some(offset)
-    }
-
-    fn overlaps_in_flight_write(&self, offset: u64, len: u64) -> bool {
-        self.ledger.is_some()
-            && self
-                .in_flight_writes
-                .iter()
-                .any(|&(o, l)| offset < o + l && o < offset + len)
-    }
-
-    fn direction(&self) -> Direction {
-        if self.job.job_type.is_read() {
-            Direction::Read
-        } else {
-            Direction::Write
-        }
-    }
-
-    pub(crate) fn limit_reached(&self) -> bool {
-        self.exhausted || self.job.limit.is_some_and(|limit| self.issued >= limit)
-    }
-
-    /// The next time this job wants to act, if it is waiting on a timer.
-    fn next_timer_ns(&self, now_ns: u64) -> Option<u64> {
-        if self.limit_reached() {
-            return None;
-        }
-        if let Some(arrivals) = &self.arrivals {
-            return Some(arrivals.peek_ns().max(now_ns));
-        }
-        self.fibers_ready_ns
-            .front()
-            .copied()
-            .filter(|t| *t > now_ns)
-    }
-}
+use crate::verify::VERIFY_BLOCK_BYTES;
 
 /// The outcome of one shard's loop.
 pub struct LoopOutcome {
@@ -583,12 +354,18 @@ fn issue<D: Device>(
             };
             // Slots and ops carry the offset in the descriptor; the ledger keeps the
             // region-relative one (--verify runs on files, whose base is 0).
-            let fd_offset = offset + job.base_offset_bytes;
+            let fd_offset = offset + job.target.base_offset_bytes;
             let queued = match sched.as_deref_mut() {
                 None => {
-                    let mut op =
-                        Op::new(u64::from(slot_id), direction, job.fd, fd_offset, buf, len)
-                            .with_flags(options.io_flags(job.index));
+                    let mut op = Op::new(
+                        u64::from(slot_id),
+                        direction,
+                        job.target.fd,
+                        fd_offset,
+                        buf,
+                        len,
+                    )
+                    .with_flags(options.io_flags(job.index));
                     if let Some(count) = job.iov_count {
                         op.segments = crate::vectored::segments(buf, len, count);
                     }
@@ -639,7 +416,7 @@ fn prepare_write(
     offset: u64,
     len: u32,
 ) -> Result<u64, Failure> {
-    if let Some(file) = &mut job.file {
+    if let Some(file) = &mut job.target.file {
         if let Err(e) = file.before_write(offset, len) {
             buffers.release(buf);
             return Err(Failure::Io {
@@ -683,13 +460,13 @@ fn complete(
             let data = &buffers.bytes(slot.buf)[..len];
             let found = crate::check::check_blocks(
                 job.ledger.as_ref(),
-                job.prefilled,
+                job.target.prefilled,
                 data,
                 slot.offset_bytes,
             );
             job.blocks_checked += (len / VERIFY_BLOCK_BYTES) as u64;
             if let Some(corruption) = found {
-                record_corruption(job, corruption);
+                job.record_corruption(corruption);
             }
         }
         if let Some(ledger) = &mut job.ledger {
@@ -722,14 +499,9 @@ fn record_latency(job: &mut JobRun, slot: &Slot, completed_at_ns: u64) {
     let total = completed_at_ns.saturating_sub(slot.intended_ns);
     let queue = slot.dispatch_ns.saturating_sub(slot.intended_ns);
     let disk = completed_at_ns.saturating_sub(slot.dispatch_ns);
-    let h = &mut job.stats.histograms;
-    h.latency.record_ns(total);
-    h.queue.record_ns(queue);
-    h.disk.record_ns(disk);
+    job.stats.histograms.record_ns(total, queue, disk);
     if let Some(recent) = &mut job.recent {
-        recent.latency.record_ns(total);
-        recent.queue.record_ns(queue);
-        recent.disk.record_ns(disk);
+        recent.record_ns(total, queue, disk);
     }
     job.stats.ops += 1;
     job.stats.bytes += u64::from(slot.len_bytes);
@@ -747,7 +519,7 @@ fn check_result(job: &JobRun, slot: &Slot, outcome: Outcome) -> Result<(), Failu
                 "{what} of {} bytes at offset {} in {} failed: {}",
                 slot.len_bytes,
                 slot.offset_bytes,
-                job.file_name,
+                job.target.file_name,
                 weir_engine::describe_errno(errno)
             );
             return Err(match errno {
@@ -766,7 +538,7 @@ fn check_result(job: &JobRun, slot: &Slot, outcome: Outcome) -> Result<(), Failu
     };
     let detail = format!(
         "short {what}: {moved_bytes} of {} bytes at offset {} in {}",
-        slot.len_bytes, slot.offset_bytes, job.file_name
+        slot.len_bytes, slot.offset_bytes, job.target.file_name
     );
     Err(if slot.direction == Direction::Write {
         Failure::DiskFull {
@@ -779,20 +551,6 @@ fn check_result(job: &JobRun, slot: &Slot, outcome: Outcome) -> Result<(), Failu
             detail: format!("{detail} (the file is shorter than the job's data size)"),
         }
     })
-}
-
-pub(crate) fn record_corruption(job: &mut JobRun, c: Corruption) {
-    job.corruption_count += 1;
-    if job.corruptions.len() < CORRUPTIONS_KEPT {
-        job.corruptions.push(CorruptionReport {
-            job: job.job.name.clone(),
-            shard: job.shard,
-            file: job.file_name.clone(),
-            offset_bytes: c.offset_bytes,
-            expected: c.expected,
-            found: c.found,
-        });
-    }
 }
 
 #[cfg(test)]

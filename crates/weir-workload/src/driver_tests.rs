@@ -131,19 +131,31 @@ fn open_loop_latency_counts_a_stall_in_full() {
     let job = &report.jobs[0];
     // Every arrival during the stall waits for its end: ~100 of ~1000 requests, with
     // latencies spread from 100 ms down to 0. A closed-loop measurement would record one.
-    assert!((990..=1001).contains(&job.ops), "{}", job.ops);
     assert!(
-        (job.latency_us.p50 - 100.0).abs() < 2.0,
-        "{:?}",
-        job.latency_us
+        (990..=1001).contains(&job.throughput.ops),
+        "{}",
+        job.throughput.ops
     );
-    assert!(job.latency_us.p95 > 45_000.0, "{:?}", job.latency_us);
-    assert!(job.latency_us.max > 99_000.0, "{:?}", job.latency_us);
+    assert!(
+        (job.latencies.latency_us.p50 - 100.0).abs() < 2.0,
+        "{:?}",
+        job.latencies.latency_us
+    );
+    assert!(
+        job.latencies.latency_us.p95 > 45_000.0,
+        "{:?}",
+        job.latencies.latency_us
+    );
+    assert!(
+        job.latencies.latency_us.max > 99_000.0,
+        "{:?}",
+        job.latencies.latency_us
+    );
     // With 32 request slots, most of the stall is spent in the backlog (queue), not the disk.
     assert!(
-        job.queue_latency_us.max > 60_000.0,
+        job.latencies.queue_latency_us.max > 60_000.0,
         "{:?}",
-        job.queue_latency_us
+        job.latencies.queue_latency_us
     );
 }
 
@@ -157,13 +169,17 @@ fn closed_loop_hides_the_same_stall() {
     let job = &report.jobs[0];
     // One fiber: one request sees the stall; p99 stays at the service time.
     assert!(
-        (job.latency_us.p99 - 100.0).abs() < 2.0,
+        (job.latencies.latency_us.p99 - 100.0).abs() < 2.0,
         "{:?}",
-        job.latency_us
+        job.latencies.latency_us
     );
-    assert!(job.latency_us.max > 99_000.0);
+    assert!(job.latencies.latency_us.max > 99_000.0);
     // 0.9 s of 100 us requests plus the one stalled request.
-    assert!((8990..=9010).contains(&job.ops), "{}", job.ops);
+    assert!(
+        (8990..=9010).contains(&job.throughput.ops),
+        "{}",
+        job.throughput.ops
+    );
 }
 
 #[test]
@@ -179,7 +195,7 @@ fn parallelism_think_time_and_limit_on_a_virtual_clock() {
         Control::Continue
     })
     .expect("run");
-    let ops: Vec<u64> = report.jobs.iter().map(|j| j.ops).collect();
+    let ops: Vec<u64> = report.jobs.iter().map(|j| j.throughput.ops).collect();
     assert!((19_990..=20_000).contains(&ops[0]), "{ops:?}");
     // 100 us of service + 900 us of thinking: 1000 per second.
     assert!((995..=1000).contains(&ops[1]), "{ops:?}");
@@ -201,7 +217,7 @@ fn think_after_alternates_active_and_thinking_phases() {
     )
     .expect("run");
     // 10 periods of ~500 requests; thinking for good after the first 50 ms would give ~519.
-    let ops = report.jobs[0].ops;
+    let ops = report.jobs[0].throughput.ops;
     assert!((4_950..=5_020).contains(&ops), "{ops}");
 }
 
@@ -219,7 +235,7 @@ fn uniform_and_poisson_rates_match_the_request() {
         })
         .expect("run");
         // 500/s x 2 fibers x 3 per batch x 2 s = 6000.
-        let ops = report.jobs[0].ops as f64;
+        let ops = report.jobs[0].throughput.ops as f64;
         assert!((ops - 6000.0).abs() < 300.0, "{distribution:?}: {ops}");
     }
 }
@@ -240,7 +256,7 @@ fn bandwidth_paces_bytes_and_counts_a_stall_from_the_intended_time() {
         })
         .expect("run");
         let job = &report.jobs[0];
-        let mib_per_s = job.bandwidth_bytes_per_s / f64::from(1 << 20);
+        let mib_per_s = job.throughput.bandwidth_bytes_per_s / f64::from(1 << 20);
         assert!(
             (mib_per_s - 16.0).abs() < 1.6,
             "{distribution:?}: {mib_per_s} MiB/s"
@@ -248,14 +264,14 @@ fn bandwidth_paces_bytes_and_counts_a_stall_from_the_intended_time() {
         assert_eq!(job.bandwidth_limit_bytes_per_s, Some(16 << 20));
         // Arrivals during the 100 ms stall are timed from when they were due, as with rps.
         assert!(
-            job.latency_us.max > 90_000.0,
+            job.latencies.latency_us.max > 90_000.0,
             "{distribution:?}: {:?}",
-            job.latency_us
+            job.latencies.latency_us
         );
         assert!(
-            job.latency_us.p50 < 200.0,
+            job.latencies.latency_us.p50 < 200.0,
             "{distribution:?}: {:?}",
-            job.latency_us
+            job.latencies.latency_us
         );
     }
 }
@@ -323,7 +339,10 @@ fn the_scheduler_caps_the_disk_at_its_model_and_splits_by_shares() {
         Control::Continue
     })
     .expect("run");
-    let (low, high) = (report.jobs[0].ops as f64, report.jobs[1].ops as f64);
+    let (low, high) = (
+        report.jobs[0].throughput.ops as f64,
+        report.jobs[1].throughput.ops as f64,
+    );
     // 32 requests in flight at 100 us could reach 320,000 IOPS; the model allows 10,000.
     assert!((low + high - 10_000.0).abs() < 1_000.0, "{low} + {high}");
     assert!(
@@ -333,11 +352,11 @@ fn the_scheduler_caps_the_disk_at_its_model_and_splits_by_shares() {
     let sched = report.scheduler.as_ref().expect("scheduler section");
     assert_eq!(sched.classes.len(), 2);
     assert!(
-        sched.classes[0].queue_latency_us.p50 > 100.0,
+        sched.classes[0].latencies.queue_latency_us.p50 > 100.0,
         "{:?}",
         sched.classes[0]
     );
-    assert!((sched.classes[0].disk_latency_us.p50 - 100.0).abs() < 2.0);
+    assert!((sched.classes[0].latencies.disk_latency_us.p50 - 100.0).abs() < 2.0);
     let consumption: f64 = sched.classes.iter().map(|c| c.consumption).sum();
     assert!((consumption - 1.0).abs() < 0.15, "{consumption}");
 
@@ -347,7 +366,7 @@ fn the_scheduler_caps_the_disk_at_its_model_and_splits_by_shares() {
         Control::Continue
     })
     .expect("run");
-    let total: u64 = free.jobs.iter().map(|j| j.ops).sum();
+    let total: u64 = free.jobs.iter().map(|j| j.throughput.ops).sum();
     assert!(total > 300_000, "{total}");
     assert!(!free.scheduler.as_ref().expect("section").limiting);
 }

@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use crate::driver::JobRun;
 use crate::job::JobType;
+use crate::job_run::JobRun;
 use crate::request::Failure;
 
 /// Runs every request of `job` that is due at `now_ns` (device clock), one after another.
@@ -47,10 +47,9 @@ pub(crate) fn run_due(job: &mut JobRun, now_ns: u64) -> Result<(), Failure> {
         let start_ns = cursor_ns.max(intended_ns);
         cursor_ns = start_ns + took_ns;
         let latency_ns = cursor_ns - intended_ns;
-        let h = &mut job.stats.histograms;
-        h.latency.record_ns(latency_ns);
-        h.queue.record_ns(start_ns - intended_ns);
-        h.disk.record_ns(took_ns);
+        job.stats
+            .histograms
+            .record_ns(latency_ns, start_ns - intended_ns, took_ns);
         if let Some(recent) = &mut job.recent {
             recent.latency.record_ns(latency_ns);
         }

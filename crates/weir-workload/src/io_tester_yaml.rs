@@ -53,7 +53,7 @@ impl Report {
 /// io_tester reports only `throughput` for a cpu job: busy loops per second.
 fn write_cpu_job(out: &mut String, report: &Report, name: &str, s: &ShardJobReport) {
     let per_s = if report.duration_s > 0.0 {
-        s.ops as f64 / report.duration_s
+        s.throughput.ops as f64 / report.duration_s
     } else {
         0.0
     };
@@ -64,25 +64,25 @@ fn write_cpu_job(out: &mut String, report: &Report, name: &str, s: &ShardJobRepo
 /// io_tester reports an unlink job's IOPS, average and maximum latency, and requests.
 fn write_unlink_job(out: &mut String, name: &str, s: &ShardJobReport) {
     let _ = writeln!(out, "  {name}:");
-    let _ = writeln!(out, "    IOPS: {:.0}", s.iops);
+    let _ = writeln!(out, "    IOPS: {:.0}", s.throughput.iops);
     let _ = writeln!(out, "    latencies:  # usec");
-    let _ = writeln!(out, "      average: {:.0}", s.latency_us.avg);
-    let _ = writeln!(out, "      max: {:.0}", s.latency_us.max);
+    let _ = writeln!(out, "      average: {:.0}", s.latencies.latency_us.avg);
+    let _ = writeln!(out, "      max: {:.0}", s.latencies.latency_us.max);
     let _ = writeln!(out, "    stats:");
-    let _ = writeln!(out, "      total_requests: {}", s.ops);
+    let _ = writeln!(out, "      total_requests: {}", s.throughput.ops);
 }
 
 fn write_job(out: &mut String, report: &Report, name: &str, class: &str, s: &ShardJobReport) {
     // io_tester: (bytes >> 10) / seconds.
     let kbs = if report.duration_s > 0.0 {
-        (s.bytes >> 10) as f64 / report.duration_s
+        (s.throughput.bytes >> 10) as f64 / report.duration_s
     } else {
         0.0
     };
-    let l = &s.latency_us;
+    let l = &s.latencies.latency_us;
     let _ = writeln!(out, "  {name}:");
     let _ = writeln!(out, "    throughput: {kbs:.0}  # kB/s");
-    let _ = writeln!(out, "    IOPS: {:.0}", s.iops);
+    let _ = writeln!(out, "    IOPS: {:.0}", s.throughput.iops);
     let _ = writeln!(out, "    latencies:  # usec");
     let _ = writeln!(out, "      average: {:.0}", l.avg);
     let _ = writeln!(out, "      p0.5: {:.0}", l.p50);
@@ -91,20 +91,20 @@ fn write_job(out: &mut String, report: &Report, name: &str, class: &str, s: &Sha
     let _ = writeln!(out, "      p0.999: {:.0}", l.p999);
     let _ = writeln!(out, "      max: {:.0}", l.max);
     let _ = writeln!(out, "    stats:");
-    let _ = writeln!(out, "      total_requests: {}", s.ops);
+    let _ = writeln!(out, "      total_requests: {}", s.throughput.ops);
     // Summed seconds from the means: avg (us) x count.
-    let total_sec = |avg_us: f64| avg_us * s.ops as f64 / 1e6;
+    let total_sec = |avg_us: f64| avg_us * s.throughput.ops as f64 / 1e6;
     let _ = writeln!(
         out,
         "      io_queue_total_exec_sec: {:.6}",
-        total_sec(s.disk_latency_us.avg)
+        total_sec(s.latencies.disk_latency_us.avg)
     );
     let _ = writeln!(
         out,
         "      io_queue_total_delay_sec: {:.6}",
-        total_sec(s.queue_latency_us.avg)
+        total_sec(s.latencies.queue_latency_us.avg)
     );
-    let _ = writeln!(out, "      io_queue_total_operations: {}", s.ops);
+    let _ = writeln!(out, "      io_queue_total_operations: {}", s.throughput.ops);
     let class_metrics = report
         .scheduler_metrics
         .iter()

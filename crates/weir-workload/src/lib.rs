@@ -43,12 +43,18 @@ mod class_report;
 mod cpu;
 pub mod driver;
 pub mod eagain;
+mod error;
+mod factory;
 pub mod hist;
 mod inline;
 mod io_tester_yaml;
 pub mod job;
+mod job_report;
+mod job_run;
+mod measures;
 mod merge;
 pub mod null_device;
+mod options;
 pub mod parse;
 pub mod report;
 mod request;
@@ -56,6 +62,7 @@ pub mod run;
 pub mod sched_groups;
 mod scheduling;
 mod setup;
+mod text_table;
 mod unlink;
 mod vectored;
 pub mod verify;
@@ -63,7 +70,8 @@ pub use vectored::segment_alignment_bytes;
 
 pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;
+pub use request::Failure;
 pub use run::{
     run, run_with, Control, DeviceFactory, EngineFactory, JobProgress, Progress, RunError,
-    RunOptions, SchedulerOptions,
+    RunOptions, SchedulerOptions, SetupError, UsageError,
 };

@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 pub use crate::class_report::{ClassReport, SchedulerReport};
-use crate::hist::{LatencyHistogram, LatencySummary};
-use crate::job::Job;
+pub use crate::job_report::{JobReport, ShardJobReport, ShardJobStats};
+pub use crate::measures::{JobHistograms, Latencies, Throughput};
+use crate::text_table::{fmt_us, write_table};
 
 /// The JSON schema version; bumped only on an incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -73,147 +74,6 @@ pub struct CorruptionReport {
     pub found: String,
 }
 
-/// One job, all its shards merged.
-#[derive(Debug, Clone, Serialize)]
-pub struct JobReport {
-    pub name: String,
-    #[serde(rename = "type")]
-    pub job_type: String,
-    pub class: String,
-    pub prepare: String,
-    pub shards: Vec<usize>,
-    pub request_bytes: u32,
-    pub parallelism: u32,
-    /// Open-loop arrivals per second per fiber; null for closed-loop jobs.
-    pub rps: Option<u32>,
-    /// Open-loop byte rate per shard (`shard_info.bandwidth`); null when not set.
-    pub bandwidth_limit_bytes_per_s: Option<u64>,
-    pub ops: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bandwidth_bytes_per_s: f64,
-    /// From the intended send time (open loop) or the moment the fiber was ready (closed loop)
-    /// to completion: what the application sees.
-    pub latency_us: LatencySummary,
-    /// Intended send time to dispatch to the device (scheduler queue, open-loop backlog).
-    pub queue_latency_us: LatencySummary,
-    /// Dispatch to completion: time in the kernel and the device.
-    pub disk_latency_us: LatencySummary,
-    /// RWF_NOWAIT requests of this job the kernel refused with EAGAIN (each was re-sent
-    /// without the flag).
-    pub eagain_retries: u64,
-    /// Requests that failed (the first failure stops the run).
-    pub errors: u64,
-    /// Open-loop arrivals that were due but not yet sent when the run ended (a backlog: the
-    /// disk could not keep up with the rate).
-    pub unsent_at_end: u64,
-    /// Times a sequential job wrapped around to offset 0 (io_tester's file_size_overflows).
-    pub wraps: u64,
-    pub per_shard: Vec<ShardJobReport>,
-    #[serde(skip)]
-    pub histograms: Option<Box<JobHistograms>>,
-}
-
-/// One job on one shard.
-#[derive(Debug, Clone, Serialize)]
-pub struct ShardJobReport {
-    pub shard: usize,
-    pub ops: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bandwidth_bytes_per_s: f64,
-    pub latency_us: LatencySummary,
-    pub queue_latency_us: LatencySummary,
-    pub disk_latency_us: LatencySummary,
-    /// The file's size after the run (0 when the run used no files).
-    pub file_bytes: u64,
-    /// Times a sequential job wrapped around to offset 0 on this shard.
-    pub wraps: u64,
-    /// RWF_NOWAIT refusals of this job on this shard (each re-sent without the flag).
-    pub eagain_retries: u64,
-}
-
-/// The merged histograms behind a job's summaries (not serialized).
-#[derive(Debug, Clone, Default)]
-pub struct JobHistograms {
-    pub latency: LatencyHistogram,
-    pub queue: LatencyHistogram,
-    pub disk: LatencyHistogram,
-}
-
-/// Per-shard measurements of one job, as the driver hands them over.
-#[derive(Debug, Clone, Default)]
-pub struct ShardJobStats {
-    pub shard: usize,
-    pub ops: u64,
-    pub bytes: u64,
-    pub histograms: JobHistograms,
-    pub errors: u64,
-    pub unsent_at_end: u64,
-    pub wraps: u64,
-    pub eagain_retries: u64,
-    pub file_bytes: u64,
-}
-
-impl JobReport {
-    /// Merges a job's per-shard statistics measured over `window_s` seconds.
-    pub fn merge(job: &Job, shards: &[ShardJobStats], window_s: f64) -> JobReport {
-        let rate = |v: u64| {
-            if window_s > 0.0 {
-                v as f64 / window_s
-            } else {
-                0.0
-            }
-        };
-        let mut merged = JobHistograms::default();
-        let mut per_shard = Vec::with_capacity(shards.len());
-        for s in shards {
-            merged.latency.add(&s.histograms.latency);
-            merged.queue.add(&s.histograms.queue);
-            merged.disk.add(&s.histograms.disk);
-            per_shard.push(ShardJobReport {
-                shard: s.shard,
-                ops: s.ops,
-                bytes: s.bytes,
-                iops: rate(s.ops),
-                bandwidth_bytes_per_s: rate(s.bytes),
-                latency_us: s.histograms.latency.summary_us(),
-                queue_latency_us: s.histograms.queue.summary_us(),
-                disk_latency_us: s.histograms.disk.summary_us(),
-                file_bytes: s.file_bytes,
-                wraps: s.wraps,
-                eagain_retries: s.eagain_retries,
-            });
-        }
-        let ops = shards.iter().map(|s| s.ops).sum();
-        let bytes = shards.iter().map(|s| s.bytes).sum();
-        JobReport {
-            name: job.name.clone(),
-            job_type: job.job_type.as_str().to_string(),
-            class: job.class_name().to_string(),
-            prepare: job.prepare().as_str().to_string(),
-            shards: shards.iter().map(|s| s.shard).collect(),
-            request_bytes: job.request_bytes,
-            parallelism: job.parallelism,
-            rps: job.rps,
-            bandwidth_limit_bytes_per_s: job.bandwidth_bytes_per_s,
-            ops,
-            bytes,
-            iops: rate(ops),
-            bandwidth_bytes_per_s: rate(bytes),
-            latency_us: merged.latency.summary_us(),
-            queue_latency_us: merged.queue.summary_us(),
-            disk_latency_us: merged.disk.summary_us(),
-            eagain_retries: shards.iter().map(|s| s.eagain_retries).sum(),
-            errors: shards.iter().map(|s| s.errors).sum(),
-            unsent_at_end: shards.iter().map(|s| s.unsent_at_end).sum(),
-            wraps: shards.iter().map(|s| s.wraps).sum(),
-            per_shard,
-            histograms: Some(Box::new(merged)),
-        }
-    }
-}
-
 impl Report {
     /// The JSON document (pretty-printed).
     pub fn to_json(&self) -> String {
@@ -244,13 +104,16 @@ impl Report {
         ];
         let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
         for job in &self.jobs {
-            let l = &job.latency_us;
+            let l = &job.latencies.latency_us;
             rows.push(vec![
                 job.name.clone(),
                 job.job_type.clone(),
                 weir_model::units::format_bytes(u64::from(job.request_bytes)),
-                format!("{:.0}", job.iops),
-                format!("{:.1}", job.bandwidth_bytes_per_s / (1024.0 * 1024.0)),
+                format!("{:.0}", job.throughput.iops),
+                format!(
+                    "{:.1}",
+                    job.throughput.bandwidth_bytes_per_s / (1024.0 * 1024.0)
+                ),
                 fmt_us(l.avg),
                 fmt_us(l.p50),
                 fmt_us(l.p95),
@@ -267,7 +130,7 @@ impl Report {
         let queued: Vec<&JobReport> = self
             .jobs
             .iter()
-            .filter(|j| j.queue_latency_us.max > 0.0)
+            .filter(|j| j.latencies.queue_latency_us.max > 0.0)
             .collect();
         // With the scheduler the class table below shows queue and disk time instead.
         if !queued.is_empty() && self.scheduler.is_none() {
@@ -286,10 +149,10 @@ impl Report {
                 rows.push(vec![
                     job.name.clone(),
                     job.class.clone(),
-                    fmt_us(job.queue_latency_us.p50),
-                    fmt_us(job.queue_latency_us.p99),
-                    fmt_us(job.disk_latency_us.p50),
-                    fmt_us(job.disk_latency_us.p99),
+                    fmt_us(job.latencies.queue_latency_us.p50),
+                    fmt_us(job.latencies.queue_latency_us.p99),
+                    fmt_us(job.latencies.disk_latency_us.p50),
+                    fmt_us(job.latencies.disk_latency_us.p99),
                 ]);
             }
             let _ = writeln!(out);
@@ -348,33 +211,6 @@ impl Report {
     }
 }
 
-fn fmt_us(us: f64) -> String {
-    if us >= 100.0 {
-        format!("{us:.0}")
-    } else {
-        format!("{us:.1}")
-    }
-}
-
-pub(crate) fn write_table(out: &mut String, rows: &[Vec<String>]) {
-    let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            // Names left-aligned, numbers right-aligned.
-            if c < 2 {
-                let _ = write!(line, "{cell:<w$}  ", w = widths[c]);
-            } else {
-                let _ = write!(line, "{cell:>w$}  ", w = widths[c]);
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-    }
-}
-
 /// Process CPU time so far.
 pub fn cpu_usage() -> CpuUsage {
     // SAFETY: rusage is plain data; getrusage fills it.
@@ -393,7 +229,7 @@ pub fn cpu_usage() -> CpuUsage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::JobType;
+    use crate::job::{Job, JobType};
 
     fn sample_report() -> Report {
         let job = Job::new("reads", JobType::RandRead);
@@ -436,11 +272,11 @@ mod tests {
     fn merge_sums_shards_and_rates_use_the_window() {
         let r = sample_report();
         let job = &r.jobs[0];
-        assert_eq!(job.ops, 2000);
-        assert_eq!(job.iops, 1000.0);
+        assert_eq!(job.throughput.ops, 2000);
+        assert_eq!(job.throughput.iops, 1000.0);
         assert_eq!(job.per_shard.len(), 2);
-        assert_eq!(job.per_shard[1].iops, 500.0);
-        assert!(job.latency_us.p50 >= 100.0 && job.latency_us.max <= 102.1);
+        assert_eq!(job.per_shard[1].throughput.iops, 500.0);
+        assert!(job.latencies.latency_us.p50 >= 100.0 && job.latencies.latency_us.max <= 102.1);
     }
 
     #[test]

@@ -6,91 +6,23 @@
 //! another, start together, and stop together when the duration ends, a shard fails, the
 //! caller's sampling callback says [`Control::Stop`], or SIGINT/SIGTERM arrives.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use weir_engine::{Backend, DirectIo, EngineDevice, NowaitRetry, ShardLoop};
-use weir_model::cost::CostModel;
-use weir_model::device::Device;
+use weir_engine::ShardLoop;
 use weir_sched::{ClassConfig, GroupConfig, SchedConfig, ShardMetrics, ShardQueue, SharedBudget};
 
-use crate::driver::{self, Failure, JobRun, LoopOptions, Scheduling, StopSignal};
-use crate::eagain::EagainSpy;
+use crate::driver::{self, Failure, JobRun, JobSetup, LoopOptions, Scheduling, StopSignal};
+pub use crate::error::{RunError, SetupError, UsageError};
+pub use crate::factory::{DeviceFactory, EngineFactory};
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Plan;
 use crate::merge::MergeCounts;
+pub use crate::options::{RunOptions, SchedulerOptions};
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
-use crate::sched_groups::{ClassPlacement, SchedGroups};
+use crate::sched_groups::ClassPlacement;
 use crate::setup;
-
-/// How to run a plan.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// Where the files go (`test-<job>-<shard>`). None runs without files, which only a
-    /// simulated device supports.
-    pub dir: Option<PathBuf>,
-    /// A raw block device instead of `dir` (io_tester's `--storage /dev/X`): claimed
-    /// exclusively (refused while mounted), each job and shard in its own region, no
-    /// preparation.
-    pub device: Option<PathBuf>,
-    pub duration: Duration,
-    /// Number of shards (threads, one per core); 0 means one per available core.
-    pub shards: usize,
-    pub backend: Backend,
-    /// Run through the page cache instead of O_DIRECT.
-    pub buffered: bool,
-    pub keep_files: bool,
-    /// Stamp every written block and check every read and, at the end, every file.
-    pub verify: bool,
-    /// Send requests with RWF_NOWAIT (EAGAIN is retried without it and counted).
-    pub nowait: bool,
-    /// How often the sampling callback runs (device time). None: never.
-    pub sample_interval: Option<Duration>,
-    /// Seeds offsets and Poisson arrivals (each job and shard derives its own stream).
-    pub seed: u64,
-    /// Send requests through weir's scheduler (class = the job's `class`, or its name;
-    /// shares = the job's `shares`). None: straight to the device.
-    pub scheduler: Option<SchedulerOptions>,
-}
-
-/// The scheduler's disk model and settings for a run.
-#[derive(Debug, Clone)]
-pub struct SchedulerOptions {
-    /// The disk's cost model (from io-properties.yaml).
-    pub model: CostModel,
-    /// Latency goal, feedback, `unlimited` (measure classes without limiting: `--no-scheduler`).
-    /// `shards` is set by the run.
-    pub config: SchedConfig,
-    /// The mount point label for Prometheus metrics.
-    pub mountpoint: String,
-    /// Send pieces that continue each other in a file as one vectored request (up to the
-    /// scheduler's longest request); false submits every piece on its own (`--no-merge`).
-    pub merge_adjacent: bool,
-    /// io_tester's `--sched-groups`: supergroups, and the groups jobs join by `class`.
-    /// None: every job class at the top level with its job's shares.
-    pub groups: Option<SchedGroups>,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            dir: None,
-            device: None,
-            duration: Duration::from_secs(10),
-            shards: 0,
-            backend: Backend::Uring,
-            buffered: false,
-            keep_files: false,
-            verify: false,
-            nowait: true,
-            sample_interval: None,
-            seed: 0x5745_4952,
-            scheduler: None,
-        }
-    }
-}
 
 /// What the sampling callback sees: cumulative totals since the start.
 #[derive(Debug, Clone)]
@@ -123,92 +55,6 @@ pub enum Control {
     Stop,
 }
 
-/// Why a run did not produce a full report.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum RunError {
-    /// The operator's input cannot work (bad plan, directory missing, not writable, read-only,
-    /// no O_DIRECT, misaligned request size). Nothing was measured. Exit code 2 in the CLI.
-    Usage(String),
-    /// Setting up failed for a reason outside the operator's input (backend, memory, disk
-    /// full while preparing files). Nothing was measured.
-    Setup(String),
-    /// The run started and then failed or was interrupted; `partial` holds what was measured
-    /// until then. Files were removed (unless kept).
-    Failed {
-        message: String,
-        interrupted: bool,
-        partial: Box<Report>,
-    },
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Usage(m) | RunError::Setup(m) => f.write_str(m),
-            RunError::Failed { message, .. } => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for RunError {}
-
-/// Makes one device per shard. Implemented for the real engine ([`EngineFactory`]) and by
-/// callers for simulated disks.
-pub trait DeviceFactory: Sync {
-    type Device: Device;
-    /// A short name for reports ("uring", "aio", "sim").
-    fn name(&self) -> String;
-    /// Opens shard `shard`'s device for up to `depth` requests in flight.
-    fn open(&self, shard: usize, depth: u32) -> Result<Self::Device, String>;
-    /// EAGAIN retries the device performed so far (0 when it does not retry).
-    fn eagain_retries(&self, _device: &Self::Device) -> u64 {
-        0
-    }
-
-    /// The same retries per file descriptor, when the device can tell (empty otherwise).
-    fn eagain_retries_by_fd(&self, _device: &Self::Device) -> Vec<(i32, u64)> {
-        Vec::new()
-    }
-
-    /// Registers the shard's buffers and files with the device where it can (io_uring's
-    /// fixed buffers and files); nothing by default.
-    fn register(&self, _lp: &mut ShardLoop<&mut Self::Device>, _fds: &[i32]) {}
-}
-
-/// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.
-pub struct EngineFactory {
-    pub backend: Backend,
-    pub nowait: bool,
-}
-
-impl DeviceFactory for EngineFactory {
-    type Device = NowaitRetry<EagainSpy<EngineDevice>>;
-
-    fn name(&self) -> String {
-        self.backend.as_str().to_string()
-    }
-
-    fn open(&self, _shard: usize, depth: u32) -> Result<Self::Device, String> {
-        let device = EngineDevice::open(self.backend, depth).map_err(|e| e.to_string())?;
-        Ok(NowaitRetry::new(EagainSpy::new(device), self.nowait))
-    }
-
-    fn eagain_retries(&self, device: &Self::Device) -> u64 {
-        device.eagain_retries()
-    }
-
-    fn eagain_retries_by_fd(&self, device: &Self::Device) -> Vec<(i32, u64)> {
-        device.inner().counts().to_vec()
-    }
-
-    /// Registered buffers save the kernel pinning pages on every request, registered files
-    /// its file lookup: CPU per I/O that shows where the device is not the limit (zram).
-    fn register(&self, lp: &mut ShardLoop<&mut Self::Device>, fds: &[i32]) {
-        lp.register(fds);
-    }
-}
-
 /// Runs `plan` on the real engine. `on_sample` is called every
 /// `options.sample_interval` with cumulative progress and may stop the run early (the report
 /// then covers the time until the stop). See [`run_with`].
@@ -236,7 +82,7 @@ pub fn run_with<F: DeviceFactory>(
     on_sample: &mut dyn FnMut(&Progress) -> Control,
 ) -> Result<Report, RunError> {
     plan.validate()
-        .map_err(|e| RunError::Usage(e.to_string()))?;
+        .map_err(|e| RunError::Usage(UsageError::Plan(e)))?;
     let shard_count = if options.shards == 0 {
         weir_engine::available_cores()
     } else {
@@ -252,7 +98,7 @@ pub fn run_with<F: DeviceFactory>(
                 ..sched.config.clone()
             };
             let budget = SharedBudget::new(sched.model.clone(), config)
-                .map_err(|e| RunError::Usage(format!("scheduler: {e}")))?;
+                .map_err(|e| RunError::Usage(UsageError::Scheduler(e)))?;
             Some(Arc::new(budget))
         }
         None => None,
@@ -306,8 +152,12 @@ pub fn run_with<F: DeviceFactory>(
     });
     let shard_results = match results {
         Ok(Ok(r)) => r,
-        Ok(Err(panic)) => return Err(RunError::Setup(panic.to_string())),
-        Err(_) => return Err(RunError::Setup("the shard supervisor thread failed".into())),
+        Ok(Err(panic)) => return Err(RunError::Setup(SetupError::Thread(panic.to_string()))),
+        Err(_) => {
+            return Err(RunError::Setup(SetupError::Thread(
+                "the shard supervisor thread failed".into(),
+            )))
+        }
     };
     assemble(
         plan,
@@ -407,26 +257,12 @@ fn shard_main<F: DeviceFactory>(
             return result;
         }
     };
-    // With the scheduler a request may go out in pieces: room for every piece of every slot.
-    let depth: u32 = setups
-        .iter()
-        .map(|s| {
-            let pieces = budget.map_or(1, |b| {
-                let longest = b
-                    .max_request_bytes(weir_model::device::Direction::Read)
-                    .min(b.max_request_bytes(weir_model::device::Direction::Write))
-                    .max(4096);
-                u64::from(s.job.request_bytes).div_ceil(longest) as u32
-            });
-            s.pool.count() as u32 * pieces
-        })
-        .sum::<u32>()
-        .max(1);
+    let depth = shard_depth(&setups, budget);
     let mut device = match factory.open(shard, depth) {
         Ok(d) => d,
         Err(e) => {
             signal.shared.setup_failed.store(true, Ordering::SeqCst);
-            result.setup_error = Some(RunError::Setup(e));
+            result.setup_error = Some(RunError::Setup(SetupError::Backend(e)));
             return result;
         }
     };
@@ -451,7 +287,11 @@ fn shard_main<F: DeviceFactory>(
         ..weir_engine::LoopOptions::default()
     };
     let mut lp = ShardLoop::new(&mut device, pools, engine_options);
-    let mut fds: Vec<i32> = jobs.iter().map(|j| j.fd).filter(|&fd| fd >= 0).collect();
+    let mut fds: Vec<i32> = jobs
+        .iter()
+        .map(|j| j.target.fd)
+        .filter(|&fd| fd >= 0)
+        .collect();
     fds.sort_unstable();
     fds.dedup();
     factory.register(&mut lp, &fds);
@@ -495,6 +335,40 @@ fn shard_main<F: DeviceFactory>(
     drop(lp);
     result.eagain_retries = factory.eagain_retries(&device);
     let by_fd = factory.eagain_retries_by_fd(&device);
+    finish_jobs(jobs, shard, &by_fd, signal, &mut result);
+    drop(device);
+    result
+}
+
+/// The requests a shard's device must hold at once: every buffer of every job, and with the
+/// scheduler, which may send a request out in pieces, every piece of each.
+fn shard_depth(setups: &[JobSetup], budget: Option<&Arc<SharedBudget>>) -> u32 {
+    setups
+        .iter()
+        .map(|s| {
+            let pieces = budget.map_or(1, |b| {
+                let longest = b
+                    .max_request_bytes(weir_model::device::Direction::Read)
+                    .min(b.max_request_bytes(weir_model::device::Direction::Write))
+                    .max(4096);
+                u64::from(s.job.request_bytes).div_ceil(longest) as u32
+            });
+            s.pool.count() as u32 * pieces
+        })
+        .sum::<u32>()
+        .max(1)
+}
+
+/// Hands each job's results to the shard's result: closes its file (a failure to finish it
+/// fails the run), takes the EAGAIN retries counted on its descriptor, and warns where an
+/// `unlink` job ran out of files.
+fn finish_jobs(
+    jobs: Vec<JobRun>,
+    shard: usize,
+    by_fd: &[(i32, u64)],
+    signal: &ShardSignal,
+    result: &mut ShardResult,
+) {
     let single_job = jobs.len() == 1 && by_fd.is_empty();
     for mut job in jobs {
         if let Some(files) = &job.unlink_files {
@@ -506,7 +380,7 @@ fn shard_main<F: DeviceFactory>(
                 ));
             }
         }
-        if let Some(file) = &mut job.file {
+        if let Some(file) = &mut job.target.file {
             if let Err(e) = file.finish() {
                 signal.fail(Failure::Io {
                     job: job.job.name.clone(),
@@ -517,7 +391,10 @@ fn shard_main<F: DeviceFactory>(
         }
         if single_job {
             job.stats.eagain_retries = result.eagain_retries;
-        } else if let Some((_, n)) = by_fd.iter().find(|(fd, _)| *fd == job.fd && job.fd >= 0) {
+        } else if let Some((_, n)) = by_fd
+            .iter()
+            .find(|(fd, _)| *fd == job.target.fd && job.target.fd >= 0)
+        {
             job.stats.eagain_retries = *n;
         }
         result.jobs.push(FinishedJob {
@@ -529,8 +406,6 @@ fn shard_main<F: DeviceFactory>(
         });
         // Dropping the job closes (and, unless kept, removes) its file.
     }
-    drop(device);
-    result
 }
 
 /// Each job's class: from the `--sched-groups` hierarchy when given, else the job's `class`
@@ -539,7 +414,7 @@ fn class_placements(plan: &Plan, options: &RunOptions) -> Result<Vec<ClassPlacem
     match options.scheduler.as_ref().and_then(|s| s.groups.as_ref()) {
         Some(groups) => groups
             .place(plan, "the --sched-groups file")
-            .map_err(RunError::Usage),
+            .map_err(|m| RunError::Usage(UsageError::SchedGroups(m))),
         None => Ok(plan
             .jobs
             .iter()
@@ -561,7 +436,7 @@ fn shard_scheduling(
     placements: &[ClassPlacement],
     merge_adjacent: bool,
 ) -> Result<Scheduling, RunError> {
-    let sched_err = |e: weir_sched::SchedError| RunError::Usage(format!("scheduler: {e}"));
+    let sched_err = |e: weir_sched::SchedError| RunError::Usage(UsageError::Scheduler(e));
     let mut queue = ShardQueue::new(Arc::clone(budget), shard).map_err(sched_err)?;
     let mut class_by_job = Vec::with_capacity(plan.jobs.len());
     for (job, placement) in plan.jobs.iter().zip(placements) {
@@ -675,6 +550,7 @@ fn assemble<F: DeviceFactory>(
         Some(f) => Err(RunError::Failed {
             message: f.to_string(),
             interrupted: false,
+            failure: Some(f),
             partial: Box::new(report),
         }),
         None if interrupted => Err(RunError::Failed {
@@ -682,6 +558,7 @@ fn assemble<F: DeviceFactory>(
                       cover the time until the signal, and the files were removed"
                 .to_string(),
             interrupted: true,
+            failure: None,
             partial: Box::new(report),
         }),
         None => Ok(report),
@@ -864,14 +741,6 @@ fn thread_cpu_ns() -> u64 {
         return 0;
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-pub(crate) fn direct_policy(options: &RunOptions) -> DirectIo {
-    if options.buffered {
-        DirectIo::Disabled
-    } else {
-        DirectIo::Required
-    }
 }
 
 /// Greatest common divisor (for the alignment every op of a shard keeps).

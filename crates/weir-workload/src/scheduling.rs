@@ -6,7 +6,7 @@ use weir_engine::shard_loop::{Op, Segments, ShardLoop, Span};
 use weir_model::device::{Device, Direction, IoCompletion};
 use weir_sched::{ClassId, Dispatched, Request, ShardQueue};
 
-use crate::driver::JobRun;
+use crate::job_run::JobRun;
 pub use crate::merge::MergeCounts;
 use crate::merge::Merger;
 use crate::request::{Failure, LoopOptions, Slot};
@@ -112,7 +112,7 @@ pub(crate) fn dispatch_scheduled<D: Device>(
         let op = Op {
             tag: d.token,
             direction: d.direction,
-            fd: job.fd,
+            fd: job.target.fd,
             offset_bytes: slot.offset_bytes + d.offset_in_request_bytes,
             segments: Segments::One(Span {
                 buf: slot.buf,

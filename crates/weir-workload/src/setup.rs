@@ -12,9 +12,10 @@ use weir_engine::{
     PreparedFile,
 };
 
-use crate::driver::JobSetup;
+use crate::error::{RunError, SetupError, UsageError};
 use crate::job::{Plan, ShardSet};
-use crate::run::{direct_policy, RunError, RunOptions};
+use crate::job_run::{JobSetup, JobTarget};
+use crate::options::{direct_policy, RunOptions};
 use crate::verify::VERIFY_BLOCK_BYTES;
 
 /// Facts established by [`check`].
@@ -51,44 +52,53 @@ const REGION_ALIGN_BYTES: u64 = 1 << 20;
 
 /// Checks the directory and the plan against it. Every error is a usage error naming the fix.
 pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Checked, RunError> {
-    let usage = |m: String| Err(RunError::Usage(m));
+    let options_usage = |m: &str| Err(RunError::Usage(UsageError::Options(m.to_string())));
     for job in &plan.jobs {
         if job.job_type == crate::job::JobType::Unlink && options.dir.is_none() {
-            return usage(format!(
-                "job `{}` unlinks files, which needs a directory (as in io_tester): run it \
+            return Err(job_usage(
+                &job.name,
+                format!(
+                    "job `{}` unlinks files, which needs a directory (as in io_tester): run it \
                  with --dir",
-                job.name
+                    job.name
+                ),
             ));
         }
         if let ShardSet::List(list) = &job.shards {
             if let Some(bad) = list.iter().find(|s| **s >= shard_count) {
-                return usage(format!(
-                    "job `{}` lists shard {bad}, but this run has {shard_count} shard(s) \
+                return Err(job_usage(
+                    &job.name,
+                    format!(
+                        "job `{}` lists shard {bad}, but this run has {shard_count} shard(s) \
                      (0..{}); raise --shards or change the job's `shards`",
-                    job.name,
-                    shard_count - 1
+                        job.name,
+                        shard_count - 1
+                    ),
                 ));
             }
         }
         if options.verify && job.request_bytes as usize % VERIFY_BLOCK_BYTES != 0 {
-            return usage(format!(
+            return Err(job_usage(
+                &job.name,
+                format!(
                 "job `{}`: --verify needs request sizes that are multiples of {VERIFY_BLOCK_BYTES} \
                  bytes (reqsize is {} bytes)",
                 job.name, job.request_bytes
+            ),
             ));
         }
     }
     if let Some(device) = &options.device {
         if options.dir.is_some() {
-            return usage(
-                "give either --dir (test files) or --device (a raw device), not both".into(),
+            return options_usage(
+                "give either --dir (test files) or --device (a raw device), not both",
             );
         }
         return check_device(plan, options, shard_count, device);
     }
     let Some(dir) = &options.dir else {
         if options.verify {
-            return usage("--verify needs real files: give a directory".into());
+            return options_usage("--verify needs real files: give a directory");
         }
         return Ok(Checked {
             direct_io: !options.buffered,
@@ -102,11 +112,14 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
     };
     check_directory(dir)?;
     let alignment = weir_engine::dio_alignment(dir).map_err(|errno| {
-        RunError::Usage(format!(
-            "cannot open the directory {}: {}",
-            dir.display(),
-            weir_engine::describe_errno(errno)
-        ))
+        dir_usage(
+            dir,
+            format!(
+                "cannot open the directory {}: {}",
+                dir.display(),
+                weir_engine::describe_errno(errno)
+            ),
+        )
     })?;
     if !options.buffered {
         check_request_alignment(plan, &alignment, &dir.display().to_string())?;
@@ -124,31 +137,21 @@ fn check_request_alignment(
     alignment: &DioAlignment,
     target: &str,
 ) -> Result<(), RunError> {
-    let usage = |m: String| Err(RunError::Usage(m));
+    let align_bytes = alignment.offset_align_bytes.max(1);
+    match plan
+        .jobs
+        .iter()
+        .find(|j| j.request_bytes % align_bytes != 0)
     {
-        let align = alignment.offset_align_bytes.max(1);
-        for job in &plan.jobs {
-            if job.request_bytes % align != 0 {
-                let below = job.request_bytes / align * align;
-                let above = below + align;
-                let nearest = if below == 0 {
-                    format!("{above}")
-                } else {
-                    format!("{below} or {above}")
-                };
-                return usage(format!(
-                    "job `{}`: shard_info.reqsize {} bytes is not a multiple of the direct-I/O \
-                     alignment of {} ({align} bytes, from {}); use {nearest} bytes, or pass \
-                     --buffered to run through the page cache",
-                    job.name,
-                    job.request_bytes,
-                    target,
-                    alignment.source.as_str()
-                ));
-            }
-        }
+        Some(job) => Err(RunError::Usage(UsageError::Misaligned {
+            job: job.name.clone(),
+            request_bytes: job.request_bytes,
+            align_bytes,
+            target: target.to_string(),
+            source: alignment.source.as_str(),
+        })),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// `--device`: claims the device, refuses what cannot run on one, and lays the jobs out in
@@ -159,42 +162,45 @@ fn check_device(
     shard_count: usize,
     path: &Path,
 ) -> Result<Checked, RunError> {
-    let usage = |m: String| Err(RunError::Usage(m));
+    let options_usage = |m: &str| Err(RunError::Usage(UsageError::Options(m.to_string())));
     if options.buffered {
-        return usage(
-            "--buffered does not apply to --device: raw devices run with O_DIRECT".into(),
+        return options_usage(
+            "--buffered does not apply to --device: raw devices run with O_DIRECT",
         );
     }
     if options.verify {
-        return usage("--verify needs test files (it checks prefilled data): use --dir".into());
+        return options_usage("--verify needs test files (it checks prefilled data): use --dir");
     }
     if let Some(job) = plan.jobs.iter().find(|j| j.prepare().extends_file()) {
-        return usage(format!(
-            "job `{}` (type {}, prepare {}) grows its file, which a device cannot do: use \
+        return Err(job_usage(
+            &job.name,
+            format!(
+                "job `{}` (type {}, prepare {}) grows its file, which a device cannot do: use \
              seqwrite or overwrite on --device, or run it with --dir",
-            job.name,
-            job.job_type,
-            job.prepare()
+                job.name,
+                job.job_type,
+                job.prepare()
+            ),
         ));
     }
     let device = BlockDevice::open(path).map_err(|e| {
         if e.usage {
-            RunError::Usage(e.message)
+            RunError::Usage(UsageError::Device(e.message))
         } else {
-            RunError::Setup(e.message)
+            RunError::Setup(SetupError::Device(e.message))
         }
     })?;
     let alignment = device.alignment();
     check_request_alignment(plan, &alignment, &path.display().to_string())?;
     let (regions, next) = lay_out_regions(plan, shard_count)?;
     if next > device.capacity_bytes() {
-        return usage(format!(
+        return Err(RunError::Usage(UsageError::Device(format!(
             "the jobs need {next} bytes of {} ({} regions of data_size / shards each, laid end \
              to end), but it holds {} bytes: lower data_size or the shard count",
             path.display(),
             regions.len(),
             device.capacity_bytes()
-        ));
+        ))));
     }
     Ok(Checked {
         direct_io: true,
@@ -222,11 +228,14 @@ pub(crate) fn lay_out_regions(
                 .checked_add(bytes)
                 .and_then(|end| end.checked_next_multiple_of(REGION_ALIGN_BYTES))
                 .ok_or_else(|| {
-                    RunError::Usage(format!(
-                        "job `{}`: the jobs' data_size adds up to more than 2^64 bytes; \
+                    job_usage(
+                        &job.name,
+                        format!(
+                            "job `{}`: the jobs' data_size adds up to more than 2^64 bytes; \
                          lower data_size",
-                        job.name
-                    ))
+                            job.name
+                        ),
+                    )
                 })?;
         }
     }
@@ -238,34 +247,44 @@ fn check_directory(dir: &Path) -> Result<(), RunError> {
     let meta = match std::fs::metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(RunError::Usage(format!(
-                "the directory {shown} does not exist: create it (mkdir -p {shown}) or pass \
+            return Err(dir_usage(
+                dir,
+                format!(
+                    "the directory {shown} does not exist: create it (mkdir -p {shown}) or pass \
                  another --dir"
-            )))
+                ),
+            ))
         }
         Err(e) => {
-            return Err(RunError::Usage(format!(
-                "cannot inspect the directory {shown}: {e}; pass another --dir"
-            )))
+            return Err(dir_usage(
+                dir,
+                format!("cannot inspect the directory {shown}: {e}; pass another --dir"),
+            ))
         }
     };
     if !meta.is_dir() {
-        return Err(RunError::Usage(format!(
+        return Err(dir_usage(
+            dir,
+            format!(
             "{shown} is not a directory: --dir takes the directory where weir creates its test \
              files"
-        )));
+        ),
+        ));
     }
     let c_path = CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| RunError::Usage(format!("{shown}: the path contains a NUL byte")))?;
+        .map_err(|_| dir_usage(dir, format!("{shown}: the path contains a NUL byte")))?;
     // SAFETY: statvfs is plain data; the path is NUL-terminated.
     let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointers.
     if unsafe { libc::statvfs(c_path.as_ptr(), &mut vfs) } == 0 && vfs.f_flag & libc::ST_RDONLY != 0
     {
-        return Err(RunError::Usage(format!(
-            "{shown} is on a read-only filesystem: pass a --dir on a writable filesystem, or \
+        return Err(dir_usage(
+            dir,
+            format!(
+                "{shown} is on a read-only filesystem: pass a --dir on a writable filesystem, or \
              remount it read-write (mount -o remount,rw <mountpoint>)"
-        )));
+            ),
+        ));
     }
     // SAFETY: valid NUL-terminated path.
     if unsafe { libc::access(c_path.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
@@ -273,16 +292,22 @@ fn check_directory(dir: &Path) -> Result<(), RunError> {
             .raw_os_error()
             .unwrap_or(libc::EACCES);
         if errno == libc::EROFS {
-            return Err(RunError::Usage(format!(
-                "{shown} is on a read-only filesystem: pass a --dir on a writable filesystem, \
+            return Err(dir_usage(
+                dir,
+                format!(
+                    "{shown} is on a read-only filesystem: pass a --dir on a writable filesystem, \
                  or remount it read-write"
-            )));
+                ),
+            ));
         }
-        return Err(RunError::Usage(format!(
-            "the directory {shown} is not writable by this user ({}): fix its permissions \
+        return Err(dir_usage(
+            dir,
+            format!(
+                "the directory {shown} is not writable by this user ({}): fix its permissions \
              (chmod u+w {shown}, or chown it) or pass another --dir",
-            weir_engine::errno_name(errno)
-        )));
+                weir_engine::errno_name(errno)
+            ),
+        ));
     }
     Ok(())
 }
@@ -312,7 +337,9 @@ pub fn prepare_shard(
             _ if !job.job_type.does_io() => (None, checked.alignment, false),
             (Some(layout), _) => {
                 let (base, _) = layout.region(index, shard).ok_or_else(|| {
-                    RunError::Setup(format!("no device region for job {index} on shard {shard}"))
+                    RunError::Setup(SetupError::Layout(format!(
+                        "no device region for job {index} on shard {shard}"
+                    )))
                 })?;
                 base_offset_bytes = base;
                 device_name = Some(format!(
@@ -374,16 +401,18 @@ pub fn prepare_shard(
         };
         let buffer_bytes = job.request_bytes as usize;
         let pool = DmaBufferPool::new(job.max_in_flight() as usize, buffer_bytes, &alignment)
-            .map_err(|e| RunError::Setup(e.to_string()))?;
+            .map_err(|e| RunError::Setup(SetupError::Buffers(e.to_string())))?;
         setups.push(JobSetup {
             job: job.clone(),
             index,
-            fd,
-            file,
-            file_name,
-            data_bytes,
-            base_offset_bytes,
-            prefilled,
+            target: JobTarget {
+                fd,
+                file,
+                file_name,
+                data_bytes,
+                base_offset_bytes,
+                prefilled,
+            },
             pool,
             verify: options.verify,
             seed: options.seed ^ (index as u64).wrapping_mul(0x9e37_79b9) ^ ((shard as u64) << 40),
@@ -395,17 +424,41 @@ pub fn prepare_shard(
 
 /// Operator-fixable file errors are usage errors; the rest are setup failures.
 fn classify(e: FileError) -> RunError {
-    let usage = match &e {
-        FileError::DirectIoUnsupported { .. } | FileError::MisalignedSize { .. } => true,
-        FileError::Os { errno, .. } => matches!(
-            *errno,
-            libc::ENOENT | libc::EACCES | libc::EPERM | libc::EROFS | libc::ENOTDIR
+    let (errno, usage) = match &e {
+        FileError::DirectIoUnsupported { .. } | FileError::MisalignedSize { .. } => (None, true),
+        FileError::Os { errno, .. } => (
+            Some(*errno),
+            matches!(
+                *errno,
+                libc::ENOENT | libc::EACCES | libc::EPERM | libc::EROFS | libc::ENOTDIR
+            ),
         ),
-        _ => false,
+        _ => (None, false),
     };
+    let message = e.to_string();
     if usage {
-        RunError::Usage(e.to_string())
+        RunError::Usage(UsageError::File { errno, message })
     } else {
-        RunError::Setup(e.to_string())
+        RunError::Setup(SetupError::File { errno, message })
     }
 }
+
+/// A job this run cannot carry.
+fn job_usage(job: &str, message: String) -> RunError {
+    RunError::Usage(UsageError::Job {
+        job: job.to_string(),
+        message,
+    })
+}
+
+/// A `--dir` that cannot hold the test files.
+fn dir_usage(dir: &Path, message: String) -> RunError {
+    RunError::Usage(UsageError::Directory {
+        dir: dir.to_path_buf(),
+        message,
+    })
+}
+
+#[cfg(test)]
+#[path = "setup_tests.rs"]
+mod tests;

@@ -4,9 +4,9 @@
 //! shard's thread ([`crate::inline`]). Like io_tester, a request after the last file counts as a request that
 //! removed nothing, and the files left at the end are removed unless `--keep-files`.
 
+use crate::error::{RunError, SetupError, UsageError};
 use crate::job::{Job, UNLINK_FILE_ALIGN_BYTES};
 use crate::request::Failure;
-use crate::run::RunError;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -67,11 +67,12 @@ pub(crate) fn create_files(
                 path.display(),
                 n + 1
             );
-            match e.raw_os_error() {
+            let errno = e.raw_os_error();
+            match errno {
                 Some(libc::ENOSPC | libc::EDQUOT | libc::EACCES | libc::EROFS) => {
-                    RunError::Usage(message)
+                    RunError::Usage(UsageError::File { errno, message })
                 }
-                _ => RunError::Setup(message),
+                _ => RunError::Setup(SetupError::File { errno, message }),
             }
         };
         let mut file = std::fs::File::create(&path).map_err(failed)?;
@@ -95,11 +96,15 @@ pub(crate) fn create_files(
                 weir_engine::describe_errno(errno)
             );
             return Err(match errno {
-                libc::ENOSPC | libc::EDQUOT => RunError::Usage(format!(
-                    "{message}; lower data_size or files_count, or free space"
-                )),
+                libc::ENOSPC | libc::EDQUOT => RunError::Usage(UsageError::File {
+                    errno: Some(errno),
+                    message: format!("{message}; lower data_size or files_count, or free space"),
+                }),
                 // EIO and anything else: the filesystem failed, not the operator's input.
-                _ => RunError::Setup(message),
+                _ => RunError::Setup(SetupError::File {
+                    errno: Some(errno),
+                    message,
+                }),
             });
         }
     }

@@ -43,7 +43,7 @@ fn bandwidth_caps_the_byte_rate_on_both_backends() {
     for backend in Backend::ALL {
         let report = run_file(text, dir.path(), 1, backend, false);
         let job = &report.jobs[0];
-        let mib_per_s = job.bandwidth_bytes_per_s / f64::from(1 << 20);
+        let mib_per_s = job.throughput.bandwidth_bytes_per_s / f64::from(1 << 20);
         // 8 MiB/s paced as 128 x 64 KiB per second; any disk here does far more.
         assert!(
             (7.2..=8.8).contains(&mib_per_s),
@@ -96,7 +96,7 @@ fn extent_hint_on_ext4_warns_once_and_runs() {
         w.contains("ext4") && w.contains("hinted") && w.contains("not applied"),
         "{w}"
     );
-    assert!(report.jobs[0].ops > 0, "the run went on");
+    assert!(report.jobs[0].throughput.ops > 0, "the run went on");
 }
 
 /// An unmounted loop device over a sparse image, detached and deleted on drop.
@@ -161,7 +161,10 @@ fn raw_device_jobs_write_only_their_own_regions() {
                 data_size: 16MB\n  shard_info:\n    parallelism: 4\n";
     let report = run_on_device(text, &dev.device, 2).unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        report.jobs.iter().all(|j| j.ops > 0 && j.errors == 0),
+        report
+            .jobs
+            .iter()
+            .all(|j| j.throughput.ops > 0 && j.errors == 0),
         "{:?}",
         report.jobs
     );
@@ -309,7 +312,11 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
     for backend in Backend::ALL {
         let (report, spy) = run_spied(text, dir.path(), backend, true);
         for job in &report.jobs {
-            assert!(job.ops > 0 && job.errors == 0, "{backend}: {}", job.name);
+            assert!(
+                job.throughput.ops > 0 && job.errors == 0,
+                "{backend}: {}",
+                job.name
+            );
         }
         assert_eq!(report.verify.as_ref().map(|v| v.corruptions), Some(0));
         let seen: Vec<Vec<usize>> = spy
@@ -333,7 +340,7 @@ fn vectorized_requests_reach_the_kernel_as_iov_count_segments_on_both_backends()
             "{backend}: segment lengths {:?}",
             seen.iter().find(|l| l != &&[16 << 10; 4] && l != &&[4096])
         );
-        let requests_in_report: u64 = report.jobs.iter().map(|j| j.ops).sum();
+        let requests_in_report: u64 = report.jobs.iter().map(|j| j.throughput.ops).sum();
         assert!((writes + reads) as u64 >= requests_in_report, "{backend}");
     }
 }
@@ -349,7 +356,10 @@ fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
                 parallelism: 2\n    reqsize: 64kB\n";
     for backend in Backend::ALL {
         let (report, spy) = run_spied(text, dir.path(), backend, false);
-        assert!(report.jobs.iter().all(|j| j.ops > 0 && j.errors == 0));
+        assert!(report
+            .jobs
+            .iter()
+            .all(|j| j.throughput.ops > 0 && j.errors == 0));
         let seen = spy.seen.lock().expect("lock");
         // Each job writes its own file, test-<job>-<shard>.
         let (durable, plain): (Vec<&Submitted>, Vec<&Submitted>) = seen
@@ -387,14 +397,14 @@ fn a_cpu_job_shows_in_its_shards_busy_time_and_io_testers_output() {
         // At most one 90 us loop per 100 us of the window.
         let most = (report.duration_s / 100e-6) as u64 + 1;
         assert!(
-            hog.ops > 0 && hog.ops <= most,
+            hog.throughput.ops > 0 && hog.throughput.ops <= most,
             "{backend}: {} loops",
-            hog.ops
+            hog.throughput.ops
         );
         assert!(
-            hog.disk_latency_us.p50 >= 90.0,
+            hog.latencies.disk_latency_us.p50 >= 90.0,
             "{backend}: {:?}",
-            hog.disk_latency_us
+            hog.latencies.disk_latency_us
         );
         let busy = &report.shard_busy_s;
         assert_eq!(busy.len(), 2, "{backend}");
@@ -444,11 +454,11 @@ fn unlink_removes_one_file_per_request_and_the_rest_at_the_end() {
         let left = unlink_files_in(dir.path());
         for shard in &job.per_shard {
             // A request after the last file removes nothing (as in io_tester).
-            let removed = shard.ops.min(40);
+            let removed = shard.throughput.ops.min(40);
             let prefix = format!("test-unlinking-shard-{}-file-", shard.shard);
             let left_here: Vec<&String> = left.iter().filter(|n| n.starts_with(&prefix)).collect();
             assert!(
-                shard.ops > 0,
+                shard.throughput.ops > 0,
                 "{backend}: shard {} unlinked nothing",
                 shard.shard
             );
@@ -457,7 +467,7 @@ fn unlink_removes_one_file_per_request_and_the_rest_at_the_end() {
                 40 - removed,
                 "{backend}: shard {}: {} requests, files left {left_here:?}",
                 shard.shard,
-                shard.ops
+                shard.throughput.ops
             );
             // Files go in order: the first one is the first removed.
             assert!(
@@ -499,7 +509,10 @@ fn sleep_type_busyloop_keeps_its_shard_busy_between_arrivals() {
     let text = job("polling", 0, "busyloop") + &job("sleeping", 1, "lowres");
     for backend in Backend::ALL {
         let report = run_file(&text, dir.path(), 2, backend, false);
-        assert!(report.jobs.iter().all(|j| j.ops > 0), "{backend}");
+        assert!(
+            report.jobs.iter().all(|j| j.throughput.ops > 0),
+            "{backend}"
+        );
         let busy = &report.shard_busy_s;
         // 150 reads of ~10 us CPU each keep a sleeping shard ~0.1% busy; polling, ~100%
         // of what the host gives the thread (on a contended host far less: the ratio is
@@ -528,7 +541,7 @@ fn fallocate_leaves_unwritten_extents_beyond_the_writes_in_fiemap() {
     for backend in Backend::ALL {
         for fallocate in [true, false] {
             let report = run_file(&job(fallocate), dir.path(), 1, backend, true);
-            assert_eq!(report.jobs[0].ops, 4, "{backend}");
+            assert_eq!(report.jobs[0].throughput.ops, 4, "{backend}");
             let path = dir.path().join("test-f-0");
             let file = std::fs::File::open(&path).expect("kept file");
             let extents = fiemap(std::os::fd::AsRawFd::as_raw_fd(&file))

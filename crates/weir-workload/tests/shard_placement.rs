@@ -97,10 +97,14 @@ fn check(report: &Report, shape: &[&str], shard_count: usize, every_shard_busy: 
             job.name
         );
         assert_eq!(job.errors, 0, "{what}: job {}", job.name);
-        assert!(job.ops > 0, "{what}: job {} did nothing", job.name);
+        assert!(
+            job.throughput.ops > 0,
+            "{what}: job {} did nothing",
+            job.name
+        );
         for shard in job.per_shard.iter().filter(|_| every_shard_busy) {
             assert!(
-                shard.ops > 0,
+                shard.throughput.ops > 0,
                 "{what}: job {} did nothing on shard {}",
                 job.name,
                 shard.shard

@@ -32,8 +32,8 @@ fn run_once(seed: u64, parallelism: u32) -> weir_workload::Report {
 #[test]
 fn queue_depth_raises_iops_on_the_simulated_nvme() {
     let seed = 7;
-    let qd1 = run_once(seed, 1).jobs[0].iops;
-    let qd32 = run_once(seed, 32).jobs[0].iops;
+    let qd1 = run_once(seed, 1).jobs[0].throughput.iops;
+    let qd32 = run_once(seed, 32).jobs[0].throughput.iops;
     // The preset: ~88 us at QD1 (~11K IOPS), ~85K IOPS at QD32.
     assert!((8_000.0..14_000.0).contains(&qd1), "seed {seed}: QD1 {qd1}");
     assert!(
@@ -47,8 +47,14 @@ fn same_seed_same_report() {
     let seed = 11;
     let a = run_once(seed, 8);
     let b = run_once(seed, 8);
-    assert_eq!(a.jobs[0].ops, b.jobs[0].ops, "seed {seed}");
-    assert_eq!(a.jobs[0].latency_us, b.jobs[0].latency_us, "seed {seed}");
+    assert_eq!(
+        a.jobs[0].throughput.ops, b.jobs[0].throughput.ops,
+        "seed {seed}"
+    );
+    assert_eq!(
+        a.jobs[0].latencies.latency_us, b.jobs[0].latencies.latency_us,
+        "seed {seed}"
+    );
 }
 
 /// The scheduled mix of the qos benchmark (4 KiB reads x4 in `query`, 128 KiB sequential
@@ -106,8 +112,8 @@ fn scheduled_sparse_mix(seed: u64, merge_adjacent: bool) -> (f64, f64, u64) {
         .merged
         .requests;
     (
-        report.jobs[0].latency_us.p99,
-        report.jobs[1].bandwidth_bytes_per_s / 1e6,
+        report.jobs[0].latencies.latency_us.p99,
+        report.jobs[1].throughput.bandwidth_bytes_per_s / 1e6,
         merged,
     )
 }

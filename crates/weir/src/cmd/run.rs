@@ -215,8 +215,8 @@ pub fn run(args: RunArgs) -> CliResult {
             write_metrics(&report, &args, options.scheduler.as_ref())?;
             corruption_result(&report)
         }
-        Err(RunError::Usage(m)) => Err(CliError::usage(m)),
-        Err(RunError::Setup(m)) => Err(CliError::runtime(m)),
+        Err(RunError::Usage(m)) => Err(CliError::usage(m.to_string())),
+        Err(RunError::Setup(m)) => Err(CliError::runtime(m.to_string())),
         Err(RunError::Failed {
             message, partial, ..
         }) => {

@@ -1,0 +1,166 @@
+//! Why a run did not produce a full report. A leaf: setup, the unlink load and the runner
+//! all return it, and it imports only what it carries (the report, the run's failure).
+//!
+//! Each cause is its own variant so a caller can match it (weir explore stops on a usage
+//! error, the CLI maps usage to exit code 2); the text each one prints is the operator's
+//! message, unchanged from when the causes were plain strings.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use weir_sched::SchedError;
+
+use crate::job::JobError;
+use crate::report::Report;
+use crate::request::Failure;
+
+/// Why a run did not produce a full report.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The operator's input cannot work (bad plan, directory missing, not writable, read-only,
+    /// no O_DIRECT, misaligned request size). Nothing was measured. Exit code 2 in the CLI.
+    Usage(UsageError),
+    /// Setting up failed for a reason outside the operator's input (backend, memory, disk
+    /// full while preparing files). Nothing was measured.
+    Setup(SetupError),
+    /// The run started and then failed or was interrupted; `partial` holds what was measured
+    /// until then. Files were removed (unless kept).
+    Failed {
+        message: String,
+        interrupted: bool,
+        /// The failure that stopped every shard (disk full, an I/O error, the device); None
+        /// when a signal stopped the run.
+        failure: Option<Failure>,
+        partial: Box<Report>,
+    },
+}
+
+/// The operator's input cannot work; each message names the fix.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum UsageError {
+    /// A job's fields do not fit together.
+    Plan(JobError),
+    /// The scheduler refused the disk model, the settings or a class.
+    Scheduler(SchedError),
+    /// The `--sched-groups` file does not fit the plan.
+    SchedGroups(String),
+    /// Options that cannot go together (`--dir` with `--device`, `--verify` or `--buffered`
+    /// where they cannot apply).
+    Options(String),
+    /// A job asks for what this run cannot give: a shard past `--shards`, a directory the run
+    /// lacks, a request size `--verify` cannot check, a file a device cannot grow, more data
+    /// than the address space or the device holds.
+    Job { job: String, message: String },
+    /// The `--dir` directory is missing, not a directory, read-only or not writable.
+    Directory { dir: PathBuf, message: String },
+    /// A request size that is not a multiple of the direct-I/O alignment of `target`.
+    Misaligned {
+        job: String,
+        request_bytes: u32,
+        align_bytes: u32,
+        /// The directory or device the alignment is of.
+        target: String,
+        /// Where the alignment came from (statx, the device's queue limits, a default).
+        source: &'static str,
+    },
+    /// The raw device cannot be claimed (missing, mounted, not a block device, no access).
+    Device(String),
+    /// A test file cannot be made: `errno` when the system refused it (ENOSPC, EACCES,
+    /// EROFS, ...), None when the filesystem lacks what the job needs (O_DIRECT).
+    File { errno: Option<i32>, message: String },
+}
+
+/// Setting up failed for a reason outside the operator's input.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The I/O backend (io_uring, AIO, a caller's factory) could not open a shard's device.
+    Backend(String),
+    /// The buffer pool could not be allocated.
+    Buffers(String),
+    /// A test file could not be made or written back (EIO, ...).
+    File { errno: Option<i32>, message: String },
+    /// The raw device could not be opened for a reason not the operator's.
+    Device(String),
+    /// A shard thread or the supervisor died.
+    Thread(String),
+    /// A job has no region on the device (a layout the checks should have refused).
+    Layout(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Usage(e) => e.fmt(f),
+            RunError::Setup(e) => e.fmt(f),
+            RunError::Failed { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UsageError::Plan(e) => e.fmt(f),
+            UsageError::Scheduler(e) => write!(f, "scheduler: {e}"),
+            UsageError::SchedGroups(m)
+            | UsageError::Options(m)
+            | UsageError::Device(m)
+            | UsageError::Job { message: m, .. }
+            | UsageError::Directory { message: m, .. }
+            | UsageError::File { message: m, .. } => f.write_str(m),
+            UsageError::Misaligned {
+                job,
+                request_bytes,
+                align_bytes,
+                target,
+                source,
+            } => {
+                let below = request_bytes / align_bytes * align_bytes;
+                let above = below + align_bytes;
+                let nearest = if below == 0 {
+                    format!("{above}")
+                } else {
+                    format!("{below} or {above}")
+                };
+                write!(
+                    f,
+                    "job `{job}`: shard_info.reqsize {request_bytes} bytes is not a multiple of \
+                     the direct-I/O alignment of {target} ({align_bytes} bytes, from {source}); \
+                     use {nearest} bytes, or pass --buffered to run through the page cache"
+                )
+            }
+        }
+    }
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetupError::Backend(m)
+            | SetupError::Buffers(m)
+            | SetupError::Device(m)
+            | SetupError::Thread(m)
+            | SetupError::Layout(m)
+            | SetupError::File { message: m, .. } => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+impl std::error::Error for UsageError {}
+impl std::error::Error for SetupError {}
+
+impl From<UsageError> for RunError {
+    fn from(e: UsageError) -> RunError {
+        RunError::Usage(e)
+    }
+}
+
+impl From<SetupError> for RunError {
+    fn from(e: SetupError) -> RunError {
+        RunError::Setup(e)
+    }
+}

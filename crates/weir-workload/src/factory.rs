@@ -1,0 +1,63 @@
+//! Where a shard's device comes from: [`DeviceFactory`], and the real engine's
+//! [`EngineFactory`] (callers bring their own for simulated disks).
+
+use weir_engine::{Backend, EngineDevice, NowaitRetry, ShardLoop};
+use weir_model::device::Device;
+
+use crate::eagain::EagainSpy;
+
+/// Makes one device per shard. Implemented for the real engine ([`EngineFactory`]) and by
+/// callers for simulated disks.
+pub trait DeviceFactory: Sync {
+    type Device: Device;
+    /// A short name for reports ("uring", "aio", "sim").
+    fn name(&self) -> String;
+    /// Opens shard `shard`'s device for up to `depth` requests in flight.
+    fn open(&self, shard: usize, depth: u32) -> Result<Self::Device, String>;
+    /// EAGAIN retries the device performed so far (0 when it does not retry).
+    fn eagain_retries(&self, _device: &Self::Device) -> u64 {
+        0
+    }
+
+    /// The same retries per file descriptor, when the device can tell (empty otherwise).
+    fn eagain_retries_by_fd(&self, _device: &Self::Device) -> Vec<(i32, u64)> {
+        Vec::new()
+    }
+
+    /// Registers the shard's buffers and files with the device where it can (io_uring's
+    /// fixed buffers and files); nothing by default.
+    fn register(&self, _lp: &mut ShardLoop<&mut Self::Device>, _fds: &[i32]) {}
+}
+
+/// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.
+pub struct EngineFactory {
+    pub backend: Backend,
+    pub nowait: bool,
+}
+
+impl DeviceFactory for EngineFactory {
+    type Device = NowaitRetry<EagainSpy<EngineDevice>>;
+
+    fn name(&self) -> String {
+        self.backend.as_str().to_string()
+    }
+
+    fn open(&self, _shard: usize, depth: u32) -> Result<Self::Device, String> {
+        let device = EngineDevice::open(self.backend, depth).map_err(|e| e.to_string())?;
+        Ok(NowaitRetry::new(EagainSpy::new(device), self.nowait))
+    }
+
+    fn eagain_retries(&self, device: &Self::Device) -> u64 {
+        device.eagain_retries()
+    }
+
+    fn eagain_retries_by_fd(&self, device: &Self::Device) -> Vec<(i32, u64)> {
+        device.inner().counts().to_vec()
+    }
+
+    /// Registered buffers save the kernel pinning pages on every request, registered files
+    /// its file lookup: CPU per I/O that shows where the device is not the limit (zram).
+    fn register(&self, lp: &mut ShardLoop<&mut Self::Device>, fds: &[i32]) {
+        lp.register(fds);
+    }
+}
