@@ -30,6 +30,7 @@
 
 pub mod drive;
 pub mod error;
+pub mod load;
 pub mod meter;
 pub mod meters;
 pub mod output;

@@ -305,11 +305,10 @@ pub fn find_knee(
         best = probe_deepest(meter, load, &mut steps, best, phase)?;
     }
     if steps.is_empty() {
-        return Err(TuneError::Runtime(format!(
-            "no time left to measure {} {}: raise --duration",
-            crate::meter::direction_name(load.direction),
-            crate::meter::pattern_name(load.pattern)
-        )));
+        return Err(TuneError::NoTime {
+            direction: load.direction,
+            pattern: load.pattern,
+        });
     }
     let knee = knee_index(&steps, best, steps[best].rate(), phase.cfg.accuracy);
     Ok(KneeResult {
