@@ -298,3 +298,64 @@ fn a_short_budget_shortens_the_confirmations_not_the_sweeps() {
         assert!(!r.sweeps.sequential_write.steps.is_empty());
     }
 }
+
+/// Random reads that stop rising at depth 4, dip on two noisy steps (which used to end the
+/// sweep), and rise again only at the depth the scheduler drives; overloaded at 256.
+fn dip_then_rise(l: &Load) -> f64 {
+    let shallow = plateau(l, 4);
+    if (l.pattern, l.direction) != (Pattern::Random, Direction::Read) {
+        return shallow;
+    }
+    match l.depth {
+        0..=4 => shallow * 0.8,
+        5..=16 => shallow * 0.7,
+        17..=32 => shallow * 0.85,
+        33..=128 => shallow,
+        _ => shallow * 0.75,
+    }
+}
+
+fn random_read_depths(r: &weir_tune::TuneReport) -> Vec<u32> {
+    let steps = &r.sweeps.random_read.steps;
+    steps.iter().map(|m| m.load.depth).collect()
+}
+
+#[test]
+fn the_read_sweep_reaches_the_schedulers_depth() {
+    // Two shards x 64 in flight: the sweep may not stop on the dip at 8 and 16.
+    let r = tune_scripted(|l: &Load, _| dip_then_rise(l), 30_000_000_000);
+    let depths = random_read_depths(&r);
+    assert!(depths.contains(&128), "{depths:?}");
+    assert!(
+        (r.read_iops.value / 80_000.0 - 1.0).abs() < 0.01,
+        "read IOPS {} is not the 80k the disk gives at 64-128: {:?}",
+        r.read_iops.value,
+        r.read_iops
+    );
+    assert!(
+        (64..=128).contains(&r.read_iops.depth_best),
+        "{:?}",
+        r.read_iops
+    );
+}
+
+#[test]
+fn a_read_sweep_out_of_time_still_measures_the_schedulers_depth() {
+    // A budget so short that the random-read share runs out after a step or two: the time
+    // reserved for the depth it must reach still buys one long step there.
+    for budget_ns in [5_000_000_000u64, 8_000_000_000] {
+        let r = tune_scripted(|l: &Load, _| dip_then_rise(l), budget_ns);
+        let depths = random_read_depths(&r);
+        assert!(
+            r.sweeps.random_read.budget_limited,
+            "{budget_ns}: {depths:?}"
+        );
+        assert_eq!(depths.last(), Some(&128), "{budget_ns}: {depths:?}");
+        assert_eq!(
+            r.read_iops.depth_best, 128,
+            "{budget_ns}: {:?}",
+            r.read_iops
+        );
+        assert!(r.measuring_ns <= budget_ns, "{} ns", r.measuring_ns);
+    }
+}
