@@ -344,9 +344,10 @@ pub fn find_knee(
         }
         depth = depth.saturating_mul(2).min(depth_max);
     }
+    // Also true when no step fitted at all: the reserve then buys the one that matters most.
     let short_of_reach = steps.iter().all(|m| m.load.depth < depth_reach);
     phase.release();
-    if !steps.is_empty() && short_of_reach {
+    if short_of_reach {
         best = probe_depth(meter, load, depth_reach, &mut steps, best, phase)?;
     } else if !steps.is_empty() && !phase.budget_limited {
         best = probe_deepest(meter, load, &mut steps, best, phase)?;
@@ -390,7 +391,8 @@ fn probe_deepest(
 }
 
 /// One long step at `depth` (see [`probe_deepest`] for why it is long and never decided
-/// early), kept as the best when it beats it by `depth_gain_min`. Returns the best's index.
+/// early), kept as the best when it beats it by `depth_gain_min` (or when it is the first
+/// step). Returns the best's index.
 fn probe_depth(
     meter: &mut dyn Meter,
     load: Load,
@@ -399,7 +401,7 @@ fn probe_depth(
     best: usize,
     phase: &mut Phase<'_>,
 ) -> Result<usize, TuneError> {
-    let best_rate = steps[best].rate();
+    let best_rate = steps.get(best).map_or(0.0, Measurement::rate);
     // A jump straight to the deepest depth meets whatever a buffer below the guest can absorb
     // first: on this project's VM, depth-256 steps of 1 MiB writes read 1.7x (and of reads
     // 2.3x) the confirmation at the same depth, median of 4 runs, and won every sweep. So this
@@ -409,7 +411,7 @@ fn probe_depth(
     let Some(m) = phase.measure_for(meter, &load.with_depth(depth), min_ns, None)? else {
         return Ok(best);
     };
-    let gained = m.rate() >= best_rate * (1.0 + phase.cfg.depth_gain_min);
+    let gained = steps.is_empty() || m.rate() >= best_rate * (1.0 + phase.cfg.depth_gain_min);
     steps.push(m);
     Ok(if gained { steps.len() - 1 } else { best })
 }

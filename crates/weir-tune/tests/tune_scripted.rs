@@ -4,7 +4,7 @@
 
 use weir_model::device::Direction;
 use weir_tune::meter::{measure, Control, Sample, StopReason, StopRule};
-use weir_tune::search::SearchConfig;
+use weir_tune::search::{find_knee, Budget, Phase, SearchConfig, DEEP_STEP_MIN_STEPS};
 use weir_tune::{tune, Load, Meter, Pattern, TuneConfig, TuneError};
 
 /// Emits samples at `rate(load, run index)` ops per second, with a +-2% zigzag so a window is
@@ -358,4 +358,27 @@ fn a_read_sweep_out_of_time_still_measures_the_schedulers_depth() {
         );
         assert!(r.measuring_ns <= budget_ns, "{} ns", r.measuring_ns);
     }
+}
+
+#[test]
+fn a_share_too_short_for_one_step_still_measures_the_depth_to_reach() {
+    // The phase's share (0.2 s) holds no 0.4 s sweep step; the time it reserved buys the step
+    // at the depth it must reach, rather than the tune failing with "no time left" (it did,
+    // at --duration 10s on loop-mounted XFS, before that step drew on the reserve).
+    let cfg = SearchConfig::default();
+    let reserve_ns = cfg.step_min_ns * DEEP_STEP_MIN_STEPS;
+    let mut meter = Scripted::new(|l: &Load, _| dip_then_rise(l), 256);
+    let mut budget = Budget::new(reserve_ns + 200_000_000, 0);
+    let mut phase = Phase::reserving(&mut budget, &cfg, 1.0, 1.0, reserve_ns);
+    let k = match find_knee(&mut meter, load(2), 2, 128, &mut phase) {
+        Ok(k) => k,
+        Err(e) => panic!("the reserve did not buy the step: {e}"),
+    };
+    let depths: Vec<u32> = k.steps.iter().map(|m| m.load.depth).collect();
+    assert_eq!(depths, vec![128]);
+    assert!(k.budget_limited);
+    // Without a depth to reach nothing is reserved, and the sweep has no step at all.
+    let mut budget = Budget::new(200_000_000, 0);
+    let mut phase = Phase::reserving(&mut budget, &cfg, 1.0, 1.0, 0);
+    assert!(find_knee(&mut meter, load(2), 2, 2, &mut phase).is_err());
 }
