@@ -3,6 +3,19 @@
 # in interleaved rounds so that both see the same disk, plus weir's run time and run-to-run spread.
 #
 # Usage: bench/tune-vs-fio.sh [DIR]        (default DIR: /var/tmp/weir-tune-bench)
+#        ZRAM=6G bench/tune-vs-fio.sh      (the zram tier: XFS on a RAM disk of our own)
+#
+# Tiers. Without ZRAM the figures come from DIR (on this VM: the virtio disk, which moves
+# +-20% minute to minute, so a 5% question cannot be settled there). With ZRAM=SIZE (root
+# only) the script makes its own zram device through /sys/class/zram-control/hot_add (never
+# zram0), sets its disksize to SIZE, puts XFS on it, mounts it with discard (removed files give
+# their RAM back) and runs everything there; the device is unmounted, reset and removed at
+# exit. zram is CPU-bound and repeats within ~2% when the machine is quiet, so it settles the
+# meter itself: weir within 5% of fio's best-of-depth, consecutive weir runs within 3%. Its
+# defaults shrink to fit: READ_FILE_BYTES 2G, WRITE_FILE_BYTES 3G, ROUNDS 2 (the two weir
+# runs are then back to back: round 1 runs fio then weir, round 2 weir then fio), SETTLE_S 1.
+# The load average is printed at the start and the end: on a shared machine a busy CPU moves
+# zram's figures, and both sides should have seen the same load.
 #
 # 1. Depth sweep (fio only): every total depth in QDS for each figure, RAMP_S + SWEEP_S per point;
 #    the best depth of each figure is kept. (Skip it with FIO_DEPTHS="SW SR RW RR", total depths
@@ -35,6 +48,23 @@
 # whole script in `flock /work/bench.lock` on shared machines, never both).
 set -euo pipefail
 
+ZRAM=${ZRAM:-}
+ZRAM_ID=""
+ZRAM_MNT=""
+if [[ -n "$ZRAM" ]]; then
+    if [[ $(id -u) != 0 ]]; then
+        echo "SKIP tune-vs-fio zram tier: needs root (zram device, mkfs.xfs, mount)" >&2
+        exit 0
+    fi
+    for tool in mkfs.xfs mount umount; do
+        command -v "$tool" >/dev/null || { echo "tune-vs-fio: $tool is required" >&2; exit 2; }
+    done
+    READ_FILE_BYTES=${READ_FILE_BYTES:-2G}
+    WRITE_FILE_BYTES=${WRITE_FILE_BYTES:-3G}
+    ROUNDS=${ROUNDS:-2}
+    SETTLE_S=${SETTLE_S:-1}
+fi
+
 DIR=${1:-/var/tmp/weir-tune-bench}
 ROUNDS=${ROUNDS:-4}
 QDS=${QDS:-"2 4 8 16 32 64 128 256"}
@@ -57,14 +87,34 @@ if [[ -z "${WEIR:-}" ]]; then
 fi
 [[ -x "$WEIR" ]] || { echo "tune-vs-fio: no weir binary at $WEIR" >&2; exit 2; }
 
-mkdir -p "$DIR"
 WORK=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/weir-tune-bench.XXXXXX")}
 mkdir -p "$WORK"
 cleanup() {
     [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
-    rm -f "$DIR"/fio-tune-*
+    rm -f "$DIR"/fio-tune-* "$DIR"/test-* 2>/dev/null || true
+    if [[ -n "$ZRAM_MNT" ]]; then
+        umount "$ZRAM_MNT" 2>/dev/null || true
+        rmdir "$ZRAM_MNT" 2>/dev/null || true
+    fi
+    if [[ -n "$ZRAM_ID" ]]; then
+        echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
+        echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
+    fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [[ -n "$ZRAM" ]]; then
+    ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
+    echo "$ZRAM" >"/sys/block/zram$ZRAM_ID/disksize"
+    mkfs.xfs -q -f "/dev/zram$ZRAM_ID"
+    ZRAM_MNT=$(mktemp -d /tmp/weir-tune-zram.XXXXXX)
+    mount -o discard "/dev/zram$ZRAM_ID" "$ZRAM_MNT"
+    DIR=$ZRAM_MNT
+    echo "zram tier: /dev/zram$ZRAM_ID ($ZRAM, XFS, discard) at $DIR" >&2
+fi
+mkdir -p "$DIR"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 bytes() { python3 -c "
 s='$1'; m={'K':1<<10,'M':1<<20,'G':1<<30,'T':1<<40}
@@ -181,9 +231,36 @@ for ((round = 1; round <= ROUNDS; round++)); do
     unlock
 done
 
-python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" <<'EOF'
+# The depth the scheduler drives (issue 24): two shards x 64 random 4 KiB reads in flight
+# (io_tester's parallelism 32 per class x 2 classes), `weir run --no-scheduler`, SCHED_ROUNDS
+# times after the tune rounds. Printed beside tune's read IOPS: the price the scheduler's cost
+# model starts from against what the disk gives at the depth the scheduler actually keeps.
+SCHED_ROUNDS=${SCHED_ROUNDS:-2}
+SCHED_DURATION=${SCHED_DURATION:-5s}
+cat >"$WORK/sched-depth.yaml" <<YAML
+- name: reads
+  type: randread
+  shards: all
+  data_size: $((READ_BYTES / 2 / (1 << 20)))MB
+  shard_info:
+    parallelism: 64
+    reqsize: 4kB
+YAML
+for ((round = 1; round <= SCHED_ROUNDS; round++)); do
+    lock
+    sleep "$SETTLE_S"
+    echo "scheduler depth round $round: weir run --no-scheduler, 2 shards x 64" >&2
+    "$WEIR" run "$WORK/sched-depth.yaml" --dir "$DIR" --duration "$SCHED_DURATION" --shards 2 \
+        --keep-files --no-scheduler --output json >"$WORK/sched-$round.json" 2>"$WORK/sched-$round.log"
+    unlock
+done
+rm -f "$DIR"/test-*
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" "$SCHED_ROUNDS" "${ZRAM:+zram $ZRAM XFS}" "$LOAD_START" "$LOAD_END" <<'EOF'
 import json, statistics, sys
 work, rounds, jobs, ramp_s, runtime_s = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+sched_rounds, tier, load_start, load_end = int(sys.argv[6]), sys.argv[7] or "DIR", sys.argv[8], sys.argv[9]
 names = ("rand_read", "rand_write", "seq_read", "seq_write")
 labels = {"rand_read": "read IOPS (4 KiB)", "rand_write": "write IOPS (4 KiB)",
           "seq_read": "read bandwidth (1 MiB)", "seq_write": "write bandwidth (1 MiB)"}
@@ -250,4 +327,13 @@ print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per poi
 print("weir tune wall time: " + ", ".join(f"{w:.1f} s" for w in walls) + " (iotune default: ~144 s)")
 print("physical sector: " + ", ".join(f"{s} B" for s in sectors))
 print("weir's read region (bytes it wrote): " + ", ".join(f"{w / 1e9:.1f} GB" for w in written))
+sched = [json.load(open(f"{work}/sched-{r}.json"))["jobs"][0]["iops"] for r in range(1, sched_rounds + 1)]
+if sched:
+    rr = statistics.median(v for v, _ in weir["rand_read"])
+    sm = statistics.median(sched)
+    print("\nat the scheduler's depth (weir run --no-scheduler, 2 shards x 64 random 4 KiB reads): "
+          + ", ".join(f"{v/1e3:.1f} K" for v in sched)
+          + f" IOPS (median {sm/1e3:.1f} K); weir tune's read IOPS / that: {rr / sm:.3f}")
+print(f"tier: {tier}; load average (1, 5, 15 min) at start {load_start}, at end {load_end} "
+      f"(on {jobs} CPUs)")
 EOF

@@ -9,11 +9,10 @@ pub use crate::target::ShardTarget;
 use weir_engine::buffers::DmaBufferPool;
 use weir_engine::payload::{fill_pool_incompressible, stamp_blocks};
 use weir_engine::shard_loop::{
-    Done, Flow, LoopBuffers, LoopError, LoopOptions, Next, Op, OpSource, Outcome, RunError,
-    ShardLoop,
+    Done, Flow, LoopBuffers, LoopOptions, Next, Op, OpSource, Outcome, RunError, ShardLoop,
 };
 use weir_engine::{AlignmentSource, DioAlignment};
-use weir_model::device::{Device, DeviceError, Direction};
+use weir_model::device::{Device, Direction};
 
 /// Direct I/O buffers are aligned to 4 KiB (a multiple of every logical sector in use).
 const BUFFER_ALIGNMENT: DioAlignment = DioAlignment {
@@ -44,7 +43,7 @@ fn buffers(
     seed: u64,
 ) -> Result<DmaBufferPool, TuneError> {
     let mut pool = DmaBufferPool::new(count as usize, len as usize, &BUFFER_ALIGNMENT)
-        .map_err(|e| TuneError::Runtime(format!("I/O buffers: {e}; lower the queue depth")))?;
+        .map_err(TuneError::Buffers)?;
     if direction == Direction::Write {
         fill_pool_incompressible(&mut pool, seed);
     }
@@ -87,8 +86,11 @@ pub fn drive<D: Device>(
     match shard.run(&mut source) {
         Ok(()) => Ok(source.counters),
         Err(RunError::Source(e)) => Err(e),
-        Err(RunError::Loop(LoopError::Device(e))) => Err(device_error(e)),
-        Err(e) => Err(TuneError::Runtime(format!("the I/O ring failed: {e}"))),
+        Err(RunError::Loop(e)) => Err(TuneError::Ring(e)),
+        // Not asked for (`stop_on_interrupt: false`), but if the loop saw Ctrl-C it is one.
+        Err(RunError::Interrupted) => Err(TuneError::Interrupted),
+        // The engine's error is non-exhaustive: a cause added there keeps its own words.
+        Err(other) => Err(TuneError::LoopStopped(other.to_string())),
     }
 }
 
@@ -150,34 +152,19 @@ impl OpSource for ClosedLoad<'_> {
     }
 }
 
-fn device_error(e: DeviceError) -> TuneError {
-    TuneError::Runtime(format!("the I/O ring failed: {e}"))
-}
-
 /// A completion must carry exactly the requested length; anything else is named.
 fn check_completion(done: &Done, load: &Load) -> Result<(), TuneError> {
-    let what = crate::meter::direction_name(load.direction);
     match done.outcome {
         Outcome::Full => Ok(()),
-        Outcome::Failed { errno } => {
-            let hint = match errno {
-                libc::ENOSPC => "the filesystem is full: free space or use a smaller --size",
-                libc::EINVAL => "the filesystem refused this direct I/O size or alignment",
-                libc::EIO => "the device reported an I/O error: check dmesg",
-                libc::EAGAIN => "the kernel could not take the request without blocking",
-                libc::EROFS => "the filesystem is read-only",
-                _ => "unexpected error from the kernel",
-            };
-            Err(TuneError::Runtime(format!(
-                "{what} of {} bytes failed: {} ({hint})",
-                load.request_bytes,
-                std::io::Error::from_raw_os_error(errno)
-            )))
-        }
-        Outcome::Short { .. } | Outcome::EndOfFile => Err(TuneError::Runtime(format!(
-            "short {what}: {} of {} bytes (the test file shrank or the device is at its end)",
-            done.moved_bytes(),
-            load.request_bytes
-        ))),
+        Outcome::Failed { errno } => Err(TuneError::Io {
+            direction: load.direction,
+            request_bytes: load.request_bytes,
+            errno,
+        }),
+        Outcome::Short { .. } | Outcome::EndOfFile => Err(TuneError::Short {
+            direction: load.direction,
+            request_bytes: load.request_bytes,
+            moved_bytes: done.moved_bytes(),
+        }),
     }
 }

@@ -1,6 +1,13 @@
 //! How tuning fails. The binary maps `Usage` to exit code 2 and the rest to exit code 1.
+//!
+//! Each way the measurement can fail is its own variant carrying the typed cause, so a caller
+//! (the report, a test) can match on it; the messages are the ones the operator always saw.
 
+use crate::load::{direction_name, pattern_name, Load, Pattern};
 use std::fmt;
+use weir_engine::shard_loop::LoopError;
+use weir_engine::{BackendError, BufferError, FileError};
+use weir_model::device::Direction;
 
 #[derive(Debug)]
 #[non_exhaustive]
@@ -8,21 +15,163 @@ pub enum TuneError {
     /// The operator pointed weir at something it cannot measure (missing directory, tmpfs,
     /// read-only, too little space). The message says what and the fix.
     Usage(String),
-    /// The measurement started and the system failed it.
-    Runtime(String),
     /// Ctrl-C: the load stopped and the test files were removed.
     Interrupted,
+    /// The Ctrl-C handler could not be installed (`sigaction` failed with this errno).
+    InterruptHandler { errno: i32 },
+    /// A test file could not be created or prepared, for a reason the operator cannot fix.
+    File(FileError),
+    /// A shard's I/O ring (io_uring or AIO context) could not be opened.
+    RingOpen(BackendError),
+    /// The DMA buffers for the requests in flight could not be allocated.
+    Buffers(BufferError),
+    /// The ring refused a submission or a wait while a load ran.
+    Ring(LoopError),
+    /// The shard loop stopped for a cause this crate does not know yet (the engine's error
+    /// enum is non-exhaustive); its message.
+    LoopStopped(String),
+    /// A request completed with an error.
+    Io {
+        direction: Direction,
+        request_bytes: u32,
+        errno: i32,
+    },
+    /// A request moved fewer bytes than asked (the file shrank, or the device ended).
+    Short {
+        direction: Direction,
+        request_bytes: u32,
+        moved_bytes: u64,
+    },
+    /// A load ran but no sample arrived: the disk completed nothing.
+    NoSamples { load: Load },
+    /// The time budget ran out before a phase measured its first depth.
+    NoTime {
+        direction: Direction,
+        pattern: Pattern,
+    },
+    /// A shard thread panicked (a bug: the panic message was printed on stderr).
+    ShardPanicked,
 }
 
-impl fmt::Display for TuneError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TuneError::Usage(m) | TuneError::Runtime(m) => f.write_str(m),
-            TuneError::Interrupted => {
-                f.write_str("interrupted: the load stopped and the test files were removed")
-            }
+impl TuneError {
+    /// The fix for an errno a request can fail with, by name.
+    fn errno_hint(errno: i32) -> &'static str {
+        match errno {
+            libc::ENOSPC => "the filesystem is full: free space or use a smaller --size",
+            libc::EINVAL => "the filesystem refused this direct I/O size or alignment",
+            libc::EIO => "the device reported an I/O error: check dmesg",
+            libc::EAGAIN => "the kernel could not take the request without blocking",
+            libc::EROFS => "the filesystem is read-only",
+            _ => "unexpected error from the kernel",
         }
     }
 }
 
-impl std::error::Error for TuneError {}
+impl fmt::Display for TuneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let os = |errno: i32| std::io::Error::from_raw_os_error(errno);
+        match self {
+            TuneError::Usage(m) => f.write_str(m),
+            TuneError::Interrupted => {
+                f.write_str("interrupted: the load stopped and the test files were removed")
+            }
+            TuneError::InterruptHandler { errno } => {
+                write!(f, "cannot install the Ctrl-C handler: {}", os(*errno))
+            }
+            TuneError::File(e) => e.fmt(f),
+            TuneError::RingOpen(e) => e.fmt(f),
+            TuneError::Buffers(e) => write!(f, "I/O buffers: {e}; lower the queue depth"),
+            // The device's own words, without the loop's prefix: the message operators knew.
+            TuneError::Ring(LoopError::Device(e)) => write!(f, "the I/O ring failed: {e}"),
+            TuneError::Ring(e) => write!(f, "the I/O ring failed: {e}"),
+            TuneError::LoopStopped(m) => write!(f, "the I/O ring failed: {m}"),
+            TuneError::Io {
+                direction,
+                request_bytes,
+                errno,
+            } => write!(
+                f,
+                "{} of {request_bytes} bytes failed: {} ({})",
+                direction_name(*direction),
+                os(*errno),
+                TuneError::errno_hint(*errno)
+            ),
+            TuneError::Short {
+                direction,
+                request_bytes,
+                moved_bytes,
+            } => write!(
+                f,
+                "short {}: {moved_bytes} of {request_bytes} bytes (the test file shrank or the \
+                 device is at its end)",
+                direction_name(*direction)
+            ),
+            TuneError::NoSamples { load } => write!(
+                f,
+                "the {} {} load at {} B x{} produced no samples: the disk did not complete a \
+                 request",
+                direction_name(load.direction),
+                pattern_name(load.pattern),
+                load.request_bytes,
+                load.depth
+            ),
+            TuneError::NoTime { direction, pattern } => write!(
+                f,
+                "no time left to measure {} {}: raise --duration",
+                direction_name(*direction),
+                pattern_name(*pattern)
+            ),
+            TuneError::ShardPanicked => f.write_str("a shard thread panicked"),
+        }
+    }
+}
+
+impl std::error::Error for TuneError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TuneError::File(e) => Some(e),
+            TuneError::RingOpen(e) => Some(e),
+            TuneError::Buffers(e) => Some(e),
+            TuneError::Ring(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_the_ones_operators_saw() {
+        let io = TuneError::Io {
+            direction: Direction::Write,
+            request_bytes: 4096,
+            errno: libc::ENOSPC,
+        };
+        let text = io.to_string();
+        assert!(text.starts_with("write of 4096 bytes failed: "), "{text}");
+        assert!(text.ends_with("(the filesystem is full: free space or use a smaller --size)"));
+        let short = TuneError::Short {
+            direction: Direction::Read,
+            request_bytes: 4096,
+            moved_bytes: 512,
+        };
+        assert_eq!(
+            short.to_string(),
+            "short read: 512 of 4096 bytes (the test file shrank or the device is at its end)"
+        );
+        let no_time = TuneError::NoTime {
+            direction: Direction::Read,
+            pattern: Pattern::Random,
+        };
+        assert_eq!(
+            no_time.to_string(),
+            "no time left to measure read random: raise --duration"
+        );
+        assert_eq!(
+            TuneError::ShardPanicked.to_string(),
+            "a shard thread panicked"
+        );
+    }
+}

@@ -17,7 +17,8 @@
 //!   flat (fio's `ss=iops_slope`), not after a fixed time; `--sustained` uses a long window.
 //! - [`search::find_knee`]: double the depth while throughput still rises, stop at the first
 //!   step that does not (Little's law: beyond the knee extra depth is only latency, and some
-//!   disks lose bandwidth when overloaded, so never sweep far past it).
+//!   disks lose bandwidth when overloaded, so never sweep far past it). Random reads first
+//!   reach the depth weir's scheduler drives (64 per shard), which prices every read.
 //! - [`search::find_saturation`]: halve the request size at constant bytes in flight until
 //!   bandwidth drops; the smallest size that still reached the best is the saturation length.
 //! - [`search::detect_sector`]: random-write IOPS at 512 B .. 8 KiB at the random-write knee
@@ -30,6 +31,7 @@
 
 pub mod drive;
 pub mod error;
+pub mod load;
 pub mod meter;
 pub mod meters;
 pub mod output;

@@ -187,9 +187,7 @@ impl<D: Device> Meter for ShardedMeter<'_, D> {
             );
             let mut first_error = None;
             for h in handles {
-                let outcome = h.join().unwrap_or_else(|_| {
-                    Err(TuneError::Runtime("a shard thread panicked".to_string()))
-                });
+                let outcome = h.join().unwrap_or(Err(TuneError::ShardPanicked));
                 if let Err(e) = outcome {
                     first_error.get_or_insert(e);
                 }

@@ -5,7 +5,7 @@ use crate::error::TuneError;
 use crate::meter::{Load, Measurement, Meter, Pattern, StopRule};
 use crate::search::{
     confirm, detect_sector, find_knee, find_saturation, Budget, KneeResult, Phase,
-    SaturationResult, SearchConfig, SectorResult,
+    SaturationResult, SearchConfig, SectorResult, DEEP_STEP_MIN_STEPS,
 };
 use crate::steady::{Spread, SteadyRule};
 use weir_model::device::Direction;
@@ -26,6 +26,12 @@ pub struct TuneConfig {
     pub reported_physical_sector_bytes: Option<u32>,
     /// `--sustained`: re-measure each figure until steady over a long window.
     pub sustained: Option<SustainedConfig>,
+    /// The random-read sweep measures at least this many requests in flight per shard before
+    /// it may stop: the depth weir's scheduler drives the disk at (io_tester's parallelism 32
+    /// per class, two classes). Read IOPS prices every read the scheduler dispatches; priced
+    /// from a sweep that stopped at 16 on one noisy step, it capped 4 KiB reads at 73k IOPS on
+    /// a disk that gave 86k at 2 x 64 (issue 24).
+    pub read_depth_per_shard: u32,
 }
 
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -58,6 +64,7 @@ impl TuneConfig {
             sector_sizes: vec![512, 1024, 2048, 4096, 8192],
             reported_physical_sector_bytes: None,
             sustained: None,
+            read_depth_per_shard: 64,
         }
     }
 }
@@ -104,12 +111,16 @@ impl Figure {
     }
 }
 
-/// One figure: the depth sweep (phase `index` of the budget's weights), the confirming
-/// measurement at its best depth, and the knee judged against the confirmed rate.
+/// One figure: the depth sweep (phase `index` of the budget's weights) up to at least
+/// `depth_reach` in total, the confirming measurement at its best depth, and the knee judged
+/// against the confirmed rate. A sweep with a `depth_reach` beyond its start keeps time for
+/// one long step there, so even a sweep that runs out of its share measures that depth.
+#[allow(clippy::too_many_arguments)]
 fn figure_sweep(
     meter: &mut dyn Meter,
     load: Load,
     index: usize,
+    depth_reach: u32,
     name: &str,
     budget: &mut Budget,
     s: &SearchConfig,
@@ -117,7 +128,13 @@ fn figure_sweep(
 ) -> Result<(KneeResult, Option<Measurement>), TuneError> {
     let depth_start = meter.shards().max(1);
     let (w, l) = share(index);
-    let mut k = find_knee(meter, load, depth_start, &mut Phase::new(budget, s, w, l))?;
+    let reserve_ns = if depth_reach > depth_start {
+        s.step_min_ns * DEEP_STEP_MIN_STEPS + budget.overhead_ns
+    } else {
+        0
+    };
+    let mut phase = Phase::reserving(budget, s, w, l, reserve_ns);
+    let mut k = find_knee(meter, load, depth_start, depth_reach, &mut phase)?;
     progress(&knee_line(name, &k));
     let confirmed = confirm(meter, &k.best().load, budget, s)?;
     progress(&confirm_line(name, k.best(), confirmed.as_ref()));
@@ -233,6 +250,7 @@ pub fn tune_with_progress(
         meter,
         seq(Direction::Write),
         0,
+        1,
         "sequential write",
         &mut budget,
         s,
@@ -241,6 +259,7 @@ pub fn tune_with_progress(
     let (seq_read, read_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Read),
+        1,
         1,
         "sequential read",
         &mut budget,
@@ -269,6 +288,7 @@ pub fn tune_with_progress(
         meter,
         rnd(Direction::Write),
         4,
+        1,
         "random write",
         &mut budget,
         s,
@@ -291,10 +311,15 @@ pub fn tune_with_progress(
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    let read_depth_reach = meter
+        .shards()
+        .max(1)
+        .saturating_mul(cfg.read_depth_per_shard);
     let (rand_read, read_iops_confirm) = figure_sweep(
         meter,
         rnd(Direction::Read),
         6,
+        read_depth_reach,
         "random read",
         &mut budget,
         s,

@@ -175,10 +175,7 @@ pub fn tune_dir(
 ) -> Result<TuneReport, TuneError> {
     // Ctrl-C only raises a flag; the shards stop, and dropping the files removes them.
     if let Err(errno) = interrupt::install() {
-        return Err(TuneError::Runtime(format!(
-            "cannot install the Ctrl-C handler: {}",
-            std::io::Error::from_raw_os_error(errno)
-        )));
+        return Err(TuneError::InterruptHandler { errno });
     }
     let files = create_files(pre)?;
     let request_bytes_min = files
@@ -196,7 +193,7 @@ pub fn tune_dir(
     let factory = move |shard: u32, depth: u32| -> Result<EngineDevice, TuneError> {
         // Best effort: an unpinned shard still measures, only with more jitter.
         let _ = shards::pin_current_thread(shard as usize % cores);
-        EngineDevice::open(backend, depth).map_err(|e| TuneError::Runtime(e.to_string()))
+        EngineDevice::open(backend, depth).map_err(TuneError::RingOpen)
     };
     let interrupted = interrupt::requested;
     let mut meter = ShardedMeter::new(
@@ -267,6 +264,6 @@ fn file_error(e: FileError) -> TuneError {
     if operator {
         TuneError::Usage(e.to_string())
     } else {
-        TuneError::Runtime(e.to_string())
+        TuneError::File(e)
     }
 }

@@ -114,6 +114,9 @@ pub struct Phase<'a> {
     until_ns: u64,
     /// Set when a search ended because its time ran out rather than by its own rule.
     pub budget_limited: bool,
+    /// Time this phase holds in the budget's reserve for a last step it must not lose (the
+    /// depth sweep's step at the depth it must reach), outside its share until released.
+    reserve_ns: u64,
 }
 
 impl<'a> Phase<'a> {
@@ -131,7 +134,37 @@ impl<'a> Phase<'a> {
             cfg,
             until_ns,
             budget_limited: false,
+            reserve_ns: 0,
         }
+    }
+
+    /// [`Phase::new`] that first keeps `reserve_ns` of what is left out of the share, for one
+    /// step the phase must be able to take however its share went ([`Phase::release`]).
+    pub fn reserving(
+        budget: &'a mut Budget,
+        cfg: &'a SearchConfig,
+        weight: f64,
+        weight_left: f64,
+        reserve_ns: u64,
+    ) -> Self {
+        let before = budget.reserved_ns;
+        budget.reserve(reserve_ns);
+        let reserve_ns = budget.reserved_ns - before;
+        let mut phase = Phase::new(budget, cfg, weight, weight_left);
+        phase.reserve_ns = reserve_ns;
+        phase
+    }
+
+    /// Hands this phase's reserve back to it (and, once it ends, to the phases after it).
+    pub fn release(&mut self) {
+        let released = self.budget.release(self.reserve_ns);
+        // Steps end on the first sample past their time, and a loaded machine delivers that
+        // sample late: the share may be overrun by a sample or more. The reserve is for the
+        // step it was kept for, so it counts from now (measured on zram with the load
+        // average at 18: overruns of ~0.1 s left 0.7 s of a 0.82 s reserve, and the step
+        // at the scheduler's depth was skipped).
+        self.until_ns = self.until_ns.max(self.budget.spent_ns) + released;
+        self.reserve_ns = 0;
     }
 
     /// A phase that may run for `ns` regardless of the shared budget (sustained mode).
@@ -142,6 +175,7 @@ impl<'a> Phase<'a> {
             cfg,
             until_ns,
             budget_limited: false,
+            reserve_ns: 0,
         }
     }
 
@@ -255,13 +289,21 @@ fn knee_index(steps: &[Measurement], best: usize, reference: f64, accuracy: f64)
 /// drifted in time (its cache filled), the best is replaced by the new measurement, and the
 /// sweep goes on against the disk as it is now. A sweep that stopped short of the deepest depth
 /// measures that one too (see [`probe_deepest`]).
+///
+/// Below `depth_reach` neither rule stops the sweep: it must measure the depth its figure
+/// will be driven at (random reads: the scheduler's, see `TuneConfig::read_depth_per_shard`),
+/// since one noisy step must not decide the price of a depth never measured. When the
+/// phase's share runs out first, the sweep jumps to `depth_reach` on the time the phase
+/// reserved for it ([`Phase::reserving`]).
 pub fn find_knee(
     meter: &mut dyn Meter,
     load: Load,
     depth_start: u32,
+    depth_reach: u32,
     phase: &mut Phase<'_>,
 ) -> Result<KneeResult, TuneError> {
     let depth_max = meter.depth_max().max(1);
+    let depth_reach = depth_reach.min(depth_max);
     let mut depth = depth_start.clamp(1, depth_max);
     let mut steps: Vec<Measurement> = Vec::new();
     let mut best = 0usize;
@@ -296,20 +338,25 @@ pub fn find_knee(
         }
         steps.push(m);
         flat_steps = if gained { 0 } else { flat_steps + 1 };
-        if flat_steps >= 2 || overloaded || depth >= depth_max {
+        let reached = depth >= depth_reach;
+        if (reached && (flat_steps >= 2 || overloaded)) || depth >= depth_max {
             break;
         }
         depth = depth.saturating_mul(2).min(depth_max);
     }
-    if !steps.is_empty() && !phase.budget_limited {
+    // Also true when no step fitted at all: the reserve then buys the one that matters most.
+    let short_of_reach = steps.iter().all(|m| m.load.depth < depth_reach);
+    phase.release();
+    if short_of_reach {
+        best = probe_depth(meter, load, depth_reach, &mut steps, best, phase)?;
+    } else if !steps.is_empty() && !phase.budget_limited {
         best = probe_deepest(meter, load, &mut steps, best, phase)?;
     }
     if steps.is_empty() {
-        return Err(TuneError::Runtime(format!(
-            "no time left to measure {} {}: raise --duration",
-            crate::meter::direction_name(load.direction),
-            crate::meter::pattern_name(load.pattern)
-        )));
+        return Err(TuneError::NoTime {
+            direction: load.direction,
+            pattern: load.pattern,
+        });
     }
     let knee = knee_index(&steps, best, steps[best].rate(), phase.cfg.accuracy);
     Ok(KneeResult {
@@ -321,7 +368,7 @@ pub fn find_knee(
 }
 
 /// The deepest-depth probe runs at least this many times the shortest sweep step.
-const DEEP_STEP_MIN_STEPS: u64 = 2;
+pub const DEEP_STEP_MIN_STEPS: u64 = 2;
 
 /// One step at the deepest depth after a sweep that stopped on a plateau: a curve can be flat
 /// over shallow depths and rise again deep (measured on this project's virtual disk: 1 MiB
@@ -340,17 +387,31 @@ fn probe_deepest(
     if steps.iter().any(|m| m.load.depth >= depth_max) {
         return Ok(best);
     }
-    let best_rate = steps[best].rate();
+    probe_depth(meter, load, depth_max, steps, best, phase)
+}
+
+/// One long step at `depth` (see [`probe_deepest`] for why it is long and never decided
+/// early), kept as the best when it beats it by `depth_gain_min` (or when it is the first
+/// step). Returns the best's index.
+fn probe_depth(
+    meter: &mut dyn Meter,
+    load: Load,
+    depth: u32,
+    steps: &mut Vec<Measurement>,
+    best: usize,
+    phase: &mut Phase<'_>,
+) -> Result<usize, TuneError> {
+    let best_rate = steps.get(best).map_or(0.0, Measurement::rate);
     // A jump straight to the deepest depth meets whatever a buffer below the guest can absorb
     // first: on this project's VM, depth-256 steps of 1 MiB writes read 1.7x (and of reads
     // 2.3x) the confirmation at the same depth, median of 4 runs, and won every sweep. So this
     // step never ends early as decided and runs at least `DEEP_STEP_MIN_STEPS` ordinary
     // steps, judged on its last window.
     let min_ns = phase.cfg.step_min_ns * DEEP_STEP_MIN_STEPS;
-    let Some(m) = phase.measure_for(meter, &load.with_depth(depth_max), min_ns, None)? else {
+    let Some(m) = phase.measure_for(meter, &load.with_depth(depth), min_ns, None)? else {
         return Ok(best);
     };
-    let gained = m.rate() >= best_rate * (1.0 + phase.cfg.depth_gain_min);
+    let gained = steps.is_empty() || m.rate() >= best_rate * (1.0 + phase.cfg.depth_gain_min);
     steps.push(m);
     Ok(if gained { steps.len() - 1 } else { best })
 }
@@ -686,6 +747,20 @@ mod tests {
         assert_eq!(budget.left_ns(), 4_000_000_000);
         assert_eq!(budget.release(u64::MAX), 6_000_000_000);
         assert_eq!(budget.reserved_ns, 0);
+    }
+
+    #[test]
+    fn a_released_reserve_is_whole_even_after_an_overrun_share() {
+        let cfg = SearchConfig::default();
+        let mut budget = Budget::new(10_000_000_000, 0);
+        let mut phase = Phase::reserving(&mut budget, &cfg, 1.0, 10.0, 1_000_000_000);
+        assert_eq!(phase.left_ns(), 900_000_000);
+        // The phase's steps ran 0.2 s past its share (late samples on a busy machine).
+        phase.budget.spent_ns += 1_100_000_000;
+        assert_eq!(phase.left_ns(), 0);
+        phase.release();
+        assert_eq!(phase.left_ns(), 1_000_000_000);
+        assert_eq!(phase.budget.reserved_ns, 0);
     }
 
     #[test]

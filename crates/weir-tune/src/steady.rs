@@ -5,7 +5,7 @@
 //! Unlike a fixed duration this ends a measurement as soon as more time would not change the
 //! answer, which is how the default run fits in 30 s; `--sustained` uses a much longer window.
 
-use crate::meter::{Metric, Sample};
+use crate::load::{Metric, Sample};
 
 /// When the last samples count as steady.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

@@ -4,7 +4,7 @@
 
 use weir_model::device::Direction;
 use weir_tune::meter::{measure, Control, Sample, StopReason, StopRule};
-use weir_tune::search::SearchConfig;
+use weir_tune::search::{find_knee, Budget, Phase, SearchConfig, DEEP_STEP_MIN_STEPS};
 use weir_tune::{tune, Load, Meter, Pattern, TuneConfig, TuneError};
 
 /// Emits samples at `rate(load, run index)` ops per second, with a +-2% zigzag so a window is
@@ -297,4 +297,88 @@ fn a_short_budget_shortens_the_confirmations_not_the_sweeps() {
         assert!(r.measuring_ns <= budget_ns, "{} ns", r.measuring_ns);
         assert!(!r.sweeps.sequential_write.steps.is_empty());
     }
+}
+
+/// Random reads that stop rising at depth 4, dip on two noisy steps (which used to end the
+/// sweep), and rise again only at the depth the scheduler drives; overloaded at 256.
+fn dip_then_rise(l: &Load) -> f64 {
+    let shallow = plateau(l, 4);
+    if (l.pattern, l.direction) != (Pattern::Random, Direction::Read) {
+        return shallow;
+    }
+    match l.depth {
+        0..=4 => shallow * 0.8,
+        5..=16 => shallow * 0.7,
+        17..=32 => shallow * 0.85,
+        33..=128 => shallow,
+        _ => shallow * 0.75,
+    }
+}
+
+fn random_read_depths(r: &weir_tune::TuneReport) -> Vec<u32> {
+    let steps = &r.sweeps.random_read.steps;
+    steps.iter().map(|m| m.load.depth).collect()
+}
+
+#[test]
+fn the_read_sweep_reaches_the_schedulers_depth() {
+    // Two shards x 64 in flight: the sweep may not stop on the dip at 8 and 16.
+    let r = tune_scripted(|l: &Load, _| dip_then_rise(l), 30_000_000_000);
+    let depths = random_read_depths(&r);
+    assert!(depths.contains(&128), "{depths:?}");
+    assert!(
+        (r.read_iops.value / 80_000.0 - 1.0).abs() < 0.01,
+        "read IOPS {} is not the 80k the disk gives at 64-128: {:?}",
+        r.read_iops.value,
+        r.read_iops
+    );
+    assert!(
+        (64..=128).contains(&r.read_iops.depth_best),
+        "{:?}",
+        r.read_iops
+    );
+}
+
+#[test]
+fn a_read_sweep_out_of_time_still_measures_the_schedulers_depth() {
+    // A budget so short that the random-read share runs out after a step or two: the time
+    // reserved for the depth it must reach still buys one long step there.
+    for budget_ns in [5_000_000_000u64, 8_000_000_000] {
+        let r = tune_scripted(|l: &Load, _| dip_then_rise(l), budget_ns);
+        let depths = random_read_depths(&r);
+        assert!(
+            r.sweeps.random_read.budget_limited,
+            "{budget_ns}: {depths:?}"
+        );
+        assert_eq!(depths.last(), Some(&128), "{budget_ns}: {depths:?}");
+        assert_eq!(
+            r.read_iops.depth_best, 128,
+            "{budget_ns}: {:?}",
+            r.read_iops
+        );
+        assert!(r.measuring_ns <= budget_ns, "{} ns", r.measuring_ns);
+    }
+}
+
+#[test]
+fn a_share_too_short_for_one_step_still_measures_the_depth_to_reach() {
+    // The phase's share (0.2 s) holds no 0.4 s sweep step; the time it reserved buys the step
+    // at the depth it must reach, rather than the tune failing with "no time left" (it did,
+    // at --duration 10s on loop-mounted XFS, before that step drew on the reserve).
+    let cfg = SearchConfig::default();
+    let reserve_ns = cfg.step_min_ns * DEEP_STEP_MIN_STEPS;
+    let mut meter = Scripted::new(|l: &Load, _| dip_then_rise(l), 256);
+    let mut budget = Budget::new(reserve_ns + 200_000_000, 0);
+    let mut phase = Phase::reserving(&mut budget, &cfg, 1.0, 1.0, reserve_ns);
+    let k = match find_knee(&mut meter, load(2), 2, 128, &mut phase) {
+        Ok(k) => k,
+        Err(e) => panic!("the reserve did not buy the step: {e}"),
+    };
+    let depths: Vec<u32> = k.steps.iter().map(|m| m.load.depth).collect();
+    assert_eq!(depths, vec![128]);
+    assert!(k.budget_limited);
+    // Without a depth to reach nothing is reserved, and the sweep has no step at all.
+    let mut budget = Budget::new(200_000_000, 0);
+    let mut phase = Phase::reserving(&mut budget, &cfg, 1.0, 1.0, 0);
+    assert!(find_knee(&mut meter, load(2), 2, 2, &mut phase).is_err());
 }
