@@ -18,6 +18,7 @@
 mod config;
 mod errors;
 mod exec;
+mod history;
 mod metadata;
 mod ring;
 mod tls;

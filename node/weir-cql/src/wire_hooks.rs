@@ -2,6 +2,7 @@
 //! They run the same parser and writers as the execution path, on buffers a test builds,
 //! without a server: JS encoder -> Rust decoder -> back, and Rust result writer -> JS decoder.
 
+use crate::history::HostInfo;
 use crate::wire::{self, RawValues, Reader, Writer};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
@@ -92,6 +93,7 @@ pub fn wire_sample_result(
     warnings: Vec<String>,
     row_count: u32,
     cells: Buffer,
+    queried_host: Option<String>,
 ) -> napi::Result<Buffer> {
     let err = napi::Error::from_reason;
     let specs = sample_specs();
@@ -113,12 +115,27 @@ pub fn wire_sample_result(
         ),
         None => None,
     };
+    // With a queried host: a sample history, one failed attempt on 127.0.0.9 then the
+    // queried host answering at QUORUM, one speculative execution.
+    let hosts = queried_host.map(|q| HostInfo {
+        tried: vec![
+            (
+                "127.0.0.9:9042".to_string(),
+                Some("sample failure".to_string()),
+            ),
+            (q.clone(), None),
+        ],
+        queried: q,
+        consistency: Some(scylla::statement::Consistency::Quorum),
+        speculative: 1,
+    });
     let mut w = Writer::with_capacity(256);
     wire::write_result_head(
         &mut w,
         paging_state.as_deref(),
         tracing.as_ref(),
         &warnings,
+        hosts.as_ref(),
         true,
     );
     wire::write_rows(&mut w, &specs, row_count as i32, |buf| {
