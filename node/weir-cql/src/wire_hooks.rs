@@ -145,3 +145,13 @@ pub fn wire_sample_result(
     });
     Ok(w.buf.into())
 }
+
+/// Test hook for `client.on('log')`: emits `n` DEBUG events of target `weir_cql::log_test`
+/// through `tracing`, as fast as a loop can, so a test can watch the rate limit of
+/// src/log.rs drop what exceeds it.
+#[napi]
+pub fn log_test_burst(n: u32) {
+    for i in 0..n {
+        tracing::debug!(target: "weir_cql::log_test", "burst event {i}");
+    }
+}
