@@ -112,12 +112,13 @@ test('a result written by Rust decodes in JS: flags, paging state, tracing id, w
   assert.deepEqual(Buffer.from(rs.pageState, 'hex'), paging);
   assert.deepEqual(rs.info.traceId.getBuffer(), trace);
   assert.deepEqual(rs.info.warnings, ['careful', 'ω']);
-  // The hosts part: the queried host, the failed attempt before it with its error, QUORUM.
+  // The hosts part, from the attempt log: the queried host, the failed attempt before it
+  // with its error, and ONE (the retry's choice) achieved where QUORUM was asked.
   assert.equal(rs.info.queriedHost, '127.0.0.2:9042');
   assert.deepEqual(Object.keys(rs.info.triedHosts), ['127.0.0.9:9042', '127.0.0.2:9042']);
-  assert.equal(rs.info.triedHosts['127.0.0.9:9042'].message, 'sample failure');
+  assert.match(rs.info.triedHosts['127.0.0.9:9042'].message, /stream/i);
   assert.equal(rs.info.triedHosts['127.0.0.2:9042'], null);
-  assert.equal(rs.info.achievedConsistency, cql.types.consistencies.quorum);
+  assert.equal(rs.info.achievedConsistency, cql.types.consistencies.one);
   assert.equal(rs.info.speculativeExecutions, 1);
   assert.deepEqual(rs.columns.map((c) => c.name), ['id', 'name', 'tags', 'ids', 'pair', 'addr', 'v']);
   // The protocol sends text columns as varchar (0x0d), like Cassandra does.
