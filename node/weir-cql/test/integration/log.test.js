@@ -21,7 +21,8 @@ test("the Rust driver's events reach client.on('log'), levels mapped", async () 
   // The control connection's start-up and the nodes it found, as the Rust driver says them.
   assert.ok(rust.some((e) => e.level === 'info' && /Node added to cluster/.test(e.message)),
     rust.map((e) => `${e.level} ${e.className}: ${e.message}`).join('\n'));
-  // Without a listener nothing is forwarded (the native sink is removed with the last one).
+  // A client that shut down gets no more driver events (it left the sink's audience, and
+  // with it the last listener: the native sink is removed).
   const quiet = newClient();
   await quiet.connect();
   await quiet.shutdown();
