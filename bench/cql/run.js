@@ -8,13 +8,15 @@
 // (MUTATION_REQ / READ_REQ messages received, counted by the nodes over JMX).
 //
 //   node run.js [--ops 62500,250000] [--benches insert,select,concurrent_insert,concurrent_select]
-//               [--drivers weir-cql,cassandra-driver,rust-raw] [--nodes 3] [--pin]
+//               [--drivers weir-cql,cassandra-driver,rust-raw] [--nodes 1,3] [--rounds 1] [--pin]
 //
-// --nodes N starts N nodes on 127.0.0.1..N (default 3, the seed's cluster); --pin puts every
-// node's JVM on CPU 0 and the client on CPU 1 (taskset), so the client's own cost shows.
+// --nodes lists the cluster sizes to run, one after another (default 1,3: one node, then
+// the seed's three on 127.0.0.1..3); --rounds repeats every benchmark, printing each
+// round's ratios, then their medians; --pin puts every node's JVM on CPU 0 and the client on
+// CPU 1 (taskset), so the client's own cost shows.
 // Starts the nodes with node/weir-cql/scripts/cassandra.sh and stops them by pid at the end,
-// unless WEIR_CQL_CONTACT_POINT names a running server (--pin and the forwarded counts then
-// work only on nodes cassandra.sh started). Writes results/<time>.json and .md.
+// unless WEIR_CQL_CONTACT_POINT names a running server (then one size only; --pin and the
+// forwarded counts work only on nodes cassandra.sh started). Writes results/<time>.json and .md.
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -33,7 +35,8 @@ function arg(name, dflt) {
 const OPS = arg('ops', ['62500', '250000']).map(Number);
 const BENCHES = arg('benches', ['insert', 'select', 'concurrent_insert', 'concurrent_select']);
 const DRIVERS = arg('drivers', ['weir-cql', 'cassandra-driver', 'rust-raw']);
-const NODES = Number(arg('nodes', ['3'])[0]);
+const NODE_COUNTS = arg('nodes', ['1', '3']).map(Number);
+const ROUNDS = Number(arg('rounds', ['1'])[0]);
 const PIN = process.argv.includes('--pin');
 const traffic = require('./traffic');
 
@@ -95,104 +98,145 @@ function forwardedOn(n) {
   for (let i = 0; i + 1 < lines.length; i += 2) if (/name=(MUTATION|READ)_REQ-WaitLatency$/.test(lines[i])) n2 += Number(lines[i + 1]);
   return n2;
 }
-const forwarded = () => { let s = 0; for (let n = 1; n <= NODES; n++) s += forwardedOn(n); return s; };
+const forwarded = (nodes) => { let s = 0; for (let n = 1; n <= nodes; n++) s += forwardedOn(n); return s; };
 
 /** Puts every thread of every node's JVM on CPU 0. */
-function pinNodes() {
-  for (let n = 1; n <= NODES; n++) {
+function pinNodes(nodes) {
+  for (let n = 1; n <= nodes; n++) {
     const pid = spawnSync('bash', [cassandra, 'pid', String(n)], { encoding: 'utf8' }).stdout.trim();
     if (!/^\d+$/.test(pid)) throw new Error(`--pin: node ${n} has no pid from cassandra.sh (not started by it?)`);
     sh('taskset', ['-apc', '0', pid], { stdio: 'ignore' });
   }
 }
 
+const median = (xs) => { const v = xs.filter(Number.isFinite).sort((a, b) => a - b); const k = v.length >> 1; return !v.length ? NaN : v.length % 2 ? v[k] : (v[k - 1] + v[k]) / 2; };
+
 function report(results) {
   const lines = [];
-  lines.push('| benchmark | ops | driver | seconds | ops/s | client CPU s |');
-  lines.push('|---|---:|---|---:|---:|---:|');
+  lines.push('| nodes | round | benchmark | ops | driver | seconds | ops/s | client CPU s |');
+  lines.push('|---:|---:|---|---:|---|---:|---:|---:|');
   for (const r of results) {
-    lines.push(`| ${r.bench} | ${r.ops} | ${r.driver} | ${fmt(r.seconds)} | ${Math.round(r.ops / r.seconds)} | ${fmt(r.cpu_seconds)} |`);
+    lines.push(`| ${r.nodes} | ${r.round} | ${r.bench} | ${r.ops} | ${r.driver} | ${fmt(r.seconds)} | ${Math.round(r.ops / r.seconds)} | ${fmt(r.cpu_seconds)} |`);
   }
   lines.push('');
   lines.push('Traffic during each run (kernel TCP segment and byte counters; node<->node includes gossip):');
   lines.push('');
-  lines.push('| benchmark | ops | driver | driver<->node packets | driver<->node MB | node<->node packets | node<->node MB | requests forwarded by a non-replica coordinator |');
-  lines.push('|---|---:|---|---:|---:|---:|---:|---:|');
+  lines.push('| nodes | round | benchmark | ops | driver | driver<->node packets | driver<->node MB | node<->node packets | node<->node MB | requests forwarded by a non-replica coordinator |');
+  lines.push('|---:|---:|---|---:|---|---:|---:|---:|---:|---:|');
   for (const r of results) {
     const mb = (b) => (Number.isFinite(b) ? (b / 1e6).toFixed(1) : 'n/a');
-    lines.push(`| ${r.bench} | ${r.ops} | ${r.driver} | ${r.driver_packets ?? 'n/a'} | ${mb(r.driver_bytes)} | ${r.node_packets} | ${mb(r.node_bytes)} | ${Number.isFinite(r.forwarded) ? r.forwarded : 'n/a'} |`);
+    lines.push(`| ${r.nodes} | ${r.round} | ${r.bench} | ${r.ops} | ${r.driver} | ${r.driver_packets ?? 'n/a'} | ${mb(r.driver_bytes)} | ${r.node_packets} | ${mb(r.node_bytes)} | ${Number.isFinite(r.forwarded) ? r.forwarded : 'n/a'} |`);
   }
   lines.push('');
-  lines.push('| benchmark | ops | speed-up vs cassandra-driver (target >= 1.5) | time vs rust-raw (target <= 1.3) | CPU vs cassandra-driver (target < 1) |');
-  lines.push('|---|---:|---:|---:|---:|');
-  for (const ops of OPS) {
-    for (const bench of BENCHES) {
-      const get = (d) => results.find((r) => r.driver === d && r.bench === bench && r.ops === ops);
-      const w = get('weir-cql'), c = get('cassandra-driver'), raw = get('rust-raw');
-      if (!w) continue;
-      lines.push(`| ${bench} | ${ops} | ${c ? fmt(c.seconds / w.seconds) + 'x' : 'n/a'} | ${raw ? fmt(w.seconds / raw.seconds) + 'x' : 'n/a'} | ${c ? fmt(w.cpu_seconds / c.cpu_seconds) : 'n/a'} |`);
+  lines.push('Ratios per round, then the median of the rounds (weir-cql against each):');
+  lines.push('');
+  lines.push('| nodes | round | benchmark | ops | speed vs cassandra-driver (target >= 0.95 sequential, >= 1.5 concurrent) | CPU vs cassandra-driver (target <= 1) | speed vs rust-raw (target > 1 sequential) |');
+  lines.push('|---:|---:|---|---:|---:|---:|---:|');
+  for (const nodes of [...new Set(results.map((r) => r.nodes))]) {
+    for (const ops of OPS) {
+      for (const bench of BENCHES) {
+        const rows = [];
+        for (let round = 1; round <= ROUNDS; round++) {
+          const get = (d) => results.find((r) => r.nodes === nodes && r.round === round && r.driver === d && r.bench === bench && r.ops === ops);
+          const w = get('weir-cql'), c = get('cassandra-driver'), raw = get('rust-raw');
+          if (!w) continue;
+          const row = { speed: c ? c.seconds / w.seconds : NaN, cpu: c ? w.cpu_seconds / c.cpu_seconds : NaN, raw: raw ? raw.seconds / w.seconds : NaN };
+          rows.push(row);
+          lines.push(`| ${nodes} | ${round} | ${bench} | ${ops} | ${fmt(row.speed)}x | ${fmt(row.cpu)} | ${fmt(row.raw)}x |`);
+        }
+        if (rows.length > 1) {
+          lines.push(`| ${nodes} | median | ${bench} | ${ops} | ${fmt(median(rows.map((x) => x.speed)))}x | ${fmt(median(rows.map((x) => x.cpu)))} | ${fmt(median(rows.map((x) => x.raw)))}x |`);
+        }
+      }
     }
   }
   return lines.join('\n');
 }
 
-async function main() {
-  build();
+/** Runs every round of every benchmark on one cluster of `nodes` nodes. */
+async function runCluster(nodes, results) {
   let host = process.env.WEIR_CQL_CONTACT_POINT;
   let started = false;
   const stop = () => { if (started) { started = false; spawnSync('bash', [cassandra, 'stop'], { stdio: 'inherit' }); } };
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { stop(); process.exit(130); });
-  const results = [];
+  const onSignal = () => { stop(); process.exit(130); };
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, onSignal);
   try {
     if (!host) {
       started = true;
-      sh('bash', [cassandra, 'start', ...Array.from({ length: NODES }, (_, i) => String(i + 1))]);
+      sh('bash', [cassandra, 'start', ...Array.from({ length: nodes }, (_, i) => String(i + 1))]);
       host = '127.0.0.1:9042';
     }
-    if (PIN) pinNodes();
-    console.log(`bench/cql: ${NODES} node(s)${PIN ? ', nodes pinned to CPU 0 and the client to CPU 1' : ''}`);
+    if (PIN) pinNodes(nodes);
+    console.log(`bench/cql: ${nodes} node(s)${PIN ? ', nodes pinned to CPU 0 and the client to CPU 1' : ''}, ${ROUNDS} round(s)`);
     // Warm the server's JIT before measuring (not reported), with the benchmarks chosen
     // (a 3-node SELECT * is a range scan: warming it when it is not measured costs minutes).
     for (const bench of BENCHES.filter((b) => b.startsWith('concurrent'))) {
       await prepareTable(host, bench);
-      runOne('rust-raw', bench, bench.endsWith('select') ? 5000 : 50000, host);
+      // A warm-up that fails (a 3-node range scan on one loaded CPU can time out on the
+      // server) is reported and the measured runs go ahead.
+      try {
+        runOne('rust-raw', bench, bench.endsWith('select') ? Math.round(5000 / nodes) : 50000, host);
+      } catch (e) {
+        console.log(`bench/cql: warm-up ${bench} failed, continuing: ${e.message.split('\n')[0]}`);
+      }
     }
-    for (const ops of OPS) {
-      for (const bench of BENCHES) {
-        // Rotate the driver order per benchmark: the first run after a TRUNCATE meets a
-        // busier server, and no driver should always pay for that.
-        const shift = (OPS.indexOf(ops) * BENCHES.length + BENCHES.indexOf(bench)) % DRIVERS.length;
-        const order = DRIVERS.slice(shift).concat(DRIVERS.slice(0, shift));
-        for (const driver of order) {
-          await prepareTable(host, bench);
-          await new Promise((r) => setTimeout(r, 2000));
-          // Forwarded requests are counted for the inserts (JMX reads take seconds per node).
-          const countFwd = bench.endsWith('insert');
-          const fwd0 = countFwd ? forwarded() : NaN;
-          const node0 = traffic.internodeSockets();
-          const r = runOne(driver, bench, ops, host);
-          const nodeMoved = traffic.moved(node0, traffic.internodeSockets());
-          r.node_packets = nodeMoved.packets;
-          r.node_bytes = nodeMoved.bytes;
-          r.forwarded = countFwd ? forwarded() - fwd0 : NaN;
-          if (bench === 'concurrent_insert' || bench === 'insert') {
-            const n = await countRows(host);
-            if (n !== ops) throw new Error(`${driver} ${bench}: table holds ${n} rows after ${ops} inserts`);
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const ops of OPS) {
+        for (const bench of BENCHES) {
+          // Rotate the driver order per benchmark and round: the first run after a TRUNCATE
+          // meets a busier server, and no driver should always pay for that.
+          const shift = ((round - 1) + OPS.indexOf(ops) * BENCHES.length + BENCHES.indexOf(bench)) % DRIVERS.length;
+          const order = DRIVERS.slice(shift).concat(DRIVERS.slice(0, shift));
+          for (const driver of order) {
+            await prepareTable(host, bench);
+            await new Promise((r) => setTimeout(r, 2000));
+            // Forwarded requests are counted for the inserts (JMX reads take seconds per node).
+            const countFwd = started && bench.endsWith('insert');
+            const fwd0 = countFwd ? forwarded(nodes) : NaN;
+            const node0 = traffic.internodeSockets();
+            let r;
+            try {
+              r = runOne(driver, bench, ops, host);
+            } catch (e) {
+              // One failed run (a server-side timeout under load) is recorded, not fatal.
+              console.log(`${nodes} node(s) round ${round} ${bench} ${ops} ${driver}: FAILED ${e.message.split('\n')[0]}`);
+              results.push({ nodes, round, driver, bench, ops, seconds: NaN, cpu_seconds: NaN, error: e.message });
+              continue;
+            }
+            const nodeMoved = traffic.moved(node0, traffic.internodeSockets());
+            Object.assign(r, { nodes, round, node_packets: nodeMoved.packets, node_bytes: nodeMoved.bytes });
+            r.forwarded = countFwd ? forwarded(nodes) - fwd0 : NaN;
+            if (bench === 'concurrent_insert' || bench === 'insert') {
+              const n = await countRows(host);
+              if (n !== ops) throw new Error(`${driver} ${bench}: table holds ${n} rows after ${ops} inserts`);
+            }
+            results.push(r);
+            console.log(`${nodes} node(s) round ${round} ${bench.padEnd(18)} ${String(ops).padStart(7)} ${driver.padEnd(17)} ${fmt(r.seconds).padStart(8)} s ${String(Math.round(ops / r.seconds)).padStart(7)} ops/s  cpu ${fmt(r.cpu_seconds)} s`);
           }
-          results.push(r);
-          console.log(`${bench.padEnd(18)} ${String(ops).padStart(7)} ${driver.padEnd(17)} ${fmt(r.seconds).padStart(8)} s ${String(Math.round(ops / r.seconds)).padStart(7)} ops/s  cpu ${fmt(r.cpu_seconds)} s`);
         }
       }
     }
   } finally {
     stop();
+    for (const sig of ['SIGINT', 'SIGTERM']) process.off(sig, onSignal);
   }
-  const md = report(results);
-  console.log('\n' + md);
-  fs.mkdirSync(path.join(here, 'results'), { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  fs.writeFileSync(path.join(here, `results/${stamp}.json`), JSON.stringify(results, null, 1));
-  fs.writeFileSync(path.join(here, `results/${stamp}.md`), md + '\n');
+}
+
+async function main() {
+  build();
+  const counts = process.env.WEIR_CQL_CONTACT_POINT ? NODE_COUNTS.slice(0, 1) : NODE_COUNTS;
+  const results = [];
+  try {
+    for (const nodes of counts) await runCluster(nodes, results);
+  } finally {
+    // Whatever ran is reported, also when a later cluster failed.
+    const md = report(results);
+    console.log('\n' + md);
+    fs.mkdirSync(path.join(here, 'results'), { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    fs.writeFileSync(path.join(here, `results/${stamp}.json`), JSON.stringify(results, null, 1));
+    fs.writeFileSync(path.join(here, `results/${stamp}.md`), md + '\n');
+  }
 }
 
 main().catch((e) => { console.error(`bench/cql: ${e.message}`); process.exitCode = 1; });

@@ -150,7 +150,18 @@ export namespace types {
   }
 
   class ResultSet implements Iterable<Row>, AsyncIterable<Row> {
-    info: { traceId?: Uuid; warnings?: string[]; [key: string]: any };
+    info: {
+      /** host:port of the coordinator that answered. */
+      queriedHost: string;
+      /** Every host an attempt went to: null, or the Error its attempt failed with. */
+      triedHosts: { [key: string]: any };
+      speculativeExecutions: number;
+      achievedConsistency: number;
+      traceId?: Uuid;
+      warnings?: string[];
+      customPayload: any;
+      isSchemaInAgreement: boolean;
+    };
     columns: ColumnInfo[] | null;
     rows: Row[];
     rowLength: number;

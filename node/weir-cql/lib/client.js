@@ -9,6 +9,7 @@
 const { EventEmitter } = require('node:events');
 const { Readable } = require('node:stream');
 const native = require('./native/native.js');
+const driverLog = require('./driver-log');
 const errors = require('./errors');
 const types = require('./types');
 const { ResultSet, Reader, readResult } = require('./result');
@@ -78,6 +79,9 @@ class Client extends EventEmitter {
     // are in flight, so a forgotten client never blocks exit.
     this._keepAlive = setInterval(() => {}, 1 << 30);
     this._keepAlive.unref();
+    // The Rust driver's log events flow only while someone listens (see lib/driver-log.js).
+    this.on('newListener', (event) => { if (event === 'log' && !this._closed) driverLog.track(this, true); });
+    this.on('removeListener', (event) => { if (event === 'log' && this.listenerCount('log') === 0) driverLog.track(this, false); });
   }
 
   connect(callback) {
@@ -400,6 +404,7 @@ class Client extends EventEmitter {
       this._prepared.clear();
       this._hostWatcher.stop();
       this._native.shutdown();
+      driverLog.track(this, false);
       clearInterval(this._keepAlive);
       this.emit('shutdown');
     })();

@@ -169,6 +169,25 @@ function decodeRows(page, columns, rowLength) {
 }
 
 /**
+ * Fills info.queriedHost, triedHosts (host -> null, or the Error its attempt failed with, as
+ * cassandra-driver), achievedConsistency and speculativeExecutions from the hosts part of a
+ * result head (see write_host_info in src/wire.rs).
+ */
+function readHosts(r, info) {
+  info.queriedHost = r.str();
+  const consistency = r.u16();
+  info.achievedConsistency = consistency === 0xffff ? undefined : consistency;
+  info.speculativeExecutions = r.u16();
+  const n = r.u16();
+  const tried = {};
+  for (let i = 0; i < n; i++) {
+    const host = r.str();
+    tried[host] = r.u8() === 1 ? new Error(r.str()) : null;
+  }
+  info.triedHosts = tried;
+}
+
+/**
  * Reads one result at r.pos. Returns {error} or {fields} for a ResultSet; `decodeOpts`
  * carries the client's encoding options (useBigIntAsLong, map, set).
  */
@@ -188,6 +207,7 @@ function readResult(r, decodeOpts) {
   if (nw) { warnings = []; for (let i = 0; i < nw; i++) warnings.push(r.str()); }
   const info = { queriedHost: undefined, triedHosts: undefined, speculativeExecutions: 0,
     achievedConsistency: undefined, traceId, warnings, customPayload: undefined, isSchemaInAgreement: true };
+  if (flags & 8) readHosts(r, info);
   if (!(flags & 2)) return { fields: { info, columns: null, rowLength: 0, rawPageState, page: null, rows: [] } };
   const columns = cachedSpecs(r);
   const rowLength = r.i32();

@@ -6,6 +6,7 @@
 //! tick (coalesced) and for `executeConcurrent` (all parameter rows at once).
 
 use crate::errors::{execution_error, ErrorInfo, ErrorKind};
+use crate::history::{AttemptLog, HostInfo};
 use crate::wire::{self, BatchItem, RawValues, Reader, RequestBody, Writer};
 use scylla::client::session::Session;
 use scylla::errors::IntoRowsResultError;
@@ -174,7 +175,7 @@ macro_rules! apply_options {
     }};
 }
 
-type Outcome = Result<(QueryResult, Option<Arc<[u8]>>), ErrorInfo>;
+type Outcome = Result<(QueryResult, Option<Arc<[u8]>>, HostInfo), ErrorInfo>;
 
 fn paging_of(resp: PagingStateResponse) -> Option<Arc<[u8]>> {
     match resp {
@@ -185,6 +186,8 @@ fn paging_of(resp: PagingStateResponse) -> Option<Arc<[u8]>> {
 
 async fn execute(session: &Session, job: Job) -> Outcome {
     let o = &job.opts;
+    // Every request carries its own attempt log, read below for `ResultSet.info`.
+    let log = Arc::new(AttemptLog::default());
     let paged = o.flags & wire::FLAG_PAGED != 0;
     let state = match &o.paging_state {
         Some(bytes) => PagingState::new_from_raw_bytes(bytes.clone()),
@@ -194,6 +197,7 @@ async fn execute(session: &Session, job: Job) -> Outcome {
         Stmt::Prepared(p, values) => {
             let mut p = (*p).clone();
             apply_options!(p, o);
+            p.set_history_listener(log.clone());
             if paged {
                 session
                     .execute_single_page(&p, values, state)
@@ -206,6 +210,7 @@ async fn execute(session: &Session, job: Job) -> Outcome {
         Stmt::Query(q, values) => {
             let mut s = Statement::new(q);
             apply_options!(s, o);
+            s.set_history_listener(log.clone());
             if paged {
                 session
                     .query_single_page(s, values, state)
@@ -217,6 +222,7 @@ async fn execute(session: &Session, job: Job) -> Outcome {
         }
         Stmt::Batch(batch_type, items) => {
             let mut batch = Batch::new(batch_type);
+            batch.set_history_listener(log.clone());
             if let Some(c) = o.consistency {
                 batch.set_consistency(c);
             }
@@ -237,12 +243,29 @@ async fn execute(session: &Session, job: Job) -> Outcome {
             session.batch(&batch, values).await.map(|r| (r, None))
         }
     };
-    res.map_err(|e| execution_error(&e))
+    let (result, paging) = res.map_err(|e| execution_error(&e))?;
+    // The statement's consistency, else the default profile's (JS sends one unless the
+    // user set `consistency: null`).
+    let requested = o.consistency.unwrap_or_else(|| {
+        session
+            .get_default_execution_profile_handle()
+            .pointee_to_builder()
+            .build()
+            .get_consistency()
+    });
+    let hosts = log.host_info(result.request_coordinator().connection_address(), requested);
+    Ok((result, paging, hosts))
 }
 
 /// Writes a server result in the result layout of [`wire::write_result_head`] and
 /// [`wire::write_rows`].
-fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, skip_rows: bool) {
+fn write_result(
+    w: &mut Writer,
+    result: QueryResult,
+    paging: Option<Arc<[u8]>>,
+    hosts: &HostInfo,
+    skip_rows: bool,
+) {
     let tracing = result.tracing_id();
     let warnings: Vec<String> = result.warnings().map(str::to_string).collect();
     let rows = match result.into_rows_result() {
@@ -260,6 +283,7 @@ fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, 
         paging.as_deref(),
         tracing.as_ref(),
         &warnings,
+        Some(hosts),
         rows.is_some(),
     );
     let Some(rows) = rows else {
@@ -289,7 +313,7 @@ fn write_result(w: &mut Writer, result: QueryResult, paging: Option<Arc<[u8]>>, 
 pub async fn run_job_into(session: &Session, job: Job, w: &mut Writer) {
     let skip_rows = job.opts.flags & wire::FLAG_SKIP_ROWS != 0;
     match execute(session, job).await {
-        Ok((result, paging)) => write_result(w, result, paging, skip_rows),
+        Ok((result, paging, hosts)) => write_result(w, result, paging, &hosts, skip_rows),
         Err(e) => e.write(w),
     }
 }

@@ -18,6 +18,9 @@
 mod config;
 mod errors;
 mod exec;
+mod history;
+// Public: set_log_sink is reachable only through napi registration.
+pub mod log;
 mod metadata;
 mod ring;
 mod tls;
@@ -47,6 +50,7 @@ pub use config::ConnectOptions;
 /// `WEIR_CQL_WORKER_THREADS` raises it for many-core clients.
 #[napi_derive::module_init]
 fn init_runtime() {
+    log::install();
     let workers = std::env::var("WEIR_CQL_WORKER_THREADS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())

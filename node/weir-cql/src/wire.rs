@@ -15,6 +15,7 @@
 //! Response: per request in order, `u8 status` (0 ok, 1 error) and the body written by
 //! [`write_result`] or `errors::write_error`.
 
+use crate::history::HostInfo;
 use bytes::Bytes;
 use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
 
@@ -426,17 +427,21 @@ pub fn write_requests(requests: &[Request]) -> Vec<u8> {
     w.buf
 }
 
-/// Result layout, head: `u8 0`, `u8 flags` (1 more pages, 2 rows, 4 tracing id),
+/// Result layout, head: `u8 0`, `u8 flags` (1 more pages, 2 rows, 4 tracing id, 8 hosts),
 /// `[u32 len + paging state]`, `[16-byte tracing id]`, `u16 warnings` + (`u32 len` + UTF-8)
-/// each. With rows, [`write_rows`] follows.
+/// each, `[hosts]` ([`write_host_info`]). With rows, [`write_rows`] follows.
 pub fn write_result_head(
     w: &mut Writer,
     paging: Option<&[u8]>,
     tracing: Option<&[u8; 16]>,
     warnings: &[String],
+    hosts: Option<&HostInfo>,
     has_rows: bool,
 ) {
     let mut flags = 0u8;
+    if hosts.is_some() {
+        flags |= 8;
+    }
     if paging.is_some() {
         flags |= 1;
     }
@@ -457,6 +462,29 @@ pub fn write_result_head(
     w.u16(warnings.len() as u16);
     for warning in warnings {
         w.blob(warning.as_bytes());
+    }
+    if let Some(h) = hosts {
+        write_host_info(w, h);
+    }
+}
+
+/// `ResultSet.info`'s hosts (flag 8 of the result head): `str queriedHost`, `u16`
+/// achieved consistency (0xFFFF: unknown), `u16` speculative executions, `u16 n`, then n
+/// tried hosts, each `str host`, `u8 failed` and, when 1, `str error message`.
+fn write_host_info(w: &mut Writer, h: &HostInfo) {
+    w.blob(h.queried.as_bytes());
+    w.u16(h.consistency.map_or(0xFFFF, |c| c as u16));
+    w.u16(h.speculative);
+    w.u16(h.tried.len().min(u16::MAX as usize) as u16);
+    for (host, error) in h.tried.iter().take(u16::MAX as usize) {
+        w.blob(host.as_bytes());
+        match error {
+            Some(e) => {
+                w.u8(1);
+                w.blob(e.as_bytes());
+            }
+            None => w.u8(0),
+        }
     }
 }
 

@@ -2,12 +2,17 @@
 //! They run the same parser and writers as the execution path, on buffers a test builds,
 //! without a server: JS encoder -> Rust decoder -> back, and Rust result writer -> JS decoder.
 
+use crate::history::{AttemptLog, HostInfo};
 use crate::wire::{self, RawValues, Reader, Writer};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
+use scylla::errors::RequestAttemptError;
 use scylla::frame::response::result::{
     CollectionType, ColumnSpec, ColumnType, NativeType, TableSpec, UserDefinedType,
 };
+use scylla::observability::history::HistoryListener;
+use scylla::policies::retry::RetryDecision;
+use scylla::statement::Consistency;
 use std::sync::Arc;
 
 /// Parses a request buffer exactly as `submit` does and writes it back, so a test can check
@@ -92,6 +97,7 @@ pub fn wire_sample_result(
     warnings: Vec<String>,
     row_count: u32,
     cells: Buffer,
+    queried_host: Option<String>,
 ) -> napi::Result<Buffer> {
     let err = napi::Error::from_reason;
     let specs = sample_specs();
@@ -113,12 +119,25 @@ pub fn wire_sample_result(
         ),
         None => None,
     };
+    // With a queried host: a sample history driven through the attempt log itself, one
+    // failed attempt on 127.0.0.9 whose retry asks for ONE, then the queried host answering,
+    // the request having been sent at QUORUM.
+    let hosts = match queried_host {
+        Some(q) => {
+            let addr: std::net::SocketAddr = q
+                .parse()
+                .map_err(|e| err(format!("queried host '{q}': {e}")))?;
+            Some(sample_history(addr))
+        }
+        None => None,
+    };
     let mut w = Writer::with_capacity(256);
     wire::write_result_head(
         &mut w,
         paging_state.as_deref(),
         tracing.as_ref(),
         &warnings,
+        hosts.as_ref(),
         true,
     );
     wire::write_rows(&mut w, &specs, row_count as i32, |buf| {
@@ -127,4 +146,30 @@ pub fn wire_sample_result(
         }
     });
     Ok(w.buf.into())
+}
+
+fn sample_history(answered_by: std::net::SocketAddr) -> HostInfo {
+    let log = AttemptLog::default();
+    let request = log.log_request_start();
+    let fiber = log.log_new_speculative_fiber(request);
+    let failed = log.log_attempt_start(request, None, ([127, 0, 0, 9], 9042).into());
+    log.log_attempt_error(
+        failed,
+        &RequestAttemptError::UnableToAllocStreamId,
+        &RetryDecision::RetryNextTarget(Some(Consistency::One)),
+    );
+    let ok = log.log_attempt_start(request, Some(fiber), answered_by);
+    log.log_attempt_success(ok);
+    log.log_request_success(request);
+    log.host_info(answered_by, Consistency::Quorum)
+}
+
+/// Test hook for `client.on('log')`: emits `n` DEBUG events of target `weir_cql::log_test`
+/// through `tracing`, as fast as a loop can, so a test can watch the rate limit of
+/// src/log.rs drop what exceeds it.
+#[napi]
+pub fn log_test_burst(n: u32) {
+    for i in 0..n {
+        tracing::debug!(target: "weir_cql::log_test", "burst event {i}");
+    }
 }

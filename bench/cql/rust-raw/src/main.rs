@@ -41,8 +41,12 @@ async fn select_once(session: &Session, select: &PreparedStatement) -> Result<us
 }
 
 async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
+    // RAW_WRITE_COALESCING=0 turns the crate's write coalescing off (its default is on: the
+    // connection's writer yields once before flushing, hoping to batch more requests).
+    let coalescing = std::env::var("RAW_WRITE_COALESCING").map_or(true, |v| v != "0");
     let session = SessionBuilder::new()
         .known_node(host)
+        .write_coalescing(coalescing)
         .build()
         .await
         .map_err(|e| format!("connect {host}: {e}"))?;
@@ -108,8 +112,30 @@ async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
     Ok(())
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    // RAW_RUNTIME=current runs everything on this thread (tokio current_thread); the default
+    // is the multi-thread runtime of #[tokio::main], where the connection's tasks run on a
+    // worker and each request crosses threads twice.
+    let current = std::env::var("RAW_RUNTIME").is_ok_and(|v| v == "current");
+    let rt = if current {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    };
+    match rt {
+        Ok(rt) => rt.block_on(real_main()),
+        Err(e) => {
+            eprintln!("rust-raw: cannot build the tokio runtime: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+async fn real_main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
         eprintln!("usage: cql-bench-rust-raw <insert|select|concurrent_insert|concurrent_select> <ops> [host:port]");

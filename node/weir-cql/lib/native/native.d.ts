@@ -137,4 +137,8 @@ export declare function wireEchoRequests(requests: Buffer): Buffer
  * JS codec writes them: `u16 n`, then `i32 LE len` + bytes, -1 null), the paging state,
  * tracing id and warnings given.
  */
-export declare function wireSampleResult(pagingState: Buffer | undefined | null, tracingId: Buffer | undefined | null, warnings: Array<string>, rowCount: number, cells: Buffer): Buffer
+export declare function logTestBurst(n: number): void
+
+export declare function setLogSink(callback?: ((arg: string) => void) | undefined | null): void
+
+export declare function wireSampleResult(pagingState: Buffer | undefined | null, tracingId: Buffer | undefined | null, warnings: Array<string>, rowCount: number, cells: Buffer, queriedHost?: string | undefined | null): Buffer

@@ -130,3 +130,22 @@ test('the prepared cache stays within maxPrepared', async () => {
   assert.ok(small.getPreparedCount() <= 5, `native cache holds ${small.getPreparedCount()} statements`);
   await small.shutdown();
 });
+
+test('rs.info names the coordinator (the replica, at RF=1), the tried hosts and the consistency', async () => {
+  const id = Uuid.random();
+  const rs = await env.client.execute('INSERT INTO kv (id, val) VALUES (?, ?)', [id, 1],
+    { prepare: true, consistency: cql.types.consistencies.quorum });
+  // Prepared statements are routed by their partition key: the coordinator is the replica
+  // the ring names (three nodes under the test command; one under WEIR_CQL_CONTACT_POINT).
+  const replicas = env.client.metadata.getReplicas(env.ks, id.getBuffer()).map((h) => h.address);
+  assert.deepEqual([rs.info.queriedHost], replicas);
+  assert.deepEqual(rs.info.triedHosts, { [rs.info.queriedHost]: null });
+  assert.equal(rs.info.achievedConsistency, cql.types.consistencies.quorum);
+  assert.equal(rs.info.speculativeExecutions, 0);
+  // The client's default consistency (localOne) when the query names none; unprepared too.
+  const sel = await env.client.execute('SELECT * FROM kv WHERE id = ?', [id], { prepare: false });
+  assert.equal(sel.info.achievedConsistency, cql.types.consistencies.localOne);
+  assert.ok(env.client.hosts.get(sel.info.queriedHost), `${sel.info.queriedHost} is a known host`);
+  const b = await env.client.batch([{ query: 'INSERT INTO kv (id, val) VALUES (?, ?)', params: [id, 2] }], { prepare: true });
+  assert.ok(env.client.hosts.get(b.info.queriedHost), 'a batch names its coordinator too');
+});

@@ -103,7 +103,7 @@ test('a result written by Rust decodes in JS: flags, paging state, tracing id, w
   for (const row of rows) row.forEach((v, i) => require('../../lib/codec').writeParam(w, v, types[i], { index: i }, enc));
   const paging = Buffer.from('0a0b0c', 'hex');
   const trace = cql.types.Uuid.random().getBuffer();
-  const out = native.wireSampleResult(paging, trace, ['careful', 'ω'], rows.length, Buffer.from(w.done()));
+  const out = native.wireSampleResult(paging, trace, ['careful', 'ω'], rows.length, Buffer.from(w.done()), '127.0.0.2:9042');
   const r = new Reader(out, 0);
   const res = readResult(r, enc);
   assert.equal(r.pos, out.length, 'the decoder consumed the whole result');
@@ -112,6 +112,14 @@ test('a result written by Rust decodes in JS: flags, paging state, tracing id, w
   assert.deepEqual(Buffer.from(rs.pageState, 'hex'), paging);
   assert.deepEqual(rs.info.traceId.getBuffer(), trace);
   assert.deepEqual(rs.info.warnings, ['careful', 'ω']);
+  // The hosts part, from the attempt log: the queried host, the failed attempt before it
+  // with its error, and ONE (the retry's choice) achieved where QUORUM was asked.
+  assert.equal(rs.info.queriedHost, '127.0.0.2:9042');
+  assert.deepEqual(Object.keys(rs.info.triedHosts), ['127.0.0.9:9042', '127.0.0.2:9042']);
+  assert.match(rs.info.triedHosts['127.0.0.9:9042'].message, /stream/i);
+  assert.equal(rs.info.triedHosts['127.0.0.2:9042'], null);
+  assert.equal(rs.info.achievedConsistency, cql.types.consistencies.one);
+  assert.equal(rs.info.speculativeExecutions, 1);
   assert.deepEqual(rs.columns.map((c) => c.name), ['id', 'name', 'tags', 'ids', 'pair', 'addr', 'v']);
   // The protocol sends text columns as varchar (0x0d), like Cassandra does.
   assert.deepEqual(rs.columns[2].type, { code: 0x21, info: [{ code: 0x0d, info: null }, { code: 0x20, info: { code: 0x02, info: null } }] });
