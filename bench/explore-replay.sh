@@ -66,7 +66,8 @@ for f in $FACTORS; do
     # A new fallocated file per factor, large enough never to wrap.
     rm -f "$DIR/replay-write"
     WRITE_SIZE=$(python3 -c "print(max(64 << 20, int($RATE * ($DURATION + 3) * 1.25) // 1048576 * 1048576))")
-    EXTRA="--fallocate=native"
+    # A job-file line (no leading dashes); fio 3.33 spells the fallocate(2) mode `posix`.
+    EXTRA="fallocate=posix"
   else
     EXTRA=""
   fi
