@@ -153,6 +153,8 @@ pub struct ShardQueue {
     free_splits: Vec<u32>,
     max_request_bytes: [u64; 2],
     lag_vt: u64,
+    /// An eighth of a goal of disk time: the least lead a group of any share count gets.
+    lag_floor_ps: u64,
     wakeup_ns: Option<u64>,
     next_tick_ns: u64,
     tick_period_ns: u64,
@@ -188,6 +190,7 @@ impl ShardQueue {
             ],
             // A class with 1000 shares may lead the slowest shard by about one goal.
             lag_vt: (budget.goal_ps() / 1000).max(1),
+            lag_floor_ps: budget.goal_ps() / 16,
             tick_period_ns: (goal_ns * 100).max(10_000_000),
             budget,
             shard,
@@ -411,7 +414,13 @@ impl ShardQueue {
         while let Some(&Reverse((group_vt, group_index))) = self.heap.peek() {
             if cross_shard {
                 self.budget.publish(self.shard, group_vt);
-                if group_vt > self.budget.global_head_vt().saturating_add(self.lag_vt) {
+                // A group may lead by a goal of disk time at 1000 shares and by at least an
+                // eighth of a goal of its own disk time at fewer: a 1-share group's single
+                // 4 KiB read moves its virtual time ~20 lags, and at goal / 1000 two shards
+                // then take turns one request at a time, each waiting for a timer.
+                let shares = u64::from(self.groups[group_index as usize].config.shares.max(1));
+                let lag_vt = self.lag_vt.max(self.lag_floor_ps / shares);
+                if group_vt > self.budget.global_head_vt().saturating_add(lag_vt) {
                     // Another shard's class is behind in virtual time: let it catch up.
                     self.wake_at(now_ns + (goal_ns / 8).max(1000));
                     break;
