@@ -296,24 +296,7 @@ fn a_full_write_lane_does_not_hold_reads_on_a_duplex_disk() {
 
 #[test]
 fn a_shard_that_stops_with_work_queued_does_not_hold_the_others() {
-    let config = SchedConfig {
-        shards: 2,
-        ..SchedConfig::default()
-    };
-    let budget = Arc::new(SharedBudget::new(vda(), config).expect("budget"));
-    let mut q0 = ShardQueue::new(budget.clone(), 0).expect("queue");
-    let mut q1 = ShardQueue::new(budget, 1).expect("queue");
-    let a = q0.add_class(ClassConfig::new("a", 1)).expect("class");
-    let b = q1.add_class(ClassConfig::new("b", 1000)).expect("class");
-    let read = |user_data| Request {
-        direction: Direction::Read,
-        len_bytes: 4096,
-        user_data,
-    };
-    for user_data in 0..200 {
-        q0.enqueue(a, read(user_data), 0).expect("enqueue");
-        q1.enqueue(b, read(user_data), 0).expect("enqueue");
-    }
+    let (mut q0, mut q1) = two_backlogged_shards(1, 1000);
     // Shard 1 fills the window and stays backlogged: its head's virtual time is published.
     let mut out = Vec::new();
     q1.dispatch(1_000, &mut out);
@@ -350,24 +333,7 @@ fn one_share_classes_on_two_shards_do_not_take_turns_request_by_request() {
     // class's virtual time ~20 times the lag a 1000-share group gets (goal / 1000), so
     // without a floor of the group's own disk time every shard that had just sent one
     // request more than the other waited for a timer (vda: 0.37-0.54 of unscheduled).
-    let config = SchedConfig {
-        shards: 2,
-        ..SchedConfig::default()
-    };
-    let budget = Arc::new(SharedBudget::new(vda(), config).expect("budget"));
-    let mut q0 = ShardQueue::new(budget.clone(), 0).expect("queue");
-    let mut q1 = ShardQueue::new(budget, 1).expect("queue");
-    let a = q0.add_class(ClassConfig::new("a", 1)).expect("class");
-    let b = q1.add_class(ClassConfig::new("b", 1)).expect("class");
-    let read = |user_data| Request {
-        direction: Direction::Read,
-        len_bytes: 4096,
-        user_data,
-    };
-    for user_data in 0..200 {
-        q0.enqueue(a, read(user_data), 0).expect("enqueue");
-        q1.enqueue(b, read(user_data), 0).expect("enqueue");
-    }
+    let (mut q0, mut q1) = two_backlogged_shards(1, 1);
     // Each shard in turn sends what it may and its requests complete within the turn: with
     // the floor both send all 200 in 20 turns; at goal / 1000 each got ~5 per turn (~100).
     let mut out = Vec::new();
@@ -392,4 +358,32 @@ fn one_share_classes_on_two_shards_do_not_take_turns_request_by_request() {
         sent[0] >= 150 && sent[1] >= 150,
         "shards took turns request by request: {sent:?}"
     );
+}
+
+/// Two shards over one vda budget, each with one class (`shares_0` on shard 0, `shares_1` on
+/// shard 1) holding 200 queued 4 KiB reads.
+fn two_backlogged_shards(shares_0: u32, shares_1: u32) -> (ShardQueue, ShardQueue) {
+    let config = SchedConfig {
+        shards: 2,
+        ..SchedConfig::default()
+    };
+    let budget = Arc::new(SharedBudget::new(vda(), config).expect("budget"));
+    let mut q0 = ShardQueue::new(budget.clone(), 0).expect("queue");
+    let mut q1 = ShardQueue::new(budget, 1).expect("queue");
+    let a = q0
+        .add_class(ClassConfig::new("a", shares_0))
+        .expect("class");
+    let b = q1
+        .add_class(ClassConfig::new("b", shares_1))
+        .expect("class");
+    let read = |user_data| Request {
+        direction: Direction::Read,
+        len_bytes: 4096,
+        user_data,
+    };
+    for user_data in 0..200 {
+        q0.enqueue(a, read(user_data), 0).expect("enqueue");
+        q1.enqueue(b, read(user_data), 0).expect("enqueue");
+    }
+    (q0, q1)
 }
