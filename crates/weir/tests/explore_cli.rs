@@ -124,13 +124,9 @@ fn bad_flags_are_usage_errors_that_name_the_fix() {
 #[test]
 fn quick_map_on_loop_xfs_writes_every_output() {
     let test = "quick_map_on_loop_xfs_writes_every_output";
-    let Some(root) = require_root_with(test, &["mkfs.xfs", "losetup", "mount"]) else {
+    let Some(fs) = loop_xfs(test) else {
         return;
     };
-    let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 })
-        .direct_io(true)
-        .size_bytes(1 << 30);
-    let fs = TestFs::create(&root, test, &opts).expect("loop XFS image");
     let s = Scratch::new();
     let out = s.dir().join("out");
     let o = weir_with(&[
@@ -246,13 +242,9 @@ fn compare_prints_the_frontier_spread_beside_the_pure_loads() {
 #[test]
 fn grid_on_loop_xfs_measures_diskplorers_loads() {
     let test = "grid_on_loop_xfs_measures_diskplorers_loads";
-    let Some(root) = require_root_with(test, &["mkfs.xfs", "losetup", "mount"]) else {
+    let Some(fs) = loop_xfs(test) else {
         return;
     };
-    let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 })
-        .direct_io(true)
-        .size_bytes(1 << 30);
-    let fs = TestFs::create(&root, test, &opts).expect("loop XFS image");
     let s = Scratch::new();
     // Two light loads: 200 reads/s alone, and beside 20 MB/s of writes.
     let pct = json!({"50.000000": 100_000, "99.000000": 300_000});
@@ -302,4 +294,14 @@ fn grid_on_loop_xfs_measures_diskplorers_loads() {
     let md = std::fs::read_to_string(out.join("grid.md")).expect("grid.md");
     assert!(md.contains("| 200 | 20 | 300 |"), "{md}");
     assert!(md.contains("verdicts agree at"), "{md}");
+}
+
+/// A 1 GiB loop-mounted XFS (4 KiB blocks, direct I/O) for `test`, or None (skipped with the
+/// printed reason) when not root or a tool is missing.
+fn loop_xfs(test: &str) -> Option<TestFs> {
+    let root = require_root_with(test, &["mkfs.xfs", "losetup", "mount"])?;
+    let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 })
+        .direct_io(true)
+        .size_bytes(1 << 30);
+    Some(TestFs::create(&root, test, &opts).expect("loop XFS image"))
 }
