@@ -1,10 +1,21 @@
 //! The io_uring backend: one ring per shard.
 //!
 //! Submission and completion queues are shared memory, so `push` and `reap` never enter the
-//! kernel; `submit_and_wait` is one `io_uring_enter` that both submits and waits, with the
-//! deadline passed as an EXT_ARG timeout (Linux 5.11+) instead of an extra timeout request.
-//! The completion queue is twice the submission queue and the in-flight count is capped at
-//! the requested depth, so completions can never overflow.
+//! kernel; `submit_and_wait` is one `io_uring_enter` that both submits and waits.
+//!
+//! The ring is set up as fio sets up its own (`SINGLE_ISSUER` + `DEFER_TASKRUN` +
+//! `COOP_TASKRUN`, falling back to fewer flags on older kernels): with `DEFER_TASKRUN` a
+//! completion finished by an io-wq worker (every request on a device without `nowait`
+//! support, e.g. zram) is queued on the ring's own list and posted when the shard next waits,
+//! instead of going through `task_work_add` and a notify-signal on the shard thread.
+//!
+//! A wait with a deadline does not pass the deadline as an EXT_ARG timeout on every
+//! `io_uring_enter`, which arms and cancels a kernel hrtimer per wait (one per I/O at QD1):
+//! the ring keeps one absolute `IORING_OP_TIMEOUT` armed at the deadline and moves it only when
+//! the deadline changes (see [`DeadlineTimer`]). Its completions carry reserved `user_data`
+//! values and never reach the caller. The completion queue is twice the submission queue, the
+//! submission queue has a spare entry for the timer, and the in-flight count is capped at the
+//! requested depth, so completions can never overflow.
 //!
 //! Registered ("fixed") buffers are used when the caller registers a [`DmaBufferPool`]: an
 //! op whose buffer lies inside a registered buffer becomes READ_FIXED/WRITE_FIXED, which saves
@@ -28,6 +39,28 @@ pub struct UringDevice {
     fixed: Vec<FixedRegion>,
     /// Registered files: (descriptor, index in the ring's file table).
     files: Vec<(RawFd, u32)>,
+    /// Whether the ring defers completions until a GETEVENTS enter (`DEFER_TASKRUN`).
+    defer_taskrun: bool,
+    timer: DeadlineTimer,
+}
+
+/// `user_data` of the ring's deadline timer and of its updates; no op may use them.
+const TIMER_TAG: u64 = u64::MAX;
+const TIMER_UPDATE_TAG: u64 = u64::MAX - 1;
+/// `IORING_ENTER_GETEVENTS`: with `DEFER_TASKRUN` only such an enter posts completions.
+const ENTER_GETEVENTS: u32 = 1;
+
+/// One absolute timeout request kept armed at the caller's deadline, so a wait needs no
+/// per-call timer: a full-speed `weir run` arms it once per deadline (the end of the run, the
+/// next progress sample), not once per wait.
+struct DeadlineTimer {
+    /// Whether the kernel has what this needs (`IOSQE_CQE_SKIP_SUCCESS`, Linux 5.17+, so a
+    /// successful update posts nothing that would end the wait early).
+    usable: bool,
+    /// The deadline the armed request fires at; None when none is armed (or it fired).
+    armed_ns: Option<u64>,
+    /// Read by the kernel when the request is submitted, in the same enter that pushed it.
+    ts: types::Timespec,
 }
 
 #[derive(Clone, Copy)]
@@ -45,29 +78,105 @@ impl UringDevice {
     /// or ENOSYS when the kernel lacks the EXT_ARG wait (Linux < 5.11).
     pub fn new(depth: u32) -> Result<Self, i32> {
         let depth = depth.clamp(1, 32768);
-        let sq_entries = depth.next_power_of_two();
-        let ring = IoUring::builder()
-            .setup_cqsize(sq_entries * 2)
-            .setup_single_issuer()
-            .setup_coop_taskrun()
-            .build(sq_entries)
-            .or_else(|_| {
-                // Older kernels reject the optional flags; retry with the plain ring.
-                IoUring::builder()
-                    .setup_cqsize(sq_entries * 2)
-                    .build(sq_entries)
-            })
+        // One spare submission entry for the deadline timer.
+        let sq_entries = (depth + 1).next_power_of_two();
+        let build = |defer: bool, coop: bool| {
+            let mut builder = IoUring::builder();
+            builder.setup_cqsize(sq_entries * 2);
+            if coop {
+                builder.setup_single_issuer().setup_coop_taskrun();
+            }
+            if defer {
+                builder.setup_defer_taskrun();
+            }
+            builder.build(sq_entries)
+        };
+        // Older kernels reject the newer flags (DEFER_TASKRUN: 6.1; SINGLE_ISSUER: 6.0);
+        // retry with fewer.
+        let (ring, defer_taskrun) = build(true, true)
+            .map(|r| (r, true))
+            .or_else(|_| build(false, true).map(|r| (r, false)))
+            .or_else(|_| build(false, false).map(|r| (r, false)))
             .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
         if !ring.params().is_feature_ext_arg() {
             return Err(libc::ENOSYS);
         }
+        let timer = DeadlineTimer {
+            usable: ring.params().is_feature_skip_cqe_on_success(),
+            armed_ns: None,
+            ts: types::Timespec::new(),
+        };
         Ok(UringDevice {
             ring,
             capacity: depth,
             in_flight: 0,
             fixed: Vec::new(),
             files: Vec::new(),
+            defer_taskrun,
+            timer,
         })
+    }
+
+    /// Submits what is queued and waits for `want` completions. With `DEFER_TASKRUN` every
+    /// enter carries GETEVENTS, so completions are posted even when not waiting (the eager
+    /// submissions between waits, busy polling), as they are without the flag.
+    fn enter(&mut self, want: usize) -> std::io::Result<usize> {
+        if !self.defer_taskrun {
+            return self.ring.submitter().submit_and_wait(want);
+        }
+        let to_submit = self.ring.submission().len() as u32;
+        // SAFETY: no argument pointer; the count is what the queue holds.
+        unsafe {
+            self.ring.submitter().enter::<libc::sigset_t>(
+                to_submit,
+                want as u32,
+                ENTER_GETEVENTS,
+                None,
+            )
+        }
+    }
+
+    /// Whether completions wait for the shard's next GETEVENTS enter (`DEFER_TASKRUN`).
+    pub fn defers_task_work(&self) -> bool {
+        self.defer_taskrun
+    }
+
+    /// Arms (or moves) the deadline timer to `deadline_ns`; false when it cannot (old kernel,
+    /// no room in the submission queue), and the caller falls back to an EXT_ARG timeout.
+    fn arm_timer(&mut self, deadline_ns: u64) -> bool {
+        if !self.timer.usable {
+            return false;
+        }
+        if self.timer.armed_ns == Some(deadline_ns) {
+            return true;
+        }
+        self.timer.ts = types::Timespec::new()
+            .sec(deadline_ns / 1_000_000_000)
+            .nsec((deadline_ns % 1_000_000_000) as u32);
+        let ts: *const types::Timespec = &self.timer.ts;
+        let flags = types::TimeoutFlags::ABS;
+        let entry = match self.timer.armed_ns {
+            // A failed update (ENOENT: it fired meanwhile) still posts its completion, which
+            // ends the wait; the fired timer's own completion then clears `armed_ns`.
+            Some(_) => opcode::TimeoutUpdate::new(TIMER_TAG, ts)
+                .flags(flags)
+                .build()
+                .user_data(TIMER_UPDATE_TAG)
+                .flags(squeue::Flags::SKIP_SUCCESS),
+            // count 0: a pure timer, not "after N completions".
+            None => opcode::Timeout::new(ts)
+                .count(0)
+                .flags(flags)
+                .build()
+                .user_data(TIMER_TAG),
+        };
+        // SAFETY: `ts` lives in `self`, and the kernel copies it when the entry is submitted,
+        // which the caller's enter does before `self` can change.
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return false;
+        }
+        self.timer.armed_ns = Some(deadline_ns);
+        true
     }
 
     /// Registers every buffer of `pool` with the ring so requests using them skip per-request
@@ -239,6 +348,11 @@ impl Device for UringDevice {
     }
 
     unsafe fn push(&mut self, op: IoOp) -> Result<(), DeviceError> {
+        assert!(
+            op.user_data < TIMER_UPDATE_TAG,
+            "user_data {:#x} is reserved for the ring's deadline timer",
+            op.user_data
+        );
         if self.in_flight >= self.capacity {
             return Err(DeviceError::QueueFull);
         }
@@ -263,14 +377,17 @@ impl Device for UringDevice {
         if queued == 0 && want > 0 && self.ring.completion().len() >= want {
             return Ok(0);
         }
+        let sq_before = self.ring.submission().len();
         let result = match deadline_ns {
-            None => self.ring.submitter().submit_and_wait(want),
+            None => self.enter(want),
             Some(deadline) => {
                 if want == 0 && min_complete > 0 {
                     // Nothing in flight to wait for: an idle shard sleeps until its deadline.
-                    let submitted = self.ring.submit();
+                    let submitted = self.enter(0);
                     sleep_until(deadline);
                     submitted
+                } else if want == 0 || self.arm_timer(deadline) {
+                    self.enter(want)
                 } else {
                     let ts = types::Timespec::from(until(deadline));
                     let args = types::SubmitArgs::new().timespec(&ts);
@@ -278,14 +395,19 @@ impl Device for UringDevice {
                 }
             }
         };
+        // Entries leave the queue in order and the timer's (if one was pushed) is last: the
+        // caller's ops submitted are the first `min(submitted, queued)`.
+        let pushed = self.ring.submission().len().saturating_sub(sq_before) as u32;
+        let ops = |submitted: u32| submitted.min(queued);
         match result {
-            Ok(n) => Ok(n as u32),
+            Ok(n) => Ok(ops(n as u32)),
             Err(e) => match e.raw_os_error().unwrap_or(libc::EIO) {
                 // ETIME: the deadline passed; EINTR: a signal (the caller polls for SIGINT);
                 // EBUSY/EAGAIN: completions must be reaped first. None is a failure: the
                 // requests were submitted (or stay queued for the next call).
                 libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN => {
-                    Ok(queued - self.ring.submission().len() as u32)
+                    let left = self.ring.submission().len() as u32;
+                    Ok(ops((queued + pushed).saturating_sub(left)))
                 }
                 errno => Err(DeviceError::Os {
                     call: "io_uring_enter",
@@ -299,6 +421,19 @@ impl Device for UringDevice {
         let now = monotonic_ns();
         let mut n = 0;
         for cqe in self.ring.completion() {
+            match cqe.user_data() {
+                // The deadline timer fired (ETIME) or was cancelled: none is armed now.
+                TIMER_TAG => {
+                    self.timer.armed_ns = None;
+                    if !matches!(-cqe.result(), libc::ETIME | libc::ECANCELED) {
+                        // The kernel refused the timer itself: wait with EXT_ARG from now on.
+                        self.timer.usable = false;
+                    }
+                    continue;
+                }
+                TIMER_UPDATE_TAG => continue,
+                _ => {}
+            }
             out.push(IoCompletion {
                 user_data: cqe.user_data(),
                 result: cqe.result(),
@@ -308,5 +443,96 @@ impl Device for UringDevice {
         }
         self.in_flight -= n as u32;
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_model::device::IoFlags;
+
+    /// A read of an empty pipe: in flight until something is written.
+    fn pipe_read(user_data: u64, fd: RawFd, buf: &mut [u8; 8]) -> IoOp {
+        IoOp {
+            user_data,
+            direction: Direction::Read,
+            fd,
+            offset_bytes: 0,
+            len_bytes: 8,
+            buf: buf.as_mut_ptr(),
+            flags: IoFlags {
+                nowait: false,
+                dsync: false,
+            },
+            vectored: None,
+        }
+    }
+
+    fn pipe() -> [RawFd; 2] {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+        fds
+    }
+
+    /// The deadline timer ends a wait nothing completes, moves when the deadline moves, and
+    /// its completions never reach the caller.
+    #[test]
+    fn deadline_timer_ends_waits_and_stays_hidden() {
+        let mut dev = UringDevice::new(2).expect("io_uring");
+        let (never, soon) = (pipe(), pipe());
+        let (mut buf_a, mut buf_b) = ([0u8; 8], [0u8; 8]);
+        // SAFETY: both ops are reaped below, before the buffers go out of scope.
+        unsafe {
+            dev.push(pipe_read(1, never[0], &mut buf_a)).expect("push");
+            dev.push(pipe_read(2, soon[0], &mut buf_b)).expect("push");
+        }
+        // SAFETY: writing 5 bytes from a live buffer to an open pipe.
+        assert_eq!(
+            unsafe { libc::write(soon[1], b"hello".as_ptr().cast(), 5) },
+            5
+        );
+        let mut out = Vec::new();
+        // A far deadline: the written pipe completes first; the timer stays armed.
+        let submitted = dev
+            .submit_and_wait(1, Some(monotonic_ns() + 5_000_000_000))
+            .expect("wait");
+        assert_eq!(submitted, 2, "the caller's two ops, not the timer");
+        while out.is_empty() {
+            dev.submit_and_wait(1, Some(monotonic_ns() + 5_000_000_000))
+                .expect("wait");
+            dev.reap(&mut out);
+        }
+        assert_eq!((out[0].user_data, out[0].result), (2, 5));
+        assert!(dev.timer.armed_ns.is_some() || !dev.timer.usable);
+        // A near deadline moves the armed timer; nothing completes, the wait ends on time.
+        for wait_ms in [20, 10] {
+            let t0 = monotonic_ns();
+            dev.submit_and_wait(1, Some(t0 + wait_ms * 1_000_000))
+                .expect("wait");
+            let waited_ms = (monotonic_ns() - t0) / 1_000_000;
+            assert!(
+                (wait_ms..2_000).contains(&waited_ms),
+                "waited {waited_ms} ms for a {wait_ms} ms deadline"
+            );
+            out.clear();
+            assert_eq!(dev.reap(&mut out), 0, "the timer surfaced: {:?}", out.len());
+        }
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { libc::write(never[1], b"late".as_ptr().cast(), 4) },
+            4
+        );
+        out.clear();
+        while out.is_empty() {
+            dev.submit_and_wait(1, None).expect("wait");
+            dev.reap(&mut out);
+        }
+        assert_eq!((out[0].user_data, out[0].result), (1, 4));
+        drop(dev);
+        for fd in never.into_iter().chain(soon) {
+            // SAFETY: closing descriptors this test opened.
+            unsafe { libc::close(fd) };
+        }
     }
 }
