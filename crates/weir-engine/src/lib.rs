@@ -5,6 +5,7 @@
 //! - [`align`]: how a file or device wants direct I/O aligned (statx, BLKSSZGET, sysfs).
 //! - [`UringDevice`] and [`AioDevice`] implement [`weir_model::device::Device`]; [`Backend`]
 //!   picks one and [`EngineDevice`] holds either without dynamic dispatch.
+//! - [`auto`]: `--backend auto`, the backend a file wants (one RWF_NOWAIT read decides).
 //! - [`blockdev`]: raw block devices, claimed exclusively and refused while mounted.
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
 //! - [`errno`]: every errno by name with a plain explanation, for operator messages.
@@ -23,6 +24,7 @@
 pub mod aio;
 pub mod aio_sys;
 pub mod align;
+pub mod auto;
 pub mod backend;
 pub mod blockdev;
 pub mod buffers;
@@ -40,6 +42,7 @@ pub mod uring;
 
 pub use aio::AioDevice;
 pub use align::{dio_alignment, dio_alignment_fd, AlignmentSource, DioAlignment};
+pub use auto::{BackendChoice, Chosen, NowaitSupport};
 pub use backend::{Backend, BackendError, EngineDevice};
 pub use blockdev::{BlockDevice, BlockDeviceError};
 pub use buffers::{BufferError, DmaBufferPool};
