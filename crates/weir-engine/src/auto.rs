@@ -207,6 +207,34 @@ pub fn choose_for_dir(dir: &Path) -> Result<Chosen, ProbeError> {
     chosen
 }
 
+/// What `choice` means for `target` (a block device or file when `is_dir` is false, else a
+/// directory the run creates files in). Never fails: a target the probe cannot read keeps
+/// io_uring and says why (the run then reports its own error on opening it, if any).
+pub fn resolve(choice: BackendChoice, target: &Path, is_dir: bool) -> Chosen {
+    match choice {
+        BackendChoice::Fixed(backend) => Chosen {
+            backend,
+            reason: format!("--backend {backend}"),
+        },
+        BackendChoice::Auto => {
+            let probed = if is_dir {
+                choose_for_dir(target)
+            } else {
+                choose_for_path(target)
+            };
+            probed.unwrap_or_else(|e| Chosen {
+                backend: Backend::Uring,
+                reason: format!(
+                    "could not probe {} ({} failed: {}): io_uring, the usual choice",
+                    e.path.display(),
+                    e.step,
+                    errno_name(e.errno)
+                ),
+            })
+        }
+    }
+}
+
 fn write_scratch(path: &Path) -> Result<(), ProbeError> {
     let err = |step| {
         move |e: std::io::Error| ProbeError {
@@ -264,6 +292,16 @@ mod tests {
         assert_eq!(c.backend, Backend::Aio);
         assert!(c.reason.contains("/dev/zram7") && c.reason.contains("EOPNOTSUPP"));
         assert!(c.reason.contains("worker thread"), "{}", c.reason);
+    }
+
+    #[test]
+    fn fixed_choice_is_kept_and_unprobeable_target_keeps_io_uring() {
+        let missing = Path::new("/nonexistent/weir-auto-probe");
+        let fixed = resolve(BackendChoice::Fixed(Backend::Aio), missing, false);
+        assert_eq!(fixed.backend, Backend::Aio);
+        let auto = resolve(BackendChoice::Auto, missing, true);
+        assert_eq!(auto.backend, Backend::Uring);
+        assert!(auto.reason.contains("ENOENT"), "{}", auto.reason);
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub mod uring;
 
 pub use aio::AioDevice;
 pub use align::{dio_alignment, dio_alignment_fd, AlignmentSource, DioAlignment};
-pub use auto::{BackendChoice, Chosen, NowaitSupport};
+pub use auto::{resolve as resolve_backend, BackendChoice, Chosen, NowaitSupport};
 pub use backend::{Backend, BackendError, EngineDevice};
 pub use blockdev::{BlockDevice, BlockDeviceError};
 pub use buffers::{BufferError, DmaBufferPool};
