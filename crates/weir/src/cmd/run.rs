@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use weir_engine::Backend;
+use weir_engine::{Backend, BackendChoice, Chosen};
 use weir_model::io_properties::IoProperties;
 use weir_model::units::parse_duration;
 use weir_sched::SchedConfig;
@@ -37,8 +37,9 @@ pub struct RunArgs {
     /// Shards (threads, one per core); default: one per available core.
     #[arg(long)]
     shards: Option<usize>,
-    /// I/O backend: uring (io_uring) or aio (Linux AIO).
-    #[arg(long, default_value = "uring")]
+    /// I/O backend: auto (probe the target: aio where it refuses RWF_NOWAIT reads, e.g.
+    /// zram, io_uring otherwise), uring (io_uring) or aio (Linux AIO).
+    #[arg(long, default_value = "auto")]
     backend: String,
     /// Run through the page cache instead of O_DIRECT (needed on tmpfs).
     #[arg(long)]
@@ -114,7 +115,7 @@ pub fn run(args: RunArgs) -> CliResult {
             "--duration must be longer than zero, e.g. 10s",
         ));
     }
-    let backend: Backend = args
+    let choice: BackendChoice = args
         .backend
         .parse()
         .map_err(|e: String| CliError::usage(format!("--backend: {e}")))?;
@@ -147,6 +148,16 @@ pub fn run(args: RunArgs) -> CliResult {
             "--verify cannot check /dev/null, which stores nothing: drop --verify or use --dir",
         ));
     }
+    // Storage that does no real I/O (the simulated disk, /dev/null) has nothing to probe.
+    let chosen = (sim.is_none() && !null_storage).then(|| match &args.device {
+        Some(device) => weir_engine::resolve_backend(choice, device, false),
+        None => weir_engine::resolve_backend(choice, &args.dir, true),
+    });
+    let backend = match (&chosen, choice) {
+        (Some(c), _) => c.backend,
+        (None, BackendChoice::Fixed(b)) => b,
+        (None, BackendChoice::Auto) => Backend::default(),
+    };
     let options = RunOptions {
         // The simulated disk has no files: each job and shard gets a region of its space.
         dir: (args.device.is_none() && sim.is_none() && !null_storage).then(|| args.dir.clone()),
@@ -210,7 +221,7 @@ pub fn run(args: RunArgs) -> CliResult {
     }
     match outcome {
         Ok(report) => {
-            print_report(&report, args.output, sim.as_ref());
+            print_report(&report, args.output, sim.as_ref(), chosen.as_ref());
             write_plot(&report, &timeline, args.plot.as_deref())?;
             write_metrics(&report, &args, options.scheduler.as_ref())?;
             corruption_result(&report)
@@ -220,7 +231,7 @@ pub fn run(args: RunArgs) -> CliResult {
         Err(RunError::Failed {
             message, partial, ..
         }) => {
-            print_report(&partial, args.output, sim.as_ref());
+            print_report(&partial, args.output, sim.as_ref(), chosen.as_ref());
             Err(CliError::runtime(format!(
                 "{message}\nThe results above cover the time until the stop; the test files \
                  were {}.",
@@ -322,31 +333,60 @@ fn write_plot(
     })
 }
 
-fn print_report(report: &Report, output: Output, sim: Option<&super::run_sim::SimSummary>) {
+fn print_report(
+    report: &Report,
+    output: Output,
+    sim: Option<&super::run_sim::SimSummary>,
+    chosen: Option<&Chosen>,
+) {
     // Options the filesystem could not apply: on stderr, so JSON and YAML stay parseable.
     for warning in &report.warnings {
         eprintln!("weir run: {warning}");
     }
-    let text = match (output, sim) {
-        (Output::Text, None) => report.to_text(),
-        (Output::Json, None) => report.to_json() + "\n",
-        (Output::Yaml, None) => report.to_io_tester_yaml(),
-        (Output::Text, Some(s)) => report.to_text() + &s.to_text(),
-        (Output::Yaml, Some(s)) => report.to_io_tester_yaml() + &s.to_yaml_comments(),
-        (Output::Json, Some(s)) => {
-            match serde_json::from_str::<serde_json::Value>(&report.to_json()) {
-                Ok(mut v) => {
-                    v["simulated_disk"] = s.to_json();
-                    v.to_string() + "\n"
+    let text = with_backend_choice(
+        output,
+        chosen,
+        match (output, sim) {
+            (Output::Text, None) => report.to_text(),
+            (Output::Json, None) => report.to_json() + "\n",
+            (Output::Yaml, None) => report.to_io_tester_yaml(),
+            (Output::Text, Some(s)) => report.to_text() + &s.to_text(),
+            (Output::Yaml, Some(s)) => report.to_io_tester_yaml() + &s.to_yaml_comments(),
+            (Output::Json, Some(s)) => {
+                match serde_json::from_str::<serde_json::Value>(&report.to_json()) {
+                    Ok(mut v) => {
+                        v["simulated_disk"] = s.to_json();
+                        v.to_string() + "\n"
+                    }
+                    Err(_) => report.to_json() + "\n",
                 }
-                Err(_) => report.to_json() + "\n",
             }
-        }
-    };
+        },
+    );
     let mut stdout = std::io::stdout().lock();
     // A closed stdout (e.g. piped into `head`) is not worth a panic.
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
+}
+
+/// Why this backend: a line under the text header, `backend_reason` in JSON (YAML keeps
+/// io_tester's layout).
+fn with_backend_choice(output: Output, chosen: Option<&Chosen>, text: String) -> String {
+    let Some(chosen) = chosen else { return text };
+    match output {
+        Output::Text => match text.split_once('\n') {
+            Some((header, rest)) => format!("{header}\nbackend: {}\n{rest}", chosen.reason),
+            None => text,
+        },
+        Output::Json => match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(mut v) => {
+                v["backend_reason"] = chosen.reason.clone().into();
+                serde_json::to_string_pretty(&v).map_or(text, |j| j + "\n")
+            }
+            Err(_) => text,
+        },
+        Output::Yaml => text,
+    }
 }
 
 fn corruption_result(report: &Report) -> CliResult {
