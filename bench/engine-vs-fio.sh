@@ -27,8 +27,10 @@
 # does not poll, so no sqthread_poll), and libaio reaping completions from the ring in user
 # space as weir's AIO backend does (`fio_aio`: userspace_reap); weir runs on the raw device
 # (`--device`) with both backends. Each weir row is compared with the fio row given the same
-# interface and features: weir_uring with fio_reg, weir_aio with fio_aio. Default there:
-# BACKENDS "uring aio", SETTLE_S 1, WORKLOADS "randread_qd1 randread_qd32".
+# interface and features: weir_uring with fio_reg, weir_aio with fio_aio, and weir_auto
+# (`--backend auto`: weir probes the device and picks) with whichever fio row is faster on
+# that workload. Default there: BACKENDS "uring aio auto", SETTLE_S 1, WORKLOADS
+# "randread_qd1 randread_qd32".
 # Why both interfaces on zram: zram is a bio-based driver without REQ_NOWAIT support, so
 # io_uring cannot issue a read inline and hands every one to an io-wq worker thread, which
 # then wakes the submitter (~0.5-2 context switches per I/O on either side); Linux AIO's
@@ -63,7 +65,7 @@ case "$TIER" in
     zram)
         SETTLE_S=${SETTLE_S:-1}
         WORKLOADS=${WORKLOADS:-"randread_qd1 randread_qd32"}
-        BACKENDS=${BACKENDS-"uring aio"}
+        BACKENDS=${BACKENDS-"uring aio auto"}
         FIO_SIDES=${FIO_SIDES:-"fio fio_reg fio_aio"}
         ;;
     *) echo "engine-vs-fio: TIER must be vda or zram, not '$TIER'" >&2; exit 2 ;;
@@ -317,7 +319,11 @@ sides = sorted({s for _, s in rows}, key=lambda s: (not s.startswith("fio"), s))
 # there is one, else with plain fio; every fio variant's own row is shown as well.
 present = {s for _, s in rows}
 base_anchor = "fio_reg" if "fio_reg" in present else "fio"
-def anchor_of(side):
+def anchor_of(side, w):
+    if side == "weir_auto":
+        # weir picked its interface itself: compare with fio's best interface here.
+        fios = [s for s in present if s.startswith("fio")]
+        return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     return "fio_aio" if side == "weir_aio" and "fio_aio" in present else base_anchor
 COLS = 8
 print(f"{'workload':15} {'side':11} {'IOPS':>9} {'MB/s':>8} {'p50 us':>8} {'p99 us':>8} "
@@ -325,7 +331,7 @@ print(f"{'workload':15} {'side':11} {'IOPS':>9} {'MB/s':>8} {'p50 us':>8} {'p99 
       f"{'MB/s x':>6} {'CPU x':>6} {'mCPU x':>6} {'paired':>6}")
 for w in workloads:
     for s in sides:
-        anchor = anchor_of(s)
+        anchor = anchor_of(s, w)
         f = [med(w, anchor, k) for k in range(COLS)]
         m = [med(w, s, k) for k in range(COLS)]
         paired = [ratio(r[s][0], r[anchor][0]) for (ww, _), r in by_round.items()
@@ -347,7 +353,7 @@ print("per-round MB/s and weir/fio ratio (the order rotates every round):")
 for w in workloads:
     for rnd in range(1, rounds + 1):
         r = by_round.get((w, rnd), {})
-        cells = [f"{s} {r[s][1]:7.1f}" + (f" ({ratio(r[s][1], r[anchor_of(s)][1]):.3f})"
-                 if s != anchor_of(s) and anchor_of(s) in r else "") for s in sides if s in r]
+        cells = [f"{s} {r[s][1]:7.1f}" + (f" ({ratio(r[s][1], r[anchor_of(s, w)][1]):.3f})"
+                 if s != anchor_of(s, w) and anchor_of(s, w) in r else "") for s in sides if s in r]
         print(f"  {w:15} round {rnd}: " + ", ".join(cells))
 PY
