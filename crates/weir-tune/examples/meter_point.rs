@@ -1,5 +1,5 @@
 //! One load through `weir tune`'s own meter on files the caller prepared, for comparing the
-//! meter with fio on exactly the same file state (bench/tune-vs-fio.sh's `METER_POINTS`).
+//! meter with fio on exactly the same file state (bench/tune-write-factors.sh).
 //!
 //! ```sh
 //! cargo run --release -p weir-tune --example meter_point -- \
