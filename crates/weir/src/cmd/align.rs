@@ -75,17 +75,15 @@ fn options(args: &AlignArgs) -> Result<AlignOptions, UsageError> {
         .split(',')
         .map(|m| m.trim().parse::<Prepare>().map_err(UsageError::Modes))
         .collect::<Result<Vec<_>, _>>()?;
-    let backend = match args.backend.as_str() {
-        "uring" | "io_uring" => Backend::Uring,
-        "aio" | "linux-aio" => Backend::Aio,
-        other => {
-            return Err(UsageError::OutOfRange {
-                flag: "--backend",
-                value: other.to_string(),
-                accepted: "expected uring or aio",
-            })
-        }
-    };
+    // The engine's names (uring, io_uring, aio, linux-aio, libaio), as every command takes.
+    let backend = args
+        .backend
+        .parse::<Backend>()
+        .map_err(|_| UsageError::OutOfRange {
+            flag: "--backend",
+            value: args.backend.clone(),
+            accepted: "expected uring or aio",
+        })?;
     let chunk_bytes = match &args.chunk {
         Some(c) => Some(size("--chunk", c)?).filter(|&c| c > 0),
         None => None,
@@ -122,7 +120,7 @@ pub fn run(args: AlignArgs) -> CliResult {
             .collect();
         std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|error| {
             RuntimeError::Write {
-                file: OutputFile::AlignPlot,
+                file: OutputFile::Plot,
                 path: path.clone(),
                 error,
             }

@@ -130,16 +130,16 @@ pub fn run(args: ExploreArgs) -> CliResult {
     if let (Some(map), None) = (&imported, &args.grid) {
         return finish(map, &args.out, "/");
     }
+    // Before the first progress line, and before the clean-up below, which would warn once per
+    // test file about a --dir that is not a directory.
+    super::check_dir_flag(&args.dir, "map")?;
     let budget_text = args
         .budget
         .clone()
         .unwrap_or_else(|| if args.quick { "2m" } else { "10m" }.into());
     let budget =
         parse_duration(&budget_text).map_err(|e| unit_error("--budget", &budget_text, e))?;
-    let backend: Backend = args
-        .backend
-        .parse()
-        .map_err(|error| UsageError::Backend { flag: None, error })?;
+    let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
     if let Err(errno) = weir_engine::interrupt::install() {
         return Err(RuntimeError::InterruptHandler {
             signal: "Ctrl-C",

@@ -30,20 +30,8 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> CliResult {
-    let backend: Backend = args.backend.parse().map_err(|error| UsageError::Backend {
-        flag: Some("--backend"),
-        error,
-    })?;
-    let meta = std::fs::metadata(&args.dir).map_err(|error| UsageError::ReportDir {
-        dir: args.dir.clone(),
-        error,
-    })?;
-    if !meta.is_dir() {
-        return Err(UsageError::ReportNotADirectory {
-            dir: args.dir.clone(),
-        }
-        .into());
-    }
+    let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
+    super::check_dir_flag(&args.dir, "report on")?;
     // Fail on an unwritable --out now, not after minutes of measuring.
     std::fs::write(&args.out, b"").map_err(|error| UsageError::ReportOut {
         path: args.out.clone(),

@@ -121,10 +121,7 @@ pub fn run(args: RunArgs) -> CliResult {
         }
         .into());
     }
-    let backend: Backend = args.backend.parse().map_err(|error| UsageError::Backend {
-        flag: Some("--backend"),
-        error,
-    })?;
+    let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
     if args.shards == Some(0) {
         return Err(UsageError::Zero {
             flags: "--shards",
@@ -252,7 +249,14 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         }
         return Ok(None);
     };
-    let properties = IoProperties::load(path).map_err(InputError::IoProperties)?;
+    // Read here rather than by IoProperties::load, so an unreadable file gets its fix.
+    let text = std::fs::read_to_string(path).map_err(|error| InputError::Read {
+        file: InputFile::IoProperties,
+        path: path.clone(),
+        error,
+    })?;
+    let properties = IoProperties::parse(&text, &path.display().to_string())
+        .map_err(InputError::IoProperties)?;
     let target = args.device.as_ref().unwrap_or(&args.dir);
     // The simulated disk is on no mount point: it takes the file's first disk.
     let simulated = args

@@ -74,10 +74,7 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
         .into());
     }
-    let backend: Backend = args
-        .backend
-        .parse()
-        .map_err(|error| UsageError::Backend { flag: None, error })?;
+    let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
     let shards = args
         .shards
         .unwrap_or(weir_engine::shards::available_cores() as u32)

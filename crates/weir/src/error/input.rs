@@ -20,6 +20,8 @@ pub enum InputFile {
     SchedGroups,
     /// `weir run --simulate DISK.yaml`.
     SimDisk,
+    /// `weir run --io-properties FILE`.
+    IoProperties,
     /// `weir explore --import` / `--grid`: Diskplorer's fio JSON.
     DiskplorerResult,
     /// `weir explore --compare`: a weir explore.json.
@@ -77,6 +79,11 @@ impl InputFile {
                 "the --simulate disk file ",
                 "pass the path of a YAML disk description such as examples/sim-raid0.yaml",
             ),
+            InputFile::IoProperties => (
+                "the --io-properties file ",
+                "pass the io-properties.yaml that `weir tune --dir DIR` wrote for the disk \
+                 under --dir (or Seastar's iotune)",
+            ),
             InputFile::DiskplorerResult => ("", "pass Diskplorer's --result-file"),
             InputFile::ExploreJson => ("", "pass the explore.json of a weir explore run"),
         }
@@ -90,10 +97,15 @@ impl fmt::Display for InputError {
                 let (name, fix) = file.name_and_fix();
                 write!(f, "cannot read {name}{}: {error}; {fix}", path.display())
             }
+            // `file:line:column: ...`; an error of the whole file has no position to join.
             InputError::JobFile { path, error } | InputError::SchedGroups { path, error } => {
-                write!(f, "{}:{error}", path.display())
+                let space = if error.line.is_some() { "" } else { " " };
+                write!(f, "{}:{space}{error}", path.display())
             }
-            InputError::SimDisk { path, error } => write!(f, "{}:{error}", path.display()),
+            InputError::SimDisk { path, error } => {
+                let space = if error.line.is_some() { "" } else { " " };
+                write!(f, "{}:{space}{error}", path.display())
+            }
             InputError::SchedGroupsPlacement(m) => f.write_str(m),
             InputError::IoProperties(e) => e.fmt(f),
             InputError::NoDiskFor { file, target, dir } => write!(

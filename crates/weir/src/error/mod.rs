@@ -114,6 +114,7 @@ impl From<ProbeError> for CliError {
             ProbeError::NotFound(_)
             | ProbeError::NotADirectory(_)
             | ProbeError::PermissionDenied(_) => CliError::Usage(UsageError::Directory(e)),
+            ProbeError::Fixture { .. } => CliError::Runtime(RuntimeError::Fixture(e)),
             other => CliError::Runtime(RuntimeError::Probe(other)),
         }
     }

@@ -14,10 +14,8 @@ use weir_workload::{Failure, RunError, SetupError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutputFile {
-    /// `--plot FILE.svg` of run and tune.
+    /// `--plot FILE.svg` of run, tune and align.
     Plot,
-    /// `weir align --plot FILE.svg`.
-    AlignPlot,
     /// `weir run --metrics FILE`.
     Metrics,
     /// `weir tune --properties-file FILE`.
@@ -65,8 +63,10 @@ pub enum RuntimeError {
     Tune(TuneError),
     /// `weir explore` failed while measuring or writing its outputs.
     Explore(ExploreError),
-    /// Probing a good directory failed (sysfs, procfs, a fixture tree).
+    /// Probing a good directory failed (sysfs, procfs).
     Probe(ProbeError),
+    /// `weir doctor --root ROOT`: the recorded tree lacks `fs.json` or holds a malformed one.
+    Fixture(ProbeError),
     /// `weir align` failed.
     Align(String),
     /// Ctrl-C stopped `weir explore`; the partial map was written to `out`.
@@ -103,7 +103,6 @@ impl OutputFile {
     fn name_and_fix(self) -> (&'static str, &'static str) {
         match self {
             OutputFile::Plot => ("the plot to ", "; pass a writable --plot path"),
-            OutputFile::AlignPlot => ("the plot to ", ""),
             OutputFile::Metrics => ("the metrics to ", "; pass a writable --metrics path"),
             OutputFile::PropertiesFile => ("", "; pass a writable --properties-file"),
             OutputFile::GridDir => ("into ", "; pass another --out directory"),
@@ -143,6 +142,11 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Tune(e) => e.fmt(f),
             RuntimeError::Explore(e) => e.fmt(f),
             RuntimeError::Probe(e) => e.fmt(f),
+            RuntimeError::Fixture(e) => write!(
+                f,
+                "{e}; pass as --root a tree recorded from a machine: ROOT/sys, \
+                 ROOT/proc/self/mountinfo and ROOT/fs.json (docs/probe.md, \"Fixture trees\")"
+            ),
             RuntimeError::Align(m) => f.write_str(m),
             RuntimeError::ExploreInterrupted { out } => {
                 write!(f, "interrupted: the partial map is in {}", out.display())
@@ -212,7 +216,7 @@ impl std::error::Error for RuntimeError {
             RuntimeError::Workload(e) => e.source(),
             RuntimeError::Tune(e) => e.source(),
             RuntimeError::Explore(e) => e.source(),
-            RuntimeError::Probe(e) => e.source(),
+            RuntimeError::Probe(e) | RuntimeError::Fixture(e) => e.source(),
             _ => None,
         }
     }

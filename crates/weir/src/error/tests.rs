@@ -63,10 +63,7 @@ fn flag_errors_exit_2_and_name_the_flag() {
     );
     let error = "bad".parse::<weir_engine::Backend>().unwrap_err();
     check(
-        UsageError::Backend {
-            flag: Some("--backend"),
-            error,
-        },
+        UsageError::Backend(error),
         2,
         "--backend: unknown I/O backend 'bad': expected 'uring' (io_uring, the default) or 'aio' \
          (Linux AIO)",
@@ -108,6 +105,55 @@ fn input_file_errors_exit_2_with_file_line_and_column() {
         "{e}"
     );
     assert!(matches!(e, CliError::Input(InputError::JobFile { .. })));
+}
+
+#[test]
+fn whole_file_errors_and_unreadable_models_still_name_the_file_and_the_fix() {
+    // An error of the whole file has no line: the path is followed by ": ", not glued on.
+    let error = weir_workload::parse::parse_plan("").unwrap_err();
+    assert_eq!(error.line, None);
+    let e = CliError::from(InputError::JobFile {
+        path: PathBuf::from("empty.yaml"),
+        error,
+    });
+    assert!(e.to_string().starts_with("empty.yaml: "), "{e}");
+    check(
+        InputError::Read {
+            file: InputFile::IoProperties,
+            path: PathBuf::from("io.yaml"),
+            error: not_found(),
+        },
+        2,
+        "cannot read the --io-properties file io.yaml: No such file or directory (os error 2); \
+         pass the io-properties.yaml that `weir tune --dir DIR` wrote for the disk under --dir \
+         (or Seastar's iotune)",
+    );
+    check(
+        UsageError::DirFlag {
+            dir: PathBuf::from("/nope"),
+            error: not_found(),
+            purpose: "map",
+        },
+        2,
+        "--dir /nope: No such file or directory (os error 2); pass an existing directory on the \
+         disk to map",
+    );
+    let fixture = CliError::from(ProbeError::Fixture {
+        file: "/r/fs.json".into(),
+        detail: "missing".into(),
+    });
+    assert!(matches!(
+        fixture,
+        CliError::Runtime(RuntimeError::Fixture(_))
+    ));
+    assert_eq!(fixture.exit_code(), 1);
+    assert!(
+        fixture.to_string().ends_with(
+            "; pass as --root a tree recorded from a machine: ROOT/sys, \
+             ROOT/proc/self/mountinfo and ROOT/fs.json (docs/probe.md, \"Fixture trees\")"
+        ),
+        "{fixture}"
+    );
 }
 
 #[test]

@@ -40,19 +40,20 @@ pub enum UsageError {
     MetricsWithoutModel,
     /// `--compare` without exactly two files.
     CompareArity,
-    /// `--backend` names no backend. `flag` is shown where the command always showed it.
-    Backend {
-        flag: Option<&'static str>,
-        error: String,
-    },
+    /// `--backend` names no backend; the message lists the ones there are.
+    Backend(String),
     /// `--modes` names an unknown file preparation.
     Modes(String),
     /// The directory argument is missing, not a directory, or not accessible.
     Directory(ProbeError),
-    /// `weir report --dir` cannot be inspected.
-    ReportDir { dir: PathBuf, error: std::io::Error },
-    /// `weir report --dir` is not a directory.
-    ReportNotADirectory { dir: PathBuf },
+    /// `--dir` of report or explore cannot be inspected; `purpose` says what the disk is for.
+    DirFlag {
+        dir: PathBuf,
+        error: std::io::Error,
+        purpose: &'static str,
+    },
+    /// `--dir` of report or explore is not a directory.
+    DirFlagNotADirectory { dir: PathBuf },
     /// `weir report --out` cannot be written (checked before minutes of measuring).
     ReportOut {
         path: PathBuf,
@@ -107,18 +108,18 @@ impl fmt::Display for UsageError {
                 f.write_str("--metrics needs --io-properties: the metrics are the scheduler's")
             }
             UsageError::CompareArity => f.write_str("--compare takes two explore.json files"),
-            UsageError::Backend {
-                flag: Some(flag),
-                error,
-            } => write!(f, "{flag}: {error}"),
-            UsageError::Backend { flag: None, error } => f.write_str(error),
+            UsageError::Backend(error) => write!(f, "--backend: {error}"),
             UsageError::Modes(error) => write!(f, "--modes: {error}"),
-            UsageError::ReportDir { dir, error } => write!(
+            UsageError::DirFlag {
+                dir,
+                error,
+                purpose,
+            } => write!(
                 f,
-                "--dir {}: {error}; pass an existing directory on the disk to report on",
+                "--dir {}: {error}; pass an existing directory on the disk to {purpose}",
                 dir.display()
             ),
-            UsageError::ReportNotADirectory { dir } => write!(
+            UsageError::DirFlagNotADirectory { dir } => write!(
                 f,
                 "--dir {}: not a directory; pass the directory where the data files will live",
                 dir.display()
