@@ -33,7 +33,8 @@ pub fn run(args: ReportArgs) -> CliResult {
     let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
     super::check_dir_flag(&args.dir, "report on")?;
     // Fail on an unwritable --out now, not after minutes of measuring.
-    std::fs::write(&args.out, b"").map_err(|error| UsageError::ReportOut {
+    std::fs::write(&args.out, b"").map_err(|error| UsageError::OutFlag {
+        flag: "--out",
         path: args.out.clone(),
         error,
     })?;

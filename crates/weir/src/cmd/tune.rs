@@ -3,7 +3,7 @@
 //! io-properties.yaml and prints the chosen format.
 
 use crate::error::{CliError, CliResult, OutputFile, RuntimeError, UsageError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use weir_engine::backend::Backend;
 use weir_model::units::parse_duration;
@@ -87,6 +87,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ..SustainedConfig::default()
         });
     }
+    check_writable(&args.properties_file)?;
     let quiet = args.format != Format::Human;
     let pres = preflights(&args.dirs, shards, quiet)?;
     let deadline = start + duration;
@@ -124,6 +125,26 @@ pub fn run(args: TuneArgs) -> CliResult {
         write_plot(path, &results)?;
     }
     print_result(&args, &results, &yaml, elapsed)
+}
+
+/// Fails on an unwritable --properties-file now rather than after the measuring, without
+/// touching a file that is already there (opened to append, and removed if it was new).
+fn check_writable(path: &Path) -> Result<(), UsageError> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|error| UsageError::OutFlag {
+            flag: "--properties-file",
+            path: path.to_path_buf(),
+            error,
+        })?;
+    if !existed {
+        // Best effort: the file is written again at the end, so one left behind is harmless.
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 /// The sweeps of every measured directory, drawn by weir-report's tune charts.

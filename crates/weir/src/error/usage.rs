@@ -54,8 +54,10 @@ pub enum UsageError {
     },
     /// `--dir` of report or explore is not a directory.
     DirFlagNotADirectory { dir: PathBuf },
-    /// `weir report --out` cannot be written (checked before minutes of measuring).
-    ReportOut {
+    /// An output file (`weir report --out`, `weir tune --properties-file`) cannot be written:
+    /// checked before the measuring, which would otherwise be lost.
+    OutFlag {
+        flag: &'static str,
         path: PathBuf,
         error: std::io::Error,
     },
@@ -124,9 +126,9 @@ impl fmt::Display for UsageError {
                 "--dir {}: not a directory; pass the directory where the data files will live",
                 dir.display()
             ),
-            UsageError::ReportOut { path, error } => write!(
+            UsageError::OutFlag { flag, path, error } => write!(
                 f,
-                "--out {}: cannot write it ({error}); pass a writable path",
+                "{flag} {}: cannot write it ({error}); pass a writable path",
                 path.display()
             ),
             UsageError::MemoryFilesystem { path, fs_type } => write!(
