@@ -3,9 +3,9 @@
 //! One enum per concern, so a caller (and a test) can match the cause instead of a string:
 //! [`UsageError`] for flags and arguments, [`InputError`] for the files the operator passes,
 //! [`RuntimeError`] for a run the system failed, [`Problem`] for a run that found a problem.
-//! The library crates' typed errors are carried whole. Every message is the one operators saw
-//! when these were strings: `weir: error: ` and then the message, which says what was wrong,
-//! where (the flag, or file:line:column), and the fix.
+//! The library crates' typed errors are carried whole. The messages are the ones operators saw
+//! when these were strings (a few have since gained the flag or the fix they lacked):
+//! `weir: error: ` and then what was wrong, where (the flag, or file:line:column), and the fix.
 
 mod input;
 mod runtime;
