@@ -32,8 +32,11 @@
 # Both sides load the disk alike: JOBS fio jobs with a file each (weir: as many shards, a file
 # each), total depth split evenly, direct=1, io_uring, 1 MiB sequential and 4 KiB random requests
 # (random offsets uniform with replacement: norandommap, like weir). File state matches weir's:
-#   - sequential writes go into fresh sparse files (fallocate=none) large enough that a point
-#     never wraps onto blocks it wrote (overwrites run ~2x faster here than first writes);
+#   - sequential writes go into new files (fallocate=none: each write extends its file) large
+#     enough that a point never wraps onto blocks it wrote (overwrites run ~2x faster here than
+#     first writes);
+#   - fio writes random bytes without its per-write "scramble" stamps (FIO_BUFFERS), as weir
+#     does (bench/tune-write-factors.sh shows what the stamps cost zram);
 #   - reads and random writes use a file written just before, in the same round (weir reads
 #     data it wrote seconds earlier; a file written minutes ago may sit differently in the
 #     host's cache), about as large as what weir writes before its reads (8-11 GB here: its
@@ -142,8 +145,10 @@ unlock() { [[ -z "$LOCK" ]] || { flock -u 9; exec 9>&-; }; }
 fio_point() { # rw bs total_qd name file_bytes seconds [extra fio args...]
     local rw=$1 bs=$2 qd=$3 name=$4 file_bytes=$5 seconds=$6
     shift 6
-    # shellcheck disable=SC2086 # FIO_BUFFERS is a list of options
-    [[ $rw == *write* ]] && set -- $FIO_BUFFERS "$@"
+    if [[ $rw == *write* ]]; then
+        # shellcheck disable=SC2086 # FIO_BUFFERS is a list of options
+        set -- $FIO_BUFFERS "$@"
+    fi
     fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting \
         --size=$((file_bytes / JOBS)) --direct=1 --ioengine=io_uring --norandommap \
         --rw="$rw" --bs="$bs" --iodepth=$((qd / JOBS)) --ramp_time="$RAMP_S" --runtime="$seconds" \
@@ -154,7 +159,9 @@ s = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(int(s["iops"]), int(s["bw_bytes"]))'
 }
 
-# Sequential writes into fresh sparse files, removed afterwards.
+# Sequential writes into new files, each write extending its file (fio does not pre-size a
+# write-only job's file; weir fills a pre-truncated one: the same cost on zram XFS), removed
+# afterwards.
 fio_seq_write() { # total_qd seconds
     fio_point write 1M "$1" fio-tune-w "$WRITE_BYTES" "$2" --fallocate=none
     rm -f "$DIR"/fio-tune-w.*
