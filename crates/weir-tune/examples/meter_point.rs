@@ -11,7 +11,8 @@
 //! reads and random writes cover each file's current size; sequential writes start at offset
 //! 0 and never pass `WRITE_LIMIT_BYTES` (default 16 GiB), so an empty file is extended, a
 //! sparse file has its holes filled and a written file is overwritten. Prints the rate over
-//! the whole run after a 0.5 s ramp: `iops bytes_per_s`.
+//! the whole run after a 0.5 s ramp: `iops bytes_per_s`. Shards are pinned one per CPU, as
+//! in `weir tune`; `UNPINNED=1` leaves them unpinned.
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
@@ -99,8 +100,12 @@ fn main() -> ExitCode {
 /// Runs `load` for `seconds` after the ramp; returns (IOPS, bytes/s) over that window.
 fn run(load: Load, targets: Vec<ShardTarget>, seconds: f64) -> Result<(f64, f64), TuneError> {
     let cores = shards::available_cores().max(1);
+    // Tune pins each shard to a CPU; UNPINNED=1 leaves them free to move, as fio's jobs are.
+    let pin = std::env::var_os("UNPINNED").is_none();
     let factory = move |shard: u32, depth: u32| -> Result<EngineDevice, TuneError> {
-        let _ = shards::pin_current_thread(shard as usize % cores);
+        if pin {
+            let _ = shards::pin_current_thread(shard as usize % cores);
+        }
         EngineDevice::open(Backend::Uring, depth).map_err(TuneError::RingOpen)
     };
     let never = || false;
