@@ -195,8 +195,13 @@ pub fn choose_for_path(path: &Path) -> Result<Chosen, ProbeError> {
 }
 
 /// Probes the filesystem holding `dir`: writes one block to a scratch file there, syncs it
-/// so the read must go to the device, probes it and removes it.
+/// so the read must go to the device, and probes it. The file is unnamed (`O_TMPFILE`), so it
+/// never shows in the directory and vanishes even if the process dies; a filesystem without
+/// `O_TMPFILE` gets a named file, removed after.
 pub fn choose_for_dir(dir: &Path) -> Result<Chosen, ProbeError> {
+    if let Some(file) = unnamed_scratch(dir) {
+        return Ok(choose(dir, probe_fd(&file)));
+    }
     let scratch = dir.join(format!(".weir-backend-probe-{}", std::process::id()));
     let written = write_scratch(&scratch);
     let chosen = written.and_then(|()| {
@@ -205,6 +210,36 @@ pub fn choose_for_dir(dir: &Path) -> Result<Chosen, ProbeError> {
     });
     let _ = std::fs::remove_file(&scratch);
     chosen
+}
+
+/// An `O_TMPFILE` in `dir` holding one synced block, O_DIRECT when the filesystem allows it;
+/// None when the filesystem cannot make one (the caller falls back to a named file).
+fn unnamed_scratch(dir: &Path) -> Option<File> {
+    let open = |direct: i32| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_TMPFILE | direct)
+            .open(dir)
+    };
+    let (mut file, direct) = match open(libc::O_DIRECT) {
+        Ok(f) => (f, true),
+        Err(_) => (open(0).ok()?, false),
+    };
+    if direct {
+        let mut block = AlignedBlock::new();
+        // SAFETY: the block is PROBE_BYTES long and lives until the call returns.
+        let data = unsafe { std::slice::from_raw_parts_mut(block.ptr(), PROBE_BYTES) };
+        data.fill(0x5a);
+        std::os::unix::fs::FileExt::write_all_at(&file, data, 0).ok()?;
+    } else {
+        file.write_all(&[0x5a; PROBE_BYTES]).ok()?;
+    }
+    file.sync_all().ok()?;
+    // Drop a cached copy, so the probe's read is not served from memory.
+    // SAFETY: advisory call on an open descriptor.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    Some(file)
 }
 
 /// What `choice` means for `target` (a block device or file when `is_dir` is false, else a
