@@ -61,9 +61,10 @@ pub struct RunArgs {
     /// one class per job `class` (default: the job's name) with the job's `shares`.
     #[arg(long, value_name = "FILE")]
     io_properties: Option<PathBuf>,
-    /// The scheduler's in-disk latency goal.
-    #[arg(long, default_value = "0.75ms")]
-    latency_goal: String,
+    /// The scheduler's in-disk latency goal [default: the io-properties file's
+    /// `weir_latency_goal_us` (written by `weir explore`), else 0.75ms].
+    #[arg(long)]
+    latency_goal: Option<String>,
     /// With --io-properties: measure classes (queue vs disk time, consumption) without
     /// holding anything back, for comparison with the scheduler on.
     #[arg(long)]
@@ -262,8 +263,15 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
     let model = disk
         .cost_model()
         .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
-    let latency_goal = parse_duration(&args.latency_goal)
-        .map_err(|e| CliError::usage(format!("--latency-goal: {e}")))?;
+    // A goal given on the command line wins; else the one `weir explore` derived from the map
+    // (the in-disk window that keeps reads within the map's arrival-to-completion goal).
+    let latency_goal = match (&args.latency_goal, disk.latency_goal_us) {
+        (Some(text), _) => {
+            parse_duration(text).map_err(|e| CliError::usage(format!("--latency-goal: {e}")))?
+        }
+        (None, Some(us)) => Duration::from_micros(us),
+        (None, None) => Duration::from_micros(750),
+    };
     if latency_goal.is_zero() {
         return Err(CliError::usage(
             "--latency-goal must be above zero, e.g. 0.75ms",
