@@ -5,6 +5,7 @@ use serde::Serialize;
 use weir_model::io_properties::{DiskProperties, IoProperties};
 
 use crate::fit::{fit, Fits, SeastarLine};
+use crate::goal::SchedulerGoal;
 use crate::meter::{Calibration, WriteRegime};
 use crate::point::PointResult;
 use crate::search::{Ray, SearchOutcome};
@@ -30,6 +31,8 @@ pub struct ModelOut {
     pub rate_factor: f64,
     /// How the line was derived from the chosen fit.
     pub note: String,
+    /// weir field `weir_latency_goal_us`: the scheduler's in-disk goal (see `goal`).
+    pub latency_goal_us: Option<u64>,
 }
 
 /// A whole map.
@@ -47,6 +50,11 @@ pub struct Map {
     pub points: Vec<PointResult>,
     pub rays: Vec<Ray>,
     pub frontier: Vec<FrontierPoint>,
+    /// Entries the search found that the frontier drops (see [`upper_envelope`]): a second
+    /// entry at one read rate, or fewer writes than a higher read rate held within the goal.
+    pub frontier_dominated: Vec<FrontierPoint>,
+    /// The in-disk goal the scheduler should run with to keep reads within `goal_us`.
+    pub scheduler_goal: Option<SchedulerGoal>,
     pub fits: Option<Fits>,
     /// Why there are no fits (no pure-axis point within the goal).
     pub fits_missing: Option<String>,
@@ -67,7 +75,7 @@ impl Map {
         read_bytes: u32,
         write_bytes: u32,
     ) -> Map {
-        let mut frontier: Vec<FrontierPoint> = outcome
+        let found: Vec<FrontierPoint> = outcome
             .rays
             .iter()
             .filter_map(|r| r.inside)
@@ -80,11 +88,12 @@ impl Map {
         // disk writes: the calibration's closed-loop rate in this regime. It differs from the
         // pure-write ray (which carries probe reads) exactly when mixed writes must stay
         // lower than pure writes can go, which is what the `capped` fit measures.
-        frontier.push(FrontierPoint {
+        let pure_writes = FrontierPoint {
             read_iops: 0.0,
             write_bytes_per_s: outcome.calibration.write_bytes_per_s(regime),
-        });
-        frontier.sort_by(|a, b| a.read_iops.total_cmp(&b.read_iops));
+        };
+        let (frontier, frontier_dominated) =
+            upper_envelope(found.into_iter().chain([pure_writes]).collect());
         let mut map = Map {
             schema_version: SCHEMA_VERSION,
             source: "weir explore".into(),
@@ -96,6 +105,8 @@ impl Map {
             points: outcome.points,
             rays: outcome.rays,
             frontier,
+            frontier_dominated,
+            scheduler_goal: None,
             fits: None,
             fits_missing: None,
             model: None,
@@ -136,7 +147,24 @@ impl Map {
             .collect();
         let fits = fit(&points, or, bw);
         let line = fits.chosen_fit().seastar_line(bw);
-        self.model = Some(self.model_out(or, &line, &fits));
+        let mut model = self.model_out(or, &line, &fits);
+        // One write's disk time as the scheduler charges it: len / bandwidth / rate_factor.
+        let write_cost_us = f64::from(self.write_bytes)
+            / line.write_bytes_per_s.max(1.0)
+            / line.rate_factor.max(f64::MIN_POSITIVE)
+            * 1e6;
+        self.scheduler_goal = crate::goal::derive(
+            &self.points,
+            &self.frontier,
+            self.goal_us,
+            write_cost_us,
+            or,
+        );
+        model.latency_goal_us = self
+            .scheduler_goal
+            .as_ref()
+            .map(|g| g.in_disk_goal_us.max(1.0) as u64);
+        self.model = Some(model);
         self.fits = Some(fits);
     }
 
@@ -171,6 +199,7 @@ impl Map {
             duplex: line.duplex,
             rate_factor: (line.rate_factor * 1000.0).round() / 1000.0,
             note,
+            latency_goal_us: None,
         }
     }
 
@@ -186,6 +215,7 @@ impl Map {
         );
         disk.duplex = m.duplex;
         disk.rate_factor = m.rate_factor;
+        disk.latency_goal_us = m.latency_goal_us;
         let body = IoProperties { disks: vec![disk] }.to_yaml_string();
         let fits = self.fits.as_ref()?;
         let chosen = fits.chosen_fit();
@@ -201,6 +231,13 @@ impl Map {
             fits.why,
             m.note
         );
+        if let Some(g) = &self.scheduler_goal {
+            head.push_str(&format!(
+                "# weir field weir_latency_goal_us: the scheduler's in-disk goal for a read p99 \
+                 within {:.0} us from arrival ({}).\n",
+                self.goal_us, g.why
+            ));
+        }
         if let Some(a) = chosen.exponent {
             head.push_str(&format!(
                 "# weir field (explore.json fits.curve): boundary (x^a + y^a)^(1/a) <= K, a = {a:.3}, K = {:.3}\n",
@@ -208,5 +245,95 @@ impl Map {
             ));
         }
         Some(head + &body)
+    }
+}
+
+/// The frontier as a disk's boundary is: writes never rise with reads, one entry per read
+/// rate. A point within the goal at a higher read rate shows that its writes fit beside fewer
+/// reads too, so an entry below it (a ray cut short by one unlucky verdict, or a second ray
+/// at the same read rate) is dominated; the entry at zero reads (writes alone) is raised
+/// instead, so the frontier always starts on the write axis. Returns the kept entries by rising read rate and the
+/// dominated ones, which explore.json keeps beside the frontier.
+pub fn upper_envelope(mut entries: Vec<FrontierPoint>) -> (Vec<FrontierPoint>, Vec<FrontierPoint>) {
+    // From the most reads down: an entry stays when it writes at least as much as every entry
+    // at more reads and is not a second entry at the last kept read rate.
+    entries.sort_by(|a, b| {
+        b.read_iops
+            .total_cmp(&a.read_iops)
+            .then(b.write_bytes_per_s.total_cmp(&a.write_bytes_per_s))
+    });
+    let (mut kept, mut dominated) = (Vec::<FrontierPoint>::new(), Vec::new());
+    for e in entries {
+        let stays = kept.last().map_or(true, |last| {
+            e.read_iops < last.read_iops && e.write_bytes_per_s >= last.write_bytes_per_s
+        });
+        match kept.last() {
+            _ if stays => kept.push(e),
+            // Writes alone (read rate zero) stay on the frontier, raised to what a read rate
+            // above zero held: the disk writes at least that without reads.
+            Some(last) if e.read_iops == 0.0 && last.read_iops > 0.0 => {
+                dominated.push(e);
+                kept.push(FrontierPoint {
+                    read_iops: 0.0,
+                    write_bytes_per_s: last.write_bytes_per_s,
+                });
+            }
+            _ => dominated.push(e),
+        }
+    }
+    kept.reverse();
+    dominated.reverse();
+    (kept, dominated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(read_iops: f64, write_bytes_per_s: f64) -> FrontierPoint {
+        FrontierPoint {
+            read_iops,
+            write_bytes_per_s,
+        }
+    }
+
+    #[test]
+    fn the_frontier_is_monotone_with_one_entry_per_read_rate() {
+        // The shapes of the quiet maps of 25 Nov: a dip (26.5k below 28.9k), two entries at
+        // one read rate (12.8k), an exact duplicate and a flat stretch (3.5k and 7.1k).
+        let found = vec![
+            entry(28_895.0, 281e6),
+            entry(0.0, 2148e6),
+            entry(26_487.0, 126e6),
+            entry(12_775.0, 307e6),
+            entry(3_487.0, 960e6),
+            entry(12_775.0, 741e6),
+            entry(7_097.0, 960e6),
+            entry(36_119.0, 0.0),
+            entry(7_097.0, 960e6),
+            entry(36_119.0, 393e6),
+        ];
+        let (kept, dominated) = upper_envelope(found.clone());
+        assert_eq!(kept.len() + dominated.len(), found.len());
+        assert_eq!(kept[0], entry(0.0, 2148e6));
+        for pair in kept.windows(2) {
+            assert!(pair[0].read_iops < pair[1].read_iops, "{kept:?}");
+            assert!(
+                pair[0].write_bytes_per_s >= pair[1].write_bytes_per_s,
+                "{kept:?}"
+            );
+        }
+        let reads: Vec<f64> = kept.iter().map(|e| e.read_iops).collect();
+        assert_eq!(reads, [0.0, 3_487.0, 7_097.0, 12_775.0, 36_119.0]);
+        assert_eq!(kept[3].write_bytes_per_s, 741e6);
+        assert_eq!(kept[4].write_bytes_per_s, 393e6);
+        // 26.5k (below 28.9k's 281 MB/s) and 28.9k (below 36.1k's 393 MB/s) are dominated.
+        assert!(dominated.contains(&entry(26_487.0, 126e6)));
+        assert!(dominated.contains(&entry(12_775.0, 307e6)));
+        assert!(dominated.contains(&entry(36_119.0, 0.0)));
+        assert_eq!(
+            dominated.iter().filter(|e| e.read_iops == 7_097.0).count(),
+            1
+        );
     }
 }
