@@ -78,7 +78,7 @@ impl Map {
         let found: Vec<FrontierPoint> = outcome
             .rays
             .iter()
-            .filter_map(|r| r.inside)
+            .filter_map(|r| r.boundary())
             .map(|l| FrontierPoint {
                 read_iops: l.read_iops,
                 write_bytes_per_s: l.write_bytes_per_s,
