@@ -292,7 +292,11 @@ EOF
         # goal (io-properties.yaml `weir_latency_goal_us`: no --latency-goal, so weir run
         # takes it from the file; docs/explore.md "The scheduler's goal").
         EXPLORED_GOAL=$(sed -n 's/^ *weir_latency_goal_us: *//p' "$EXPLORED")
-        echo "qos: explored model in-disk goal: ${EXPLORED_GOAL:+$EXPLORED_GOAL us}${EXPLORED_GOAL:-none in the file, so weir run takes 0.75ms}" >&2
+        if [[ -n "$EXPLORED_GOAL" ]]; then
+            echo "qos: explored model: in-disk goal $EXPLORED_GOAL us from the map" >&2
+        else
+            echo "qos: explored model: no weir_latency_goal_us in $EXPLORED, so weir run takes 0.75ms" >&2
+        fi
         for ((round = 1; round <= ROUNDS; round++)); do
             models=("tuned:$PROPS" "explored:$EXPLORED")
             ((round % 2 == 0)) && models=("explored:$EXPLORED" "tuned:$PROPS")
