@@ -136,7 +136,7 @@ pub fn import(
         ));
     }
     cells.sort_by_key(|(n, _)| (n.r_idx, n.w_idx));
-    let (frontier, frontier_dominated) = crate::map::upper_envelope(grid_frontier(&cells));
+    let (frontier, frontier_dominated) = crate::frontier::upper_envelope(grid_frontier(&cells));
     let seconds = cells.iter().map(|(_, p)| p.seconds).sum();
     let mut map = Map {
         schema_version: SCHEMA_VERSION,

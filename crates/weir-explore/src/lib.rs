@@ -23,6 +23,7 @@
 pub mod compare;
 pub mod error;
 pub mod fit;
+pub mod frontier;
 pub mod goal;
 pub mod import;
 pub mod map;

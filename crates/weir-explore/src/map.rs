@@ -5,6 +5,7 @@ use serde::Serialize;
 use weir_model::io_properties::{DiskProperties, IoProperties};
 
 use crate::fit::{fit, Fits, SeastarLine};
+use crate::frontier::envelope;
 use crate::goal::SchedulerGoal;
 use crate::meter::{Calibration, WriteRegime};
 use crate::point::PointResult;
@@ -50,8 +51,9 @@ pub struct Map {
     pub points: Vec<PointResult>,
     pub rays: Vec<Ray>,
     pub frontier: Vec<FrontierPoint>,
-    /// Entries the search found that the frontier drops (see [`upper_envelope`]): a second
-    /// entry at one read rate, or fewer writes than a higher read rate held within the goal.
+    /// Entries the search found that the frontier drops (see `frontier::envelope`): a second
+    /// entry at one read rate, fewer writes than a higher read rate held within the goal, or
+    /// an unconfirmed pass that would have pushed the frontier out over a confirmed one.
     pub frontier_dominated: Vec<FrontierPoint>,
     /// The in-disk goal the scheduler should run with to keep reads within `goal_us`.
     pub scheduler_goal: Option<SchedulerGoal>,
@@ -75,13 +77,18 @@ impl Map {
         read_bytes: u32,
         write_bytes: u32,
     ) -> Map {
-        let found: Vec<FrontierPoint> = outcome
+        // A ray whose last pass failed its second measurement is not trusted to push the
+        // frontier out over a confirmed entry (see `frontier::envelope`).
+        let found: Vec<(FrontierPoint, bool)> = outcome
             .rays
             .iter()
-            .filter_map(|r| r.boundary())
-            .map(|l| FrontierPoint {
-                read_iops: l.read_iops,
-                write_bytes_per_s: l.write_bytes_per_s,
+            .filter_map(|r| {
+                let l = r.boundary()?;
+                let point = FrontierPoint {
+                    read_iops: l.read_iops,
+                    write_bytes_per_s: l.write_bytes_per_s,
+                };
+                Some((point, r.confirmed != Some(false)))
             })
             .collect();
         // At a read rate of zero the goal says nothing, so the frontier there is the most the
@@ -93,7 +100,7 @@ impl Map {
             write_bytes_per_s: outcome.calibration.write_bytes_per_s(regime),
         };
         let (frontier, frontier_dominated) =
-            upper_envelope(found.into_iter().chain([pure_writes]).collect());
+            envelope(found.into_iter().chain([(pure_writes, true)]).collect());
         let mut map = Map {
             schema_version: SCHEMA_VERSION,
             source: "weir explore".into(),
@@ -245,95 +252,5 @@ impl Map {
             ));
         }
         Some(head + &body)
-    }
-}
-
-/// The frontier as a disk's boundary is: writes never rise with reads, one entry per read
-/// rate. A point within the goal at a higher read rate shows that its writes fit beside fewer
-/// reads too, so an entry below it (a ray cut short by one unlucky verdict, or a second ray
-/// at the same read rate) is dominated; the entry at zero reads (writes alone) is raised
-/// instead, so the frontier always starts on the write axis. Returns the kept entries by rising read rate and the
-/// dominated ones, which explore.json keeps beside the frontier.
-pub fn upper_envelope(mut entries: Vec<FrontierPoint>) -> (Vec<FrontierPoint>, Vec<FrontierPoint>) {
-    // From the most reads down: an entry stays when it writes at least as much as every entry
-    // at more reads and is not a second entry at the last kept read rate.
-    entries.sort_by(|a, b| {
-        b.read_iops
-            .total_cmp(&a.read_iops)
-            .then(b.write_bytes_per_s.total_cmp(&a.write_bytes_per_s))
-    });
-    let (mut kept, mut dominated) = (Vec::<FrontierPoint>::new(), Vec::new());
-    for e in entries {
-        let stays = kept.last().map_or(true, |last| {
-            e.read_iops < last.read_iops && e.write_bytes_per_s >= last.write_bytes_per_s
-        });
-        match kept.last() {
-            _ if stays => kept.push(e),
-            // Writes alone (read rate zero) stay on the frontier, raised to what a read rate
-            // above zero held: the disk writes at least that without reads.
-            Some(last) if e.read_iops == 0.0 && last.read_iops > 0.0 => {
-                dominated.push(e);
-                kept.push(FrontierPoint {
-                    read_iops: 0.0,
-                    write_bytes_per_s: last.write_bytes_per_s,
-                });
-            }
-            _ => dominated.push(e),
-        }
-    }
-    kept.reverse();
-    dominated.reverse();
-    (kept, dominated)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(read_iops: f64, write_bytes_per_s: f64) -> FrontierPoint {
-        FrontierPoint {
-            read_iops,
-            write_bytes_per_s,
-        }
-    }
-
-    #[test]
-    fn the_frontier_is_monotone_with_one_entry_per_read_rate() {
-        // The shapes of the quiet maps of 25 Nov: a dip (26.5k below 28.9k), two entries at
-        // one read rate (12.8k), an exact duplicate and a flat stretch (3.5k and 7.1k).
-        let found = vec![
-            entry(28_895.0, 281e6),
-            entry(0.0, 2148e6),
-            entry(26_487.0, 126e6),
-            entry(12_775.0, 307e6),
-            entry(3_487.0, 960e6),
-            entry(12_775.0, 741e6),
-            entry(7_097.0, 960e6),
-            entry(36_119.0, 0.0),
-            entry(7_097.0, 960e6),
-            entry(36_119.0, 393e6),
-        ];
-        let (kept, dominated) = upper_envelope(found.clone());
-        assert_eq!(kept.len() + dominated.len(), found.len());
-        assert_eq!(kept[0], entry(0.0, 2148e6));
-        for pair in kept.windows(2) {
-            assert!(pair[0].read_iops < pair[1].read_iops, "{kept:?}");
-            assert!(
-                pair[0].write_bytes_per_s >= pair[1].write_bytes_per_s,
-                "{kept:?}"
-            );
-        }
-        let reads: Vec<f64> = kept.iter().map(|e| e.read_iops).collect();
-        assert_eq!(reads, [0.0, 3_487.0, 7_097.0, 12_775.0, 36_119.0]);
-        assert_eq!(kept[3].write_bytes_per_s, 741e6);
-        assert_eq!(kept[4].write_bytes_per_s, 393e6);
-        // 26.5k (below 28.9k's 281 MB/s) and 28.9k (below 36.1k's 393 MB/s) are dominated.
-        assert!(dominated.contains(&entry(26_487.0, 126e6)));
-        assert!(dominated.contains(&entry(12_775.0, 307e6)));
-        assert!(dominated.contains(&entry(36_119.0, 0.0)));
-        assert_eq!(
-            dominated.iter().filter(|e| e.read_iops == 7_097.0).count(),
-            1
-        );
     }
 }
