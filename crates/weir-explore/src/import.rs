@@ -136,7 +136,7 @@ pub fn import(
         ));
     }
     cells.sort_by_key(|(n, _)| (n.r_idx, n.w_idx));
-    let frontier = grid_frontier(&cells);
+    let (frontier, frontier_dominated) = crate::frontier::upper_envelope(grid_frontier(&cells));
     let seconds = cells.iter().map(|(_, p)| p.seconds).sum();
     let mut map = Map {
         schema_version: SCHEMA_VERSION,
@@ -150,6 +150,8 @@ pub fn import(
         points: cells.into_iter().map(|(_, p)| p).collect(),
         rays: Vec::new(),
         frontier,
+        frontier_dominated,
+        scheduler_goal: None,
         fits: None,
         fits_missing: None,
         model: None,

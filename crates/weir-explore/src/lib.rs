@@ -23,6 +23,8 @@
 pub mod compare;
 pub mod error;
 pub mod fit;
+pub mod frontier;
+pub mod goal;
 pub mod import;
 pub mod map;
 pub mod meter;

@@ -5,6 +5,8 @@ use serde::Serialize;
 use weir_model::io_properties::{DiskProperties, IoProperties};
 
 use crate::fit::{fit, Fits, SeastarLine};
+use crate::frontier::envelope;
+use crate::goal::SchedulerGoal;
 use crate::meter::{Calibration, WriteRegime};
 use crate::point::PointResult;
 use crate::search::{Ray, SearchOutcome};
@@ -30,6 +32,8 @@ pub struct ModelOut {
     pub rate_factor: f64,
     /// How the line was derived from the chosen fit.
     pub note: String,
+    /// weir field `weir_latency_goal_us`: the scheduler's in-disk goal (see `goal`).
+    pub latency_goal_us: Option<u64>,
 }
 
 /// A whole map.
@@ -47,6 +51,12 @@ pub struct Map {
     pub points: Vec<PointResult>,
     pub rays: Vec<Ray>,
     pub frontier: Vec<FrontierPoint>,
+    /// Entries the search found that the frontier drops (see `frontier::envelope`): a second
+    /// entry at one read rate, fewer writes than a higher read rate held within the goal, or
+    /// an unconfirmed pass that would have pushed the frontier out over a confirmed one.
+    pub frontier_dominated: Vec<FrontierPoint>,
+    /// The in-disk goal the scheduler should run with to keep reads within `goal_us`.
+    pub scheduler_goal: Option<SchedulerGoal>,
     pub fits: Option<Fits>,
     /// Why there are no fits (no pure-axis point within the goal).
     pub fits_missing: Option<String>,
@@ -67,24 +77,30 @@ impl Map {
         read_bytes: u32,
         write_bytes: u32,
     ) -> Map {
-        let mut frontier: Vec<FrontierPoint> = outcome
+        // A ray whose last pass failed its second measurement is not trusted to push the
+        // frontier out over a confirmed entry (see `frontier::envelope`).
+        let found: Vec<(FrontierPoint, bool)> = outcome
             .rays
             .iter()
-            .filter_map(|r| r.inside)
-            .map(|l| FrontierPoint {
-                read_iops: l.read_iops,
-                write_bytes_per_s: l.write_bytes_per_s,
+            .filter_map(|r| {
+                let l = r.boundary()?;
+                let point = FrontierPoint {
+                    read_iops: l.read_iops,
+                    write_bytes_per_s: l.write_bytes_per_s,
+                };
+                Some((point, r.confirmed != Some(false)))
             })
             .collect();
         // At a read rate of zero the goal says nothing, so the frontier there is the most the
         // disk writes: the calibration's closed-loop rate in this regime. It differs from the
         // pure-write ray (which carries probe reads) exactly when mixed writes must stay
         // lower than pure writes can go, which is what the `capped` fit measures.
-        frontier.push(FrontierPoint {
+        let pure_writes = FrontierPoint {
             read_iops: 0.0,
             write_bytes_per_s: outcome.calibration.write_bytes_per_s(regime),
-        });
-        frontier.sort_by(|a, b| a.read_iops.total_cmp(&b.read_iops));
+        };
+        let (frontier, frontier_dominated) =
+            envelope(found.into_iter().chain([(pure_writes, true)]).collect());
         let mut map = Map {
             schema_version: SCHEMA_VERSION,
             source: "weir explore".into(),
@@ -96,6 +112,8 @@ impl Map {
             points: outcome.points,
             rays: outcome.rays,
             frontier,
+            frontier_dominated,
+            scheduler_goal: None,
             fits: None,
             fits_missing: None,
             model: None,
@@ -136,7 +154,24 @@ impl Map {
             .collect();
         let fits = fit(&points, or, bw);
         let line = fits.chosen_fit().seastar_line(bw);
-        self.model = Some(self.model_out(or, &line, &fits));
+        let mut model = self.model_out(or, &line, &fits);
+        // One write's disk time as the scheduler charges it: len / bandwidth / rate_factor.
+        let write_cost_us = f64::from(self.write_bytes)
+            / line.write_bytes_per_s.max(1.0)
+            / line.rate_factor.max(f64::MIN_POSITIVE)
+            * 1e6;
+        self.scheduler_goal = crate::goal::derive(
+            &self.points,
+            &self.frontier,
+            self.goal_us,
+            write_cost_us,
+            or,
+        );
+        model.latency_goal_us = self
+            .scheduler_goal
+            .as_ref()
+            .map(|g| g.in_disk_goal_us.max(1.0) as u64);
+        self.model = Some(model);
         self.fits = Some(fits);
     }
 
@@ -171,6 +206,7 @@ impl Map {
             duplex: line.duplex,
             rate_factor: (line.rate_factor * 1000.0).round() / 1000.0,
             note,
+            latency_goal_us: None,
         }
     }
 
@@ -186,6 +222,7 @@ impl Map {
         );
         disk.duplex = m.duplex;
         disk.rate_factor = m.rate_factor;
+        disk.latency_goal_us = m.latency_goal_us;
         let body = IoProperties { disks: vec![disk] }.to_yaml_string();
         let fits = self.fits.as_ref()?;
         let chosen = fits.chosen_fit();
@@ -201,6 +238,13 @@ impl Map {
             fits.why,
             m.note
         );
+        if let Some(g) = &self.scheduler_goal {
+            head.push_str(&format!(
+                "# weir field weir_latency_goal_us: the scheduler's in-disk goal for a read p99 \
+                 within {:.0} us from arrival ({}).\n",
+                self.goal_us, g.why
+            ));
+        }
         if let Some(a) = chosen.exponent {
             head.push_str(&format!(
                 "# weir field (explore.json fits.curve): boundary (x^a + y^a)^(1/a) <= K, a = {a:.3}, K = {:.3}\n",

@@ -92,6 +92,40 @@ pub fn summary(map: &Map) -> String {
             format_si(f.write_bytes_per_s, "B/s")
         );
     }
+    if !map.frontier_dominated.is_empty() {
+        let _ = writeln!(
+            s,
+            "  ({} more entries dominated: a second entry at one read rate, or fewer writes than \
+             a higher read rate held; explore.json frontier_dominated)",
+            map.frontier_dominated.len()
+        );
+    }
+    if let Some(g) = &map.scheduler_goal {
+        let _ = writeln!(
+            s,
+            "scheduler in-disk goal per read rate (map goal - reads alone p99 - one write {}):",
+            format_si(g.write_cost_us, "us")
+        );
+        for e in &g.per_read_rate {
+            let _ = writeln!(
+                s,
+                "  {:>12}  reads alone p99 {:>8}  goal {:>8}{}",
+                format_si(e.read_iops, "IOPS"),
+                format_si(e.read_alone_p99_us, "us"),
+                format_si(e.in_disk_goal_us, "us"),
+                if e.floored {
+                    " (floor: two writes)"
+                } else {
+                    ""
+                }
+            );
+        }
+        let _ = writeln!(
+            s,
+            "weir_latency_goal_us {:.0}: {}",
+            g.in_disk_goal_us, g.why
+        );
+    }
     match (&map.fits, &map.model) {
         (Some(fits), Some(model)) => {
             for f in [&fits.half_duplex, &fits.duplex, &fits.curve, &fits.capped] {

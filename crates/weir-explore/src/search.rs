@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::error::ExploreError;
 use crate::meter::{Calibration, Meter, WriteRegime};
-use crate::point::{Load, PointResult};
+use crate::point::{Load, PointResult, Steady};
 
 /// How the search spends its points.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +41,9 @@ pub struct SearchSettings {
     pub bend_threshold: f64,
     /// Measure a marginal miss twice (see `marginal`).
     pub retest_marginal: bool,
+    /// After a ray's bisection, measure its last pass and last fail once more and put the
+    /// frontier where read p99 crosses the goal between them (see `Search::cross`).
+    pub confirm_crossing: bool,
 }
 
 impl SearchSettings {
@@ -58,15 +61,17 @@ impl SearchSettings {
             probe_read_share: 0.005,
             bend_threshold: 0.03,
             retest_marginal: true,
+            confirm_crossing: true,
         }
     }
 
-    /// `--quick`: 5 rays, 2 refinements, 4 steps.
+    /// `--quick`: 5 rays, 2 refinements, 4 steps, no confirmation of the crossing.
     pub fn quick(goal_us: f64, regime: WriteRegime, budget: Duration) -> Self {
         SearchSettings {
             initial_rays: 5,
             extra_rays: 2,
             steps: 4,
+            confirm_crossing: false,
             ..SearchSettings::full(goal_us, regime, budget)
         }
     }
@@ -79,6 +84,19 @@ pub struct Ray {
     pub angle_deg: f64,
     pub inside: Option<Load>,
     pub outside: Option<Load>,
+    /// The second measurement of `inside` also met the goal (None: not measured again).
+    pub confirmed: Option<bool>,
+    /// Where read p99 crosses the goal, linear between the mean p99 of `inside` and of
+    /// `outside` (each measured twice, both kept up); None when that pair does not bracket the
+    /// goal. An estimate between two measured loads, not a measured load.
+    pub crossing: Option<Load>,
+}
+
+impl Ray {
+    /// The ray's frontier entry: the crossing where there is one, else the last pass.
+    pub fn boundary(&self) -> Option<Load> {
+        self.crossing.or(self.inside)
+    }
 }
 
 /// What the search hands the progress display after each point.
@@ -193,6 +211,8 @@ impl Search<'_> {
             angle_deg,
             inside: None,
             outside: None,
+            confirmed: None,
+            crossing: None,
         };
         for _ in 0..self.settings.steps {
             let t = (lo + hi) / 2.0;
@@ -205,12 +225,53 @@ impl Search<'_> {
                 ray.outside = Some(load);
             }
         }
+        if self.settings.confirm_crossing {
+            self.cross(&mut ray, lo, hi)?;
+        }
         Ok(ray)
+    }
+
+    /// The measurements of `load` so far.
+    fn measured(&self, load: Load) -> Vec<&PointResult> {
+        self.points.iter().filter(|p| p.offered() == load).collect()
+    }
+
+    /// Bisection ends on one pass/fail pair, each verdict from one measurement of a noisy
+    /// p99: the pair decides the frontier, so each is measured a second time (a fail that the
+    /// marginal retest measured twice, or that was abandoned, is not), and the frontier goes
+    /// where the goal lies between the two mean p99s rather than on the pass, up to a whole
+    /// step inside. No crossing when the pass does not hold its mean under the goal or the
+    /// fail did not keep up (its p99 then says nothing about where the goal is crossed).
+    fn cross(&mut self, ray: &mut Ray, lo: f64, hi: f64) -> Result<(), ExploreError> {
+        let Some(inside) = ray.inside else {
+            return Ok(());
+        };
+        self.measure_once(inside)?;
+        let passes = self.measured(inside);
+        ray.confirmed = passes.last().map(|p| p.within_goal);
+        let p_lo = mean_p99(&passes);
+        let Some(outside) = ray.outside else {
+            return Ok(());
+        };
+        let fails = self.measured(outside);
+        let abandoned = fails.iter().any(|p| p.steady == Steady::Abandoned);
+        if fails.len() < 2 && !abandoned {
+            self.measure_once(outside)?;
+        }
+        let fails = self.measured(outside);
+        let goal = self.settings.goal_us;
+        if let (Some(p_lo), Some(p_hi)) = (p_lo, mean_p99(&fails)) {
+            if p_lo <= goal && goal < p_hi {
+                let t = lo + (hi - lo) * (goal - p_lo) / (p_hi - p_lo);
+                ray.crossing = Some(self.load(ray.angle_deg, t));
+            }
+        }
+        Ok(())
     }
 
     /// Normalised boundary point of a ray (the origin when nothing was inside).
     fn vertex(&self, ray: &Ray) -> (f64, f64) {
-        ray.inside.map_or((0.0, 0.0), |l| {
+        ray.boundary().map_or((0.0, 0.0), |l| {
             let read = if ray.angle_deg >= 90.0 {
                 0.0
             } else {
@@ -277,11 +338,20 @@ impl Search<'_> {
     }
 }
 
+/// The mean read p99 of measurements that all kept up and were not abandoned.
+fn mean_p99(points: &[&PointResult]) -> Option<f64> {
+    let usable = points
+        .iter()
+        .all(|p| p.kept_up && p.steady != Steady::Abandoned);
+    (usable && !points.is_empty())
+        .then(|| points.iter().map(|p| p.read_latency_us.p99).sum::<f64>() / points.len() as f64)
+}
+
 /// A miss close enough to the line to be chance: read p99 within 1.5x of the goal and at
 /// least 90% of the offered load completed, not abandoned.
 fn marginal(p: &PointResult, goal_us: f64) -> bool {
     let near = |done: f64, asked: f64| asked <= 0.0 || done >= 0.9 * asked;
-    p.steady != crate::point::Steady::Abandoned
+    p.steady != Steady::Abandoned
         && p.read_latency_us.p99 <= 1.5 * goal_us
         && near(p.achieved_read_iops, p.read_iops)
         && near(p.achieved_write_bytes_per_s, p.write_bytes_per_s)
@@ -469,5 +539,59 @@ mod tests {
         // The pure-write axis carries the probe reads.
         let top = out.rays.last().and_then(|r| r.inside).expect("axis");
         assert_eq!(top.read_iops, 50.0);
+    }
+
+    /// Read p99 rises with the load and crosses the 1 ms goal on x + y^2 = 0.8; every load
+    /// keeps up, so the p99s on both sides of the crossing are usable.
+    struct Graded {
+        inner: Oracle,
+    }
+
+    impl Meter for Graded {
+        fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
+            self.inner.calibrate()
+        }
+
+        fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+            let mut p = self.inner.measure(load)?;
+            let x = load.read_iops / 10_000.0;
+            let y = load.write_bytes_per_s / 1e9;
+            p.read_latency_us.p99 = 1000.0 * (x + y * y) / 0.8;
+            p.kept_up = true;
+            p.within_goal = p.read_latency_us.p99 <= 1000.0;
+            Ok(p)
+        }
+    }
+
+    #[test]
+    fn the_crossing_between_a_confirmed_pass_and_fail_lands_on_the_goal() {
+        let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+        let mut meter = Graded {
+            inner: Oracle { calls: 0 },
+        };
+        let out = search(&mut meter, &settings, &mut |_| {}).expect("search");
+        for ray in out.rays.iter().filter(|r| r.angle_deg < 90.0) {
+            assert_eq!(ray.confirmed, Some(true), "{ray:?}");
+            let c = ray.crossing.expect("a pass and a fail bracket the goal");
+            let (x, y) = (c.read_iops / 10_000.0, c.write_bytes_per_s / 1e9);
+            let i = ray.inside.expect("a pass");
+            let inside = i.read_iops / 10_000.0 + (i.write_bytes_per_s / 1e9).powi(2);
+            // Nearer the boundary than the pass, within 1% of it (p99 is linear in x + y^2,
+            // the crossing linear along the ray).
+            assert!((x + y * y - 0.8).abs() <= 0.8 - inside + 1e-9, "{ray:?}");
+            assert!((x + y * y - 0.8).abs() <= 0.008, "{ray:?}");
+            // Both sides were measured twice.
+            let o = ray.outside.expect("a fail");
+            for load in [i, o] {
+                let n = out.points.iter().filter(|p| p.offered() == load).count();
+                assert_eq!(n, 2, "{load:?}");
+            }
+        }
+        let quick = SearchSettings::quick(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+        let out = search(&mut meter, &quick, &mut |_| {}).expect("search");
+        assert!(out
+            .rays
+            .iter()
+            .all(|r| r.crossing.is_none() && r.confirmed.is_none()));
     }
 }

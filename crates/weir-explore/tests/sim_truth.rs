@@ -88,7 +88,12 @@ fn check(name: &str, config: &MixedConfig, want: ModelKind) -> Map {
         "{name} (seed {seed}):\n{}",
         weir_explore::output::summary(&map)
     );
-    assert!(map.frontier.len() >= 7, "{ctx}");
+    // Seven rays at least found an entry; the frontier keeps those consistent with a
+    // monotone boundary (an edge measured twice keeps its outer entry).
+    assert!(
+        map.frontier.len() + map.frontier_dominated.len() >= 7 && map.frontier.len() >= 5,
+        "{ctx}"
+    );
     for f in &map.frontier {
         let x = f.read_iops / config.read_iops;
         let y = f.write_bytes_per_s / config.write_bytes_per_s;

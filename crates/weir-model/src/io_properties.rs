@@ -11,7 +11,9 @@
 //!
 //! Rules kept from Seastar: the only top-level key is `disks`; each disk names `mountpoint` (or
 //! `mountpoints`, a list) and the four rates; `read_saturation_length`, `write_saturation_length`,
-//! `physical_block_size`, `duplex` and `rate_factor` are optional. Numbers may be written with a
+//! `physical_block_size`, `duplex` and `rate_factor` are optional. One weir field is optional
+//! too: `weir_latency_goal_us`, the in-disk latency goal `weir explore` derived for the disk
+//! (`weir run` uses it unless `--latency-goal` is given); Seastar reads only the keys it knows. Numbers may be written with a
 //! binary suffix (`95k` IOPS is 97,280; an optional `i`, `iB` or `B` is ignored). Zero rates, a
 //! device listed twice and more than eight disks are errors. weir also refuses keys it does not
 //! know inside a disk entry, because a misspelt optional key would otherwise be silently ignored.
@@ -26,7 +28,7 @@ use std::path::{Path, PathBuf};
 /// Seastar accepts at most this many disks in one file.
 pub const MAX_DISKS: usize = 8;
 
-const KNOWN_KEYS: [&str; 11] = [
+const KNOWN_KEYS: [&str; 12] = [
     "mountpoint",
     "mountpoints",
     "read_iops",
@@ -38,6 +40,7 @@ const KNOWN_KEYS: [&str; 11] = [
     "physical_block_size",
     "duplex",
     "rate_factor",
+    "weir_latency_goal_us",
 ];
 
 /// One disk's model.
@@ -56,6 +59,9 @@ pub struct DiskProperties {
     pub duplex: bool,
     /// Multiplies all four rates (the model's K); 1.0 when absent.
     pub rate_factor: f64,
+    /// weir field: the scheduler's in-disk latency goal that keeps reads' arrival-to-completion
+    /// p99 within the goal of the map it came from (docs/explore.md); None when absent.
+    pub latency_goal_us: Option<u64>,
 }
 
 impl DiskProperties {
@@ -78,6 +84,7 @@ impl DiskProperties {
             physical_block_size_bytes: None,
             duplex: false,
             rate_factor: 1.0,
+            latency_goal_us: None,
         }
     }
 
@@ -264,6 +271,19 @@ impl Parser<'_> {
                     )
                 })?,
         };
+        let latency_goal_us = match map.get("weir_latency_goal_us") {
+            None => None,
+            Some(v) => Some(v.as_u64().filter(|us| *us > 0).ok_or_else(|| {
+                self.err(
+                    at("weir_latency_goal_us"),
+                    format!(
+                        "weir_latency_goal_us is `{}`; write a positive whole number of \
+                         microseconds such as 750",
+                        yaml_text(v)
+                    ),
+                )
+            })?),
+        };
         Ok(DiskProperties {
             mountpoints,
             read_iops: rate("read_iops")?,
@@ -275,6 +295,7 @@ impl Parser<'_> {
             physical_block_size_bytes: optional_size("physical_block_size")?,
             duplex,
             rate_factor,
+            latency_goal_us,
         })
     }
 
@@ -507,6 +528,9 @@ impl IoProperties {
             }
             if disk.rate_factor != 1.0 {
                 out.push_str(&format!("    rate_factor: {:?}\n", disk.rate_factor));
+            }
+            if let Some(us) = disk.latency_goal_us {
+                out.push_str(&format!("    weir_latency_goal_us: {us}\n"));
             }
         }
         out

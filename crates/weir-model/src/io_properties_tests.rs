@@ -147,3 +147,20 @@ fn save_and_load_a_file() {
     let e = IoProperties::load(&dir.path().join("missing.yaml")).expect_err("missing");
     assert!(e.message.contains("cannot read"), "{e}");
 }
+
+#[test]
+fn weir_latency_goal_is_read_written_and_checked() {
+    let text = format!("{IOTUNE}    weir_latency_goal_us: 480\n");
+    let props = IoProperties::parse(&text, "io.yaml").expect("valid");
+    assert_eq!(props.disks[0].latency_goal_us, Some(480));
+    assert_eq!(props.to_yaml_string(), text);
+    assert_eq!(
+        IoProperties::parse(IOTUNE, "io.yaml").expect("valid").disks[0].latency_goal_us,
+        None
+    );
+    for bad in ["0", "0.5", "fast"] {
+        let e = parse_err(&format!("{IOTUNE}    weir_latency_goal_us: {bad}\n"));
+        assert_eq!(e.line, Some(7), "{bad}: {e}");
+        assert!(e.message.contains("microseconds"), "{bad}: {e}");
+    }
+}

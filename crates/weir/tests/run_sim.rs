@@ -230,6 +230,37 @@ fn sched_groups_run_on_the_simulated_disk_through_the_scheduler() {
     );
 }
 
+/// `weir explore` writes the in-disk goal it derived into io-properties.yaml; `weir run` runs
+/// the scheduler with it unless --latency-goal is given.
+#[test]
+fn the_latency_goal_comes_from_io_properties_unless_given() {
+    let s = Scratch::new();
+    let props = s.job(
+        "props.yaml",
+        "disks:\n  - mountpoint: /sim\n    read_iops: 85000\n    read_bandwidth: 1900M\n    \
+         write_iops: 60000\n    write_bandwidth: 1750M\n    weir_latency_goal_us: 420\n",
+    );
+    let jobs = s.job("jobs.yaml", GROUP_WRITES);
+    let goal_us = |extra: &[&str]| {
+        let mut args = vec![
+            "--io-properties",
+            props.to_str().expect("utf-8"),
+            "--duration",
+            "100ms",
+        ];
+        args.extend_from_slice(extra);
+        let o = simulate(
+            jobs.to_str().expect("utf-8"),
+            &example("sim-nvme.yaml"),
+            &args,
+        );
+        assert_exit(&o, 0);
+        json(&o)["scheduler"]["latency_goal_us"].as_f64()
+    };
+    assert_eq!(goal_us(&[]), Some(420.0));
+    assert_eq!(goal_us(&["--latency-goal", "1ms"]), Some(1000.0));
+}
+
 #[test]
 fn bad_disk_files_are_usage_errors_with_line_and_column() {
     let s = Scratch::new();

@@ -64,9 +64,10 @@ pub struct RunArgs {
     /// one class per job `class` (default: the job's name) with the job's `shares`.
     #[arg(long, value_name = "FILE")]
     io_properties: Option<PathBuf>,
-    /// The scheduler's in-disk latency goal.
-    #[arg(long, default_value = "0.75ms")]
-    latency_goal: String,
+    /// The scheduler's in-disk latency goal [default: the io-properties file's
+    /// `weir_latency_goal_us` (written by `weir explore`), else 0.75ms].
+    #[arg(long)]
+    latency_goal: Option<String>,
     /// With --io-properties: measure classes (queue vs disk time, consumption) without
     /// holding anything back, for comparison with the scheduler on.
     #[arg(long)]
@@ -285,11 +286,17 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         path: path.clone(),
         error,
     })?;
-    let latency_goal = parse_duration(&args.latency_goal).map_err(|error| UsageError::Unit {
-        flag: "--latency-goal",
-        value: None,
-        error,
-    })?;
+    // A goal given on the command line wins; else the one `weir explore` derived from the map
+    // (the in-disk window that keeps reads within the map's arrival-to-completion goal).
+    let latency_goal = match (&args.latency_goal, disk.latency_goal_us) {
+        (Some(text), _) => parse_duration(text).map_err(|error| UsageError::Unit {
+            flag: "--latency-goal",
+            value: None,
+            error,
+        })?,
+        (None, Some(us)) => Duration::from_micros(us),
+        (None, None) => Duration::from_micros(750),
+    };
     if latency_goal.is_zero() {
         return Err(UsageError::Zero {
             flags: "--latency-goal",

@@ -1,0 +1,159 @@
+//! The scheduler's in-disk goal that keeps reads within the map's goal.
+//!
+//! The map judges a read from its arrival to its completion. The scheduler's `--latency-goal`
+//! bounds something else: the disk time in flight ahead of a request (its in-disk window,
+//! docs/scheduler.md item 2). Run with the map's goal as its window, the scheduler lets a read
+//! wait up to that goal behind work in the disk *and then* adds what the window leaves out:
+//!
+//! - the read's own service time and the queueing reads cause each other at that rate — the
+//!   p99 of reads alone at that rate, which the map's pure-read ray measured;
+//! - the wait for a place in the window: the window admits a request when half of it fits, so
+//!   it runs over by up to half a write, and a read arriving at a full window waits for about
+//!   half a write to complete — one write's modelled cost in all.
+//!
+//! So the in-disk goal for read rate `r` is `goal - read_alone_p99(r) - write_cost`, never less
+//! than two writes' cost (a smaller window cannot keep two writes in flight, the scheduler's
+//! own floor; such an entry is marked `floored`: the map's goal cannot be promised there).
+
+use serde::Serialize;
+
+use crate::map::FrontierPoint;
+use crate::point::{PointResult, Steady};
+
+/// One frontier read rate and the in-disk goal derived for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GoalAtRate {
+    pub read_iops: f64,
+    /// Reads alone at this rate: the pure-read ray's p99 (arrival to completion).
+    pub read_alone_p99_us: f64,
+    /// The frontier point's own read p99 (None where no measured point sits there).
+    pub frontier_read_p99_us: Option<f64>,
+    /// The scheduler's in-disk goal for this read rate.
+    pub in_disk_goal_us: f64,
+    /// The formula gave less than two writes' cost; this is that floor.
+    pub floored: bool,
+}
+
+/// What explore derived for the scheduler (explore.json `scheduler_goal`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SchedulerGoal {
+    /// One modelled write's disk time, the window's overrun and a read's wait for a place.
+    pub write_cost_us: f64,
+    pub per_read_rate: Vec<GoalAtRate>,
+    /// The goal written to io-properties.yaml (`weir_latency_goal_us`).
+    pub in_disk_goal_us: f64,
+    pub why: String,
+}
+
+/// Reads alone, as (rate, p99) by rising rate with p99 made non-decreasing: a higher rate
+/// never queues less, so a lower p99 above a higher one is noise and the higher one stands.
+fn read_alone_curve(points: &[PointResult]) -> Vec<(f64, f64)> {
+    let mut curve: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.write_bytes_per_s == 0.0 && p.read_iops > 0.0)
+        .filter(|p| p.kept_up && p.steady != Steady::Abandoned)
+        .map(|p| (p.read_iops, p.read_latency_us.p99))
+        .collect();
+    curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut highest = 0.0_f64;
+    for c in &mut curve {
+        highest = highest.max(c.1);
+        c.1 = highest;
+    }
+    curve
+}
+
+/// The p99 of reads alone at `read_iops`: linear between measured rates; below the lowest,
+/// the lowest's (an over-estimate, so the goal derived from it errs short); above the
+/// highest, the highest's.
+fn read_alone_p99_at(curve: &[(f64, f64)], read_iops: f64) -> Option<f64> {
+    let (first, last) = (curve.first()?, curve.last()?);
+    if read_iops <= first.0 {
+        return Some(first.1);
+    }
+    if read_iops >= last.0 {
+        return Some(last.1);
+    }
+    curve.windows(2).find_map(|w| {
+        let ((r0, p0), (r1, p1)) = (w[0], w[1]);
+        (r0..=r1)
+            .contains(&read_iops)
+            .then(|| p0 + (p1 - p0) * (read_iops - r0) / (r1 - r0).max(f64::MIN_POSITIVE))
+    })
+}
+
+/// The in-disk goal for every mixed frontier entry (reads and writes both above zero), and the
+/// one for io-properties.yaml: the smallest among the entries at up to half the most reads
+/// (`max_read_iops`), so the scheduler meets the map's goal wherever a database mixes
+/// compaction with a read load the disk has room beside; above that, reads alone take most of
+/// the goal and the table's (smaller) entry is the one to pass as `--latency-goal`.
+/// None when the map has no pure-read point or no mixed frontier entry.
+pub fn derive(
+    points: &[PointResult],
+    frontier: &[FrontierPoint],
+    goal_us: f64,
+    write_cost_us: f64,
+    max_read_iops: f64,
+) -> Option<SchedulerGoal> {
+    let curve = read_alone_curve(points);
+    let floor_us = 2.0 * write_cost_us;
+    let per_read_rate: Vec<GoalAtRate> = frontier
+        .iter()
+        .filter(|f| f.read_iops > 0.0 && f.write_bytes_per_s > 0.0)
+        .filter_map(|f| {
+            let alone = read_alone_p99_at(&curve, f.read_iops)?;
+            let formula = goal_us - alone - write_cost_us;
+            let frontier_read_p99_us = points
+                .iter()
+                .filter(|p| p.within_goal)
+                .filter(|p| {
+                    p.read_iops == f.read_iops && p.write_bytes_per_s == f.write_bytes_per_s
+                })
+                .map(|p| p.read_latency_us.p99)
+                .reduce(f64::max);
+            Some(GoalAtRate {
+                read_iops: f.read_iops,
+                read_alone_p99_us: alone,
+                frontier_read_p99_us,
+                in_disk_goal_us: formula.max(floor_us),
+                floored: formula < floor_us,
+            })
+        })
+        .collect();
+    let lower_half: Vec<&GoalAtRate> = per_read_rate
+        .iter()
+        .filter(|g| g.read_iops <= max_read_iops / 2.0)
+        .collect();
+    let (pool, scope) = if lower_half.is_empty() {
+        (per_read_rate.iter().collect(), "every mixed frontier entry")
+    } else {
+        (
+            lower_half,
+            "the mixed frontier entries at up to half the most reads",
+        )
+    };
+    let chosen = pool
+        .into_iter()
+        .min_by(|a, b| a.in_disk_goal_us.total_cmp(&b.in_disk_goal_us))?;
+    let why = format!(
+        "the smallest over {scope}: at {:.0} reads/s, goal {goal_us:.0} us - reads alone p99 \
+         {:.0} us - one write {write_cost_us:.0} us{}",
+        chosen.read_iops,
+        chosen.read_alone_p99_us,
+        if chosen.floored {
+            " is under two writes' cost, so the floor: the map's goal cannot be promised there"
+        } else {
+            ""
+        }
+    );
+    Some(SchedulerGoal {
+        write_cost_us,
+        in_disk_goal_us: chosen.in_disk_goal_us.round(),
+        per_read_rate,
+        why,
+    })
+}
+
+#[cfg(test)]
+#[path = "goal_tests.rs"]
+mod tests;

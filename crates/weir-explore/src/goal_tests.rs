@@ -1,0 +1,77 @@
+use super::*;
+use crate::point::Percentiles;
+
+fn point(read_iops: f64, write_bytes_per_s: f64, p99: f64, goal_us: f64) -> PointResult {
+    let pct = Percentiles {
+        p50: p99 / 2.0,
+        p95: p99 * 0.9,
+        p99,
+        p999: p99 * 1.2,
+    };
+    PointResult {
+        read_iops,
+        write_bytes_per_s,
+        achieved_read_iops: read_iops,
+        achieved_write_bytes_per_s: write_bytes_per_s,
+        read_latency_us: pct,
+        write_latency_us: pct,
+        kept_up: true,
+        within_goal: p99 <= goal_us,
+        seconds: 2.0,
+        steady: Steady::Agreed,
+        windows: 2,
+    }
+}
+
+fn entry(read_iops: f64, write_bytes_per_s: f64) -> FrontierPoint {
+    FrontierPoint {
+        read_iops,
+        write_bytes_per_s,
+    }
+}
+
+#[test]
+fn goal_is_the_maps_goal_less_reads_alone_and_one_write() {
+    // Pure reads: 10k/s p99 300 us, 20k/s 500 us (and a noisy 15k/s at 250 that cannot be
+    // lower than 10k/s's: it counts as 300).
+    let points = vec![
+        point(10_000.0, 0.0, 300.0, 1000.0),
+        point(15_000.0, 0.0, 250.0, 1000.0),
+        point(20_000.0, 0.0, 500.0, 1000.0),
+        point(40_000.0, 0.0, 950.0, 1000.0),
+        point(12_500.0, 600e6, 900.0, 1000.0),
+        point(30_000.0, 200e6, 990.0, 1000.0),
+    ];
+    let frontier = [
+        entry(0.0, 2e9),
+        entry(5_000.0, 800e6),
+        entry(12_500.0, 600e6),
+        entry(30_000.0, 200e6),
+        entry(40_000.0, 0.0),
+    ];
+    let g = derive(&points, &frontier, 1000.0, 100.0, 40_000.0).expect("a goal");
+    assert_eq!(g.per_read_rate.len(), 3, "{g:?}");
+    // 5k: below the lowest pure-read rate, so that rate's 300 us.
+    assert_eq!(g.per_read_rate[0].read_alone_p99_us, 300.0);
+    assert_eq!(g.per_read_rate[0].in_disk_goal_us, 600.0);
+    assert_eq!(g.per_read_rate[0].frontier_read_p99_us, None);
+    // 12.5k: between 10k (300) and 15k (300, the noise lifted): 300.
+    assert_eq!(g.per_read_rate[1].read_alone_p99_us, 300.0);
+    assert_eq!(g.per_read_rate[1].frontier_read_p99_us, Some(900.0));
+    // 30k: 500 + (950 - 500) / 2 = 725; 1000 - 725 - 100 = 175 < 200: floored.
+    assert_eq!(g.per_read_rate[2].read_alone_p99_us, 725.0);
+    assert_eq!(g.per_read_rate[2].in_disk_goal_us, 200.0);
+    assert!(g.per_read_rate[2].floored);
+    // io-properties takes the lower half's smallest (30k is above 40k / 2).
+    assert_eq!(g.in_disk_goal_us, 600.0, "{}", g.why);
+    assert!(g.why.contains("half"), "{}", g.why);
+}
+
+#[test]
+fn no_goal_without_pure_reads_or_mixed_entries() {
+    let frontier = [entry(0.0, 2e9), entry(5_000.0, 800e6)];
+    assert_eq!(derive(&[], &frontier, 1000.0, 100.0, 5_000.0), None);
+    let reads = [point(10_000.0, 0.0, 300.0, 1000.0)];
+    let axes_only = [entry(0.0, 2e9), entry(10_000.0, 0.0)];
+    assert_eq!(derive(&reads, &axes_only, 1000.0, 100.0, 10_000.0), None);
+}
