@@ -374,8 +374,13 @@ impl SharedBudget {
         // a second), and adding it opened the window until the 1000-share class had all
         // its requests in the disk (ratio 1.5-3.2:1 in
         // `a_busy_neighbour_cannot_talk_the_drain_speed_down`).
+        // Nor while the tail guard holds the window: the reads' tail is the promise itself
+        // (scheduler-rate.md section 3), and a pipeline added under it would only be taken
+        // back by more bad reads.
         let speed = lane.speed_q16.load(Relaxed);
-        if speed < self.speed_max_q16 - self.speed_max_q16 / 32 {
+        if speed < self.speed_max_q16 - self.speed_max_q16 / 32
+            || lane.guard_q16.load(Relaxed) < SPEED_ONE
+        {
             return 0;
         }
         let solo_ns = |dir: Direction| match self.pipeline_min_ns[dir.index()].load(Relaxed) {
