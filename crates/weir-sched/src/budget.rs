@@ -105,6 +105,9 @@ struct Lane {
     solo_probe: AtomicU64,
     /// Periods of run-time K since the last re-measurement.
     periods_since_probe: AtomicU64,
+    /// Requests the window turned away, and the bucket, since start (for `LaneStats`).
+    window_refusals: AtomicU64,
+    bucket_refusals: AtomicU64,
 }
 
 impl Lane {
@@ -120,6 +123,8 @@ impl Lane {
             largest_write_ps: AtomicU64::new(0),
             solo_probe: AtomicU64::new(0),
             periods_since_probe: AtomicU64::new(0),
+            window_refusals: AtomicU64::new(0),
+            bucket_refusals: AtomicU64::new(0),
         }
     }
 }
@@ -157,6 +162,13 @@ pub struct LaneStats {
     pub rate_factor: f64,
     /// Disk time granted since start, in seconds.
     pub granted_sec: f64,
+    /// The disk's pipeline the window holds on top of the goal (see `SharedBudget`'s
+    /// `pipeline_ps`), in seconds of disk time; 0 while the delay signal sizes the window.
+    pub pipeline_sec: f64,
+    /// Dispatch attempts the in-disk window turned away since start.
+    pub window_refusals: u64,
+    /// Dispatch attempts the token bucket turned away since start.
+    pub bucket_refusals: u64,
 }
 
 /// The budget shared by all shards of one disk. Build it once, wrap it in an `Arc`, and give
@@ -177,6 +189,11 @@ pub struct SharedBudget {
     /// ahead, per direction (0 until one has): the unloaded latency the drain-speed samples
     /// subtract (see `release`).
     solo_latency_ns: [AtomicU64; 2],
+    /// The same mean, from requests that found the lane (almost) empty by themselves, never
+    /// from a re-measurement, and the smallest that mean has been: the disk's pipeline (see
+    /// `pipeline_ps`).
+    pipeline_latency_ns: [AtomicU64; 2],
+    pipeline_min_ns: [AtomicU64; 2],
     goal_ps: u64,
     bucket_ps: u64,
     head_start_ps: u64,
@@ -264,6 +281,8 @@ impl SharedBudget {
             writes_in_flight: AtomicU64::new(0),
             base_latency_ns: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
             solo_latency_ns: [AtomicU64::new(0), AtomicU64::new(0)],
+            pipeline_latency_ns: [AtomicU64::new(0), AtomicU64::new(0)],
+            pipeline_min_ns: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
             goal_ps,
             bucket_ps,
             head_start_ps,
@@ -317,7 +336,9 @@ impl SharedBudget {
         }
         let speed = lane.speed_q16.load(Relaxed);
         let guard = lane.guard_q16.load(Relaxed);
-        let window = ((u128::from(self.goal_ps) * u128::from(speed) * u128::from(guard))
+        let window = ((u128::from(self.goal_ps + self.pipeline_ps(lane))
+            * u128::from(speed)
+            * u128::from(guard))
             >> (2 * SPEED_SHIFT)) as u64;
         if self.model.duplex() || guard >= SPEED_ONE {
             return window;
@@ -328,6 +349,66 @@ impl SharedBudget {
         // threw it to its floor and a 4 KiB read / 128 KiB write mix ran at half the disk).
         let write_ps = lane.largest_write_ps.load(Relaxed);
         window.max(write_ps + write_ps / 8)
+    }
+
+    /// The disk's pipeline: the unloaded latency every request of the lane pays however
+    /// short the queue (the smaller direction's on a half-duplex lane), at most one goal.
+    ///
+    /// The goal bounds the *queue* a request finds in the disk; the window counts every
+    /// request in it, including those still in the device's own round trip. A window of a goal
+    /// of model time alone starves a disk whose requests spend longer than that in flight
+    /// unqueued: this project's virtio disk gives its 4 KiB rate only with more reads in flight
+    /// than a goal holds (46 at 61K IOPS), so the scheduler ran 4 KiB loads at 0.70-0.86 of
+    /// unscheduled with K at its floor and the window full; in simulation a 1 ms pipeline held
+    /// 4 KiB reads to 0.72 (`a_disk_that_needs_more_than_a_goal_in_flight_gets_it_and_shares_hold`).
+    /// The drain-speed samples already subtract this latency; the window now adds it back, so
+    /// the disk keeps its pipeline full and a goal's worth of queue on top. Capped at a goal so
+    /// a latency spike measured while unloaded cannot open the window wide.
+    fn pipeline_ps(&self, lane: &Lane) -> u64 {
+        // Only while the drain speed sits at its cap: the disk drains a full window at least
+        // as fast as the model says, so the latency it adds beyond the queue is not queueing.
+        // Below the cap the delay signal is what sizes the window. The latency is the
+        // smallest mean (EMA 1/8) of requests that found the lane empty on their own, never a
+        // re-measurement's, and never rises: a neighbour's queue is in every later unloaded
+        // latency (the re-measurement's, and the first requests' after it: 89 -> 298 us in
+        // a second), and adding it opened the window until the 1000-share class had all
+        // its requests in the disk (ratio 1.5-3.2:1 in
+        // `a_busy_neighbour_cannot_talk_the_drain_speed_down`).
+        // Nor while the tail guard holds the window: the reads' tail is the promise itself
+        // (scheduler-rate.md section 3), and a pipeline added under it would only be taken
+        // back by more bad reads.
+        let speed = lane.speed_q16.load(Relaxed);
+        if speed < self.speed_max_q16 - self.speed_max_q16 / 32
+            || lane.guard_q16.load(Relaxed) < SPEED_ONE
+        {
+            return 0;
+        }
+        let solo_ns = |dir: Direction| match self.pipeline_min_ns[dir.index()].load(Relaxed) {
+            u64::MAX => 0,
+            ns => ns,
+        };
+        let ns = if self.model.duplex() {
+            let dir = if std::ptr::eq(lane, &self.lanes[0]) {
+                Direction::Read
+            } else {
+                Direction::Write
+            };
+            solo_ns(dir)
+        } else {
+            match (solo_ns(Direction::Read), solo_ns(Direction::Write)) {
+                (0, w) => w,
+                (r, 0) => r,
+                (r, w) => r.min(w),
+            }
+        };
+        // A goal's window already holds a pipeline up to a quarter of the goal (every simulated
+        // disk of `tests/runtime_k.rs`, 65-180 us unloaded, reaches its rate in it); only the
+        // rest is added. All of it made the window wider than the 1000-share class's 64
+        // requests beside a neighbour (89 us of pipeline: ratio 8.5:1), so the scheduler
+        // stopped holding the backlog that makes shares hold.
+        ns.saturating_mul(1000)
+            .saturating_sub(self.goal_ps / 4)
+            .min(self.goal_ps)
     }
 
     /// Adds the disk time that passed since the last refill, at K times the model's rate,
@@ -464,6 +545,7 @@ impl SharedBudget {
         loop {
             if in_flight > 0 && in_flight + cost_ps / 2 > window {
                 lane.rate.note_window_refused();
+                lane.window_refusals.fetch_add(1, Relaxed);
                 return Err(Blocked::Window);
             }
             match lane.in_flight_ps.compare_exchange_weak(
@@ -504,6 +586,7 @@ impl SharedBudget {
     }
 
     fn bucket_wait(&self, lane: &Lane, debt_ps: u64) -> Blocked {
+        lane.bucket_refusals.fetch_add(1, Relaxed);
         let speed = self.rate_q16(lane).max(SPEED_MIN);
         let wait_ps = (u128::from(debt_ps + 1) << SPEED_SHIFT) / u128::from(speed);
         Blocked::Bucket {
@@ -553,6 +636,17 @@ impl SharedBudget {
                 (_, false) => (solo_ns * 7 + disk_ns) / 8,
             };
             solo.store(next.max(1), Relaxed);
+            if !probing {
+                let pipeline = &self.pipeline_latency_ns[direction.index()];
+                let old = pipeline.load(Relaxed);
+                let next = if old == 0 {
+                    disk_ns
+                } else {
+                    (old * 7 + disk_ns) / 8
+                };
+                pipeline.store(next.max(1), Relaxed);
+                self.pipeline_min_ns[direction.index()].fetch_min(next.max(1), Relaxed);
+            }
             if probing {
                 let _ = lane
                     .solo_probe
@@ -676,83 +770,13 @@ impl SharedBudget {
             tail_guard: lane.guard_q16.load(Relaxed) as f64 / SPEED_ONE as f64,
             rate_factor: self.rate_q16(lane) as f64 / RATE_ONE as f64,
             granted_sec: lane.tail_ps.load(Relaxed) as f64 / 1e12,
+            pipeline_sec: self.pipeline_ps(lane) as f64 / 1e12,
+            window_refusals: lane.window_refusals.load(Relaxed),
+            bucket_refusals: lane.bucket_refusals.load(Relaxed),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn budget(quantile: f64) -> SharedBudget {
-        let model = CostModel::new(50_000.0, 1e9, 40_000.0, 2e9, 1.0, true).expect("model");
-        let config = SchedConfig {
-            tail_quantile: quantile,
-            ..SchedConfig::default()
-        };
-        SharedBudget::new(model, config).expect("budget")
-    }
-
-    #[test]
-    fn the_tail_guard_settles_where_the_quantile_of_reads_is_over_the_goal() {
-        let b = budget(0.99);
-        let write_cost = b.model().cost_ps(Direction::Write, 128 << 10);
-        b.try_acquire(Direction::Write, write_cost)
-            .expect("empty disk");
-        // The unloaded read latency: 100 us.
-        b.release(Direction::Read, 1, 0, 100_000);
-        // One write is far from filling the window: good reads must not widen it (anti-windup).
-        for _ in 0..10_000 {
-            b.release(Direction::Read, 1, 0, 300_000);
-        }
-        let guard = |b: &SharedBudget| b.lane_stats(Direction::Write).tail_guard;
-        assert_eq!(
-            guard(&b),
-            1.0,
-            "the guard grew under a window that did not bind"
-        );
-        // From here the writes fill the window (the disk time stays booked, so it binds).
-        b.lane(Direction::Write)
-            .in_flight_ps
-            .store(b.goal_ps * 4, Relaxed);
-        // 2% of reads over the goal: the guard must fall; 0.5%: it must rise.
-        for _ in 0..2000 {
-            for i in 0..100 {
-                let disk_ns = if i < 2 { 1_000_000 } else { 300_000 };
-                b.release(Direction::Read, 1, 0, disk_ns);
-            }
-        }
-        let low = guard(&b);
-        assert!(low < 0.1, "guard {low} with 2% of reads over the goal");
-        for _ in 0..2000 {
-            for i in 0..200 {
-                let disk_ns = if i < 1 { 1_000_000 } else { 300_000 };
-                b.release(Direction::Read, 1, 0, disk_ns);
-            }
-        }
-        let high = guard(&b);
-        assert!(high > 1.9, "guard {high} with 0.5% of reads over the goal");
-        // The window follows the guard.
-        let window = b.lane_stats(Direction::Write).window_sec;
-        assert!((window - 2.0 * 750e-6).abs() < 1e-6, "window {window}");
-    }
-
-    #[test]
-    fn the_tail_guard_holds_still_without_writes_and_refuses_bad_quantiles() {
-        let b = budget(0.99);
-        b.release(Direction::Read, 1, 0, 100_000);
-        for _ in 0..1000 {
-            b.release(Direction::Read, 1, 0, 5_000_000);
-        }
-        assert_eq!(b.lane_stats(Direction::Write).tail_guard, 1.0);
-        for q in [0.3, 1.0, f64::NAN] {
-            let model = CostModel::new(50_000.0, 1e9, 40_000.0, 2e9, 1.0, true).expect("model");
-            let config = SchedConfig {
-                tail_quantile: q,
-                ..SchedConfig::default()
-            };
-            let err = SharedBudget::new(model, config).expect_err("bad quantile");
-            assert!(err.to_string().contains("tail_quantile"), "{err}");
-        }
-    }
-}
+#[path = "budget_tests.rs"]
+mod tests;

@@ -160,6 +160,9 @@ pub struct ShardQueue {
     tick_period_ns: u64,
     queued: usize,
     in_flight: usize,
+    /// `dispatch` calls that stopped because this shard's head led another shard's by more
+    /// than the lag (a cross-shard stall: the shard waits on the other's virtual time).
+    lag_stalls: u64,
 }
 
 /// A shard that stops (its queue dropped) with work still queued must not hold the others:
@@ -208,6 +211,7 @@ impl ShardQueue {
             next_tick_ns: 0,
             queued: 0,
             in_flight: 0,
+            lag_stalls: 0,
         })
     }
 
@@ -422,6 +426,7 @@ impl ShardQueue {
                 let lag_vt = self.lag_vt.max(self.lag_floor_ps / shares);
                 if group_vt > self.budget.global_head_vt().saturating_add(lag_vt) {
                     // Another shard's class is behind in virtual time: let it catch up.
+                    self.lag_stalls += 1;
                     self.wake_at(now_ns + (goal_ns / 8).max(1000));
                     break;
                 }
@@ -732,6 +737,12 @@ impl ShardQueue {
     /// Pieces in the disk.
     pub fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    /// `dispatch` calls since start that stopped to let another shard catch up in virtual
+    /// time (cross-shard stalls).
+    pub fn lag_stalls(&self) -> u64 {
+        self.lag_stalls
     }
 
     /// One class's counters, without copying.
