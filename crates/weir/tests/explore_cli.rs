@@ -122,6 +122,28 @@ fn bad_flags_are_usage_errors_that_name_the_fix() {
 }
 
 #[test]
+fn a_bad_dir_is_refused_before_anything_starts() {
+    let s = Scratch::new();
+    let file = s.dir().join("a-file");
+    std::fs::write(&file, b"").expect("write");
+    let missing = s.dir().join("nope");
+    for (dir, needle) in [
+        (&missing, "pass an existing directory on the disk to map"),
+        (&file, "not a directory"),
+    ] {
+        let dir = dir.to_str().expect("utf-8");
+        let o = weir_with(&["explore", "--dir", dir, "--budget", "1s"]);
+        assert_exit(&o, 2);
+        let (_, stderr) = text(&o);
+        assert!(stderr.contains(&format!("--dir {dir}: ")), "{stderr}");
+        assert!(stderr.contains(needle), "{stderr}");
+        // Refused before the map starts and before the clean-up of its test files.
+        assert!(!stderr.contains("calibrating"), "{stderr}");
+        assert!(!stderr.contains("warning"), "{stderr}");
+    }
+}
+
+#[test]
 fn quick_map_on_loop_xfs_writes_every_output() {
     let test = "quick_map_on_loop_xfs_writes_every_output";
     let Some(fs) = loop_xfs(test) else {

@@ -54,6 +54,51 @@ fn a_too_short_duration_is_a_usage_error() {
 }
 
 #[test]
+fn an_unwritable_properties_file_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir_arg = dir.path().to_str().expect("utf8");
+    let started = Instant::now();
+    let o = weir(&[
+        "tune",
+        "--dir",
+        dir_arg,
+        "--properties-file",
+        "/nonexistent/weir-tune/io.yaml",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--properties-file /nonexistent/weir-tune/io.yaml: cannot write it")
+            && err.contains("pass a writable path"),
+        "{err}"
+    );
+    // Refused before the 30 s of measuring that the old order lost.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "measured first"
+    );
+    assert!(test_files(dir.path()).is_empty());
+}
+
+#[test]
+fn an_existing_properties_file_is_left_alone_by_the_check() {
+    // The check opens the file to append: a tune that fails after it (here at the missing
+    // --dir) leaves the operator's file as it was, not emptied.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = dir.path().join("io.yaml");
+    std::fs::write(&yaml, "disks: []\n").expect("write");
+    let o = weir(&[
+        "tune",
+        "--dir",
+        "/nonexistent/weir-tune-dir",
+        "--properties-file",
+        yaml.to_str().expect("utf8"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&yaml).expect("read"), "disks: []\n");
+}
+
+#[test]
 fn tmpfs_is_refused_with_the_reason() {
     let Some(root) = require_root_with("tmpfs_is_refused_with_the_reason", &[]) else {
         return;

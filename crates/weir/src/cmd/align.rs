@@ -8,7 +8,7 @@ use weir_probe::align::run::{run_align, AlignOptions, AlignReport, Prepare};
 use weir_probe::align::{bucket_label, BUCKETS_BYTES};
 
 use crate::cmd::doctor::probe;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, OutputFile, RuntimeError, UsageError};
 
 #[derive(clap::Args)]
 pub struct AlignArgs {
@@ -46,49 +46,53 @@ pub struct AlignArgs {
     pub backend: String,
 }
 
-fn size(flag: &str, text: &str) -> Result<u64, CliError> {
-    weir_model::units::parse_size(text).map_err(|e| CliError::usage(format!("{flag} {text}: {e}")))
+fn size(flag: &'static str, text: &str) -> Result<u64, UsageError> {
+    weir_model::units::parse_size(text).map_err(|error| UsageError::Unit {
+        flag,
+        value: Some(text.to_string()),
+        error,
+    })
 }
 
-fn options(args: &AlignArgs) -> Result<AlignOptions, CliError> {
+fn options(args: &AlignArgs) -> Result<AlignOptions, UsageError> {
     let request_bytes = size("--request-size", &args.request_size)?;
     let file_bytes = size("--file-size", &args.file_size)?;
     if request_bytes == 0 || request_bytes % 4096 != 0 || request_bytes > (64 << 20) {
-        return Err(CliError::usage(format!(
-            "--request-size {}: must be a multiple of 4 KiB up to 64 MiB",
-            args.request_size
-        )));
+        return Err(UsageError::OutOfRange {
+            flag: "--request-size",
+            value: args.request_size.clone(),
+            accepted: "must be a multiple of 4 KiB up to 64 MiB",
+        });
     }
     if file_bytes < request_bytes || file_bytes % request_bytes != 0 {
-        return Err(CliError::usage(format!(
-            "--file-size {}: must be a multiple of --request-size {}",
-            args.file_size, args.request_size
-        )));
+        return Err(UsageError::FileSizeNotMultiple {
+            file_size: args.file_size.clone(),
+            request_size: args.request_size.clone(),
+        });
     }
     let modes = args
         .modes
         .split(',')
-        .map(|m| {
-            m.trim()
-                .parse::<Prepare>()
-                .map_err(|e| CliError::usage(format!("--modes: {e}")))
-        })
+        .map(|m| m.trim().parse::<Prepare>().map_err(UsageError::Modes))
         .collect::<Result<Vec<_>, _>>()?;
-    let backend = match args.backend.as_str() {
-        "uring" | "io_uring" => Backend::Uring,
-        "aio" | "linux-aio" => Backend::Aio,
-        other => {
-            return Err(CliError::usage(format!(
-                "--backend {other}: expected uring or aio"
-            )))
-        }
-    };
+    // The engine's names (uring, io_uring, aio, linux-aio, libaio), as every command takes.
+    let backend = args
+        .backend
+        .parse::<Backend>()
+        .map_err(|_| UsageError::OutOfRange {
+            flag: "--backend",
+            value: args.backend.clone(),
+            accepted: "expected uring or aio",
+        })?;
     let chunk_bytes = match &args.chunk {
         Some(c) => Some(size("--chunk", c)?).filter(|&c| c > 0),
         None => None,
     };
     if args.files == 0 || args.depth == 0 {
-        return Err(CliError::usage("--files and --depth must be at least 1"));
+        return Err(UsageError::Zero {
+            flags: "--files and --depth",
+            rule: "must be at least 1",
+        });
     }
     Ok(AlignOptions {
         request_bytes: request_bytes as u32,
@@ -105,20 +109,28 @@ fn options(args: &AlignArgs) -> Result<AlignOptions, CliError> {
 pub fn run(args: AlignArgs) -> CliResult {
     let opts = options(&args)?;
     let facts = probe(&args.dir, None)?;
-    let report = run_align(&args.dir, &facts, &opts).map_err(CliError::runtime)?;
+    let report = run_align(&args.dir, &facts, &opts).map_err(RuntimeError::Align)?;
     if let Some(path) = &args.plot {
-        let json = serde_json::to_value(&report)
-            .map_err(|e| CliError::runtime(format!("cannot encode the report: {e}")))?;
+        let json = serde_json::to_value(&report).map_err(|error| RuntimeError::Encode {
+            what: "the report",
+            error,
+        })?;
         let charts: Vec<_> = weir_report::figures::align::chart(&json)
             .into_iter()
             .collect();
-        std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|e| {
-            CliError::runtime(format!("cannot write the plot to {}: {e}", path.display()))
+        std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|error| {
+            RuntimeError::Write {
+                file: OutputFile::Plot,
+                path: path.clone(),
+                error,
+            }
         })?;
     }
     if args.json {
-        let text = serde_json::to_string_pretty(&report)
-            .map_err(|e| CliError::runtime(format!("cannot encode JSON: {e}")))?;
+        let text = serde_json::to_string_pretty(&report).map_err(|error| RuntimeError::Encode {
+            what: "JSON",
+            error,
+        })?;
         println!("{text}");
     } else {
         print!("{}", render_text(&report));

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use weir_probe::doctor::{worst, Finding, Status};
 use weir_probe::{PathFacts, ProbeError, SysRoot};
 
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, Problem, RuntimeError};
 
 #[derive(clap::Args)]
 pub struct DoctorArgs {
@@ -20,26 +20,14 @@ pub struct DoctorArgs {
     pub root: Option<PathBuf>,
 }
 
-/// Maps a probe error to the CLI's exit classes: a bad directory argument is a usage error.
-pub fn probe_error(e: ProbeError) -> CliError {
-    match e {
-        ProbeError::NotFound(_)
-        | ProbeError::NotADirectory(_)
-        | ProbeError::PermissionDenied(_) => CliError::usage(e.to_string()),
-        _ => CliError::runtime(e.to_string()),
-    }
-}
-
 /// Probes `dir` under `root` (live when `None`), validating the argument even for fixtures.
 pub fn probe(dir: &std::path::Path, root: Option<&PathBuf>) -> Result<PathFacts, CliError> {
-    let meta = std::fs::metadata(dir).map_err(|e| probe_error(ProbeError::from_io(dir, &e)))?;
+    let meta = std::fs::metadata(dir).map_err(|e| ProbeError::from_io(dir, &e))?;
     if !meta.is_dir() {
-        return Err(probe_error(ProbeError::NotADirectory(
-            dir.display().to_string(),
-        )));
+        return Err(ProbeError::NotADirectory(dir.display().to_string()).into());
     }
     let sysroot = root.map_or_else(SysRoot::live, SysRoot::at);
-    weir_probe::probe_path_in(dir, &sysroot).map_err(probe_error)
+    Ok(weir_probe::probe_path_in(dir, &sysroot)?)
 }
 
 pub fn run(args: DoctorArgs) -> CliResult {
@@ -48,18 +36,21 @@ pub fn run(args: DoctorArgs) -> CliResult {
     if args.json {
         let doc =
             serde_json::json!({ "facts": facts, "findings": findings, "worst": worst(&findings) });
-        let text = serde_json::to_string_pretty(&doc)
-            .map_err(|e| CliError::runtime(format!("cannot encode JSON: {e}")))?;
+        let text = serde_json::to_string_pretty(&doc).map_err(|error| RuntimeError::Encode {
+            what: "JSON",
+            error,
+        })?;
         println!("{text}");
     } else {
         print!("{}", render_text(&facts, &findings));
     }
     let fails = findings.iter().filter(|f| f.status == Status::Fail).count();
     if fails > 0 {
-        return Err(CliError::runtime(format!(
-            "{fails} check(s) FAILed for {}; each FAIL above says the fix",
-            args.dir.display()
-        )));
+        return Err(Problem::DoctorFailed {
+            fails,
+            dir: args.dir.clone(),
+        }
+        .into());
     }
     Ok(())
 }

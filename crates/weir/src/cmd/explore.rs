@@ -8,12 +8,14 @@ use std::time::Duration;
 
 use weir_engine::backend::Backend;
 use weir_explore::meter::{leftover_files, WorkloadMeter, WriteRegime};
-use weir_explore::{output, ExploreError, Map, SearchProgress, SearchSettings, SteadyRule};
-use weir_model::units::{parse_duration, parse_size};
+use weir_explore::{output, Map, SearchProgress, SearchSettings, SteadyRule};
+use weir_model::units::{parse_duration, parse_size, UnitError};
 use weir_workload::run::EngineFactory;
 use weir_workload::RunOptions;
 
-use crate::error::{CliError, CliResult};
+use crate::error::{
+    CliError, CliResult, InputError, InputFile, OutputFile, RuntimeError, UsageError,
+};
 
 /// Below this much free space the files would be too small to mean anything.
 const MIN_FREE_BYTES: u64 = 256 << 20;
@@ -64,14 +66,27 @@ pub struct ExploreArgs {
     backend: String,
 }
 
-fn usage(flag: &str, value: &str, e: impl std::fmt::Display) -> CliError {
-    CliError::usage(format!("--{flag} {value}: {e}"))
+/// A size or duration flag that does not parse, echoed with its value.
+fn unit_error(flag: &'static str, value: &str, error: UnitError) -> UsageError {
+    UsageError::Unit {
+        flag,
+        value: Some(value.to_string()),
+        error,
+    }
 }
 
-fn size_flag(flag: &str, value: &str) -> Result<u32, CliError> {
-    let bytes = parse_size(value).map_err(|e| usage(flag, value, e))?;
+fn out_of_range(flag: &'static str, value: &str, accepted: &'static str) -> UsageError {
+    UsageError::OutOfRange {
+        flag,
+        value: value.to_string(),
+        accepted,
+    }
+}
+
+fn size_flag(flag: &'static str, value: &str) -> Result<u32, UsageError> {
+    let bytes = parse_size(value).map_err(|e| unit_error(flag, value, e))?;
     if bytes == 0 || bytes % 512 != 0 || bytes > 64 << 20 {
-        return Err(usage(
+        return Err(out_of_range(
             flag,
             value,
             "a request size is a multiple of 512 bytes up to 64 MiB (e.g. 4k, 128k)",
@@ -80,28 +95,22 @@ fn size_flag(flag: &str, value: &str) -> Result<u32, CliError> {
     Ok(bytes as u32)
 }
 
-fn explore_error(e: ExploreError) -> CliError {
-    match e {
-        ExploreError::Usage(_) | ExploreError::Import { .. } => CliError::usage(e.to_string()),
-        other => CliError::runtime(other.to_string()),
-    }
-}
-
 pub fn run(args: ExploreArgs) -> CliResult {
-    let goal = parse_duration(&args.goal).map_err(|e| usage("goal", &args.goal, e))?;
+    let goal = parse_duration(&args.goal).map_err(|e| unit_error("--goal", &args.goal, e))?;
     let goal_us = goal.as_secs_f64() * 1e6;
     if goal_us.is_nan() || goal_us < 10.0 {
-        return Err(usage(
-            "goal",
+        return Err(out_of_range(
+            "--goal",
             &args.goal,
             "a goal of at least 10us is needed (e.g. 1ms)",
-        ));
+        )
+        .into());
     }
-    let read_bytes = size_flag("read-size", &args.read_size)?;
-    let write_bytes = size_flag("write-size", &args.write_size)?;
+    let read_bytes = size_flag("--read-size", &args.read_size)?;
+    let write_bytes = size_flag("--write-size", &args.write_size)?;
     let regime = WriteRegime::from_name(&args.write_regime).ok_or_else(|| {
-        usage(
-            "write-regime",
+        out_of_range(
+            "--write-regime",
             &args.write_regime,
             "write `fresh` or `overwrite`",
         )
@@ -111,10 +120,9 @@ pub fn run(args: ExploreArgs) -> CliResult {
     }
     let imported = match args.import.as_ref().or(args.grid.as_ref()) {
         Some(file) => {
-            let text = read_input(file, "pass Diskplorer's --result-file")?;
+            let text = read_input(file, InputFile::DiskplorerResult)?;
             let name = file.display().to_string();
-            let map = weir_explore::import::import(&text, &name, goal_us, read_bytes, write_bytes)
-                .map_err(explore_error)?;
+            let map = weir_explore::import::import(&text, &name, goal_us, read_bytes, write_bytes)?;
             Some(map)
         }
         None => None,
@@ -122,17 +130,22 @@ pub fn run(args: ExploreArgs) -> CliResult {
     if let (Some(map), None) = (&imported, &args.grid) {
         return finish(map, &args.out, "/");
     }
+    // Before the first progress line, and before the clean-up below, which would warn once per
+    // test file about a --dir that is not a directory.
+    super::check_dir_flag(&args.dir, "map")?;
     let budget_text = args
         .budget
         .clone()
         .unwrap_or_else(|| if args.quick { "2m" } else { "10m" }.into());
-    let budget = parse_duration(&budget_text).map_err(|e| usage("budget", &budget_text, e))?;
-    let backend: Backend = args.backend.parse().map_err(CliError::usage)?;
+    let budget =
+        parse_duration(&budget_text).map_err(|e| unit_error("--budget", &budget_text, e))?;
+    let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
     if let Err(errno) = weir_engine::interrupt::install() {
-        return Err(CliError::runtime(format!(
-            "cannot install the Ctrl-C handler: {}",
-            weir_engine::describe_errno(errno)
-        )));
+        return Err(RuntimeError::InterruptHandler {
+            signal: "Ctrl-C",
+            errno,
+        }
+        .into());
     }
     let shards = args
         .shards
@@ -163,33 +176,35 @@ pub fn run(args: ExploreArgs) -> CliResult {
         .unwrap_or_else(|_| args.dir.display().to_string());
     finish(&map, &args.out, &mountpoint)?;
     if map.interrupted {
-        return Err(CliError::runtime(format!(
-            "interrupted: the partial map is in {}",
-            args.out.display()
-        )));
+        return Err(RuntimeError::ExploreInterrupted {
+            out: args.out.clone(),
+        }
+        .into());
     }
     Ok(())
 }
 
-fn read_input(file: &Path, fix: &str) -> Result<String, CliError> {
-    std::fs::read_to_string(file)
-        .map_err(|e| CliError::usage(format!("cannot read {}: {e}; {fix}", file.display())))
+fn read_input(path: &Path, file: InputFile) -> Result<String, InputError> {
+    std::fs::read_to_string(path).map_err(|error| InputError::Read {
+        file,
+        path: path.to_path_buf(),
+        error,
+    })
 }
 
 /// `--compare A.json B.json`: prints the frontiers side by side with the pure loads' spread.
 fn compare(files: &[PathBuf]) -> CliResult {
     let [a, b] = files else {
-        return Err(CliError::usage("--compare takes two explore.json files"));
+        return Err(UsageError::CompareArity.into());
     };
-    let fix = "pass the explore.json of a weir explore run";
-    let (a_text, b_text) = (read_input(a, fix)?, read_input(b, fix)?);
+    let a_text = read_input(a, InputFile::ExploreJson)?;
+    let b_text = read_input(b, InputFile::ExploreJson)?;
     let comparison = weir_explore::compare::compare_frontiers(
         &a_text,
         &a.display().to_string(),
         &b_text,
         &b.display().to_string(),
-    )
-    .map_err(explore_error)?;
+    )?;
     println!("A = {}, B = {}", a.display(), b.display());
     // The issue's target for two runs on a steady device (zram): frontiers within 5%.
     print!(
@@ -218,8 +233,7 @@ fn grid(
         } else {
             eprintln!("{line}");
         }
-    })
-    .map_err(explore_error)?;
+    })?;
     if tty {
         eprintln!();
     }
@@ -228,11 +242,10 @@ fn grid(
     std::fs::create_dir_all(out)
         .and_then(|()| std::fs::write(out.join("grid.md"), &table))
         .and_then(|()| std::fs::write(out.join("grid.json"), json))
-        .map_err(|e| {
-            CliError::runtime(format!(
-                "cannot write into {}: {e}; pass another --out directory",
-                out.display()
-            ))
+        .map_err(|error| RuntimeError::Write {
+            file: OutputFile::GridDir,
+            path: out.to_path_buf(),
+            error,
         })?;
     print!("{table}");
     println!("wrote {0}/grid.md, {0}/grid.json", out.display());
@@ -257,13 +270,12 @@ fn measure(
     };
     let free_bytes = free_space_bytes(&args.dir).unwrap_or(u64::MAX);
     if free_bytes < MIN_FREE_BYTES {
-        return Err(CliError::usage(format!(
-            "{} has {} MiB free; explore needs at least {} MiB for its read file, overwrite \
-             region and fresh write files: free space or pass another --dir",
-            args.dir.display(),
-            free_bytes >> 20,
-            MIN_FREE_BYTES >> 20
-        )));
+        return Err(UsageError::NoSpace {
+            dir: args.dir.clone(),
+            free_bytes,
+            need_bytes: MIN_FREE_BYTES,
+        }
+        .into());
     }
     let regions = weir_explore::regions::regions(free_bytes, args.quick);
     // A grid point is compared with Diskplorer's fixed-time points: the full steadiness rule.
@@ -310,8 +322,7 @@ fn measure(
         goal_us,
         budget.as_secs_f64()
     );
-    let outcome = weir_explore::search(&mut meter, &settings, &mut |p| show(p, tty))
-        .map_err(explore_error)?;
+    let outcome = weir_explore::search(&mut meter, &settings, &mut |p| show(p, tty))?;
     if tty {
         eprintln!();
     }
@@ -363,7 +374,7 @@ fn show(p: &SearchProgress, tty: bool) {
 }
 
 fn finish(map: &Map, out: &Path, mountpoint: &str) -> CliResult {
-    let files = output::write_all(map, out, mountpoint).map_err(explore_error)?;
+    let files = output::write_all(map, out, mountpoint)?;
     print!("{}", output::summary(map));
     for f in files {
         println!("wrote {}", f.display());

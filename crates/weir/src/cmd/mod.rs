@@ -9,3 +9,23 @@ pub mod run;
 mod run_groups;
 mod run_sim;
 pub mod tune;
+
+use std::path::Path;
+
+use crate::error::UsageError;
+
+/// Whether `--dir` is an existing directory, checked before anything is measured or printed;
+/// `purpose` finishes "pass an existing directory on the disk to ...".
+fn check_dir_flag(dir: &Path, purpose: &'static str) -> Result<(), UsageError> {
+    let meta = std::fs::metadata(dir).map_err(|error| UsageError::DirFlag {
+        dir: dir.to_path_buf(),
+        error,
+        purpose,
+    })?;
+    if !meta.is_dir() {
+        return Err(UsageError::DirFlagNotADirectory {
+            dir: dir.to_path_buf(),
+        });
+    }
+    Ok(())
+}

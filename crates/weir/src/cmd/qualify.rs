@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use weir_probe::qualify::{qualify, QualifyOptions, TestResult, Verdict};
 
 use crate::cmd::doctor::probe;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, Problem, RuntimeError, UsageError};
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineChoice {
@@ -36,22 +36,32 @@ pub struct QualifyArgs {
 }
 
 pub fn run(args: QualifyArgs) -> CliResult {
-    let request_bytes = weir_model::units::parse_size(&args.request_size)
-        .map_err(|e| CliError::usage(format!("--request-size {}: {e}", args.request_size)))?;
+    let request_bytes =
+        weir_model::units::parse_size(&args.request_size).map_err(|error| UsageError::Unit {
+            flag: "--request-size",
+            value: Some(args.request_size.clone()),
+            error,
+        })?;
     if request_bytes == 0 || request_bytes % 512 != 0 || request_bytes > (16 << 20) {
-        return Err(CliError::usage(format!(
-            "--request-size {}: must be a multiple of 512 B between 512 B and 16 MiB (direct I/O sizes)",
-            args.request_size
-        )));
+        return Err(UsageError::OutOfRange {
+            flag: "--request-size",
+            value: args.request_size.clone(),
+            accepted: "must be a multiple of 512 B between 512 B and 16 MiB (direct I/O sizes)",
+        }
+        .into());
     }
     if args.ios == 0 || args.nowait_ios == 0 {
-        return Err(CliError::usage("--ios and --nowait-ios must be at least 1"));
+        return Err(UsageError::Zero {
+            flags: "--ios and --nowait-ios",
+            rule: "must be at least 1",
+        }
+        .into());
     }
     // The facts are context for the verdicts; a probe failure other than a bad directory is
     // reported and the tests still run.
     let facts = match probe(&args.dir, None) {
         Ok(f) => Some(f),
-        Err(CliError::Usage(m)) => return Err(CliError::Usage(m)),
+        Err(e @ CliError::Usage(_)) => return Err(e),
         Err(e) => {
             eprintln!("weir: warning: {e}");
             None
@@ -84,13 +94,13 @@ pub fn run(args: QualifyArgs) -> CliResult {
                 "kernel": kernel,
                 "filesystem": facts.as_ref().map(|f| &f.filesystem),
                 "results": [],
-                "error": refusal,
+                "error": refusal.to_string(),
             });
             println!("{doc:#}");
         } else {
             print!("{}", render_text(&args.dir, &kernel, facts.as_ref(), &[]));
         }
-        return Err(CliError::usage(refusal));
+        return Err(refusal.into());
     }
     let results = qualify(&args.dir, &opts);
     if args.json {
@@ -102,8 +112,10 @@ pub fn run(args: QualifyArgs) -> CliResult {
             "request_bytes": request_bytes,
             "results": results,
         });
-        let text = serde_json::to_string_pretty(&doc)
-            .map_err(|e| CliError::runtime(format!("cannot encode JSON: {e}")))?;
+        let text = serde_json::to_string_pretty(&doc).map_err(|error| RuntimeError::Encode {
+            what: "JSON",
+            error,
+        })?;
         println!("{text}");
     } else {
         print!(
@@ -117,32 +129,30 @@ pub fn run(args: QualifyArgs) -> CliResult {
         .filter(|r| r.verdict == Verdict::Error)
         .collect();
     if let Some(first) = errors.first() {
-        return Err(CliError::runtime(format!(
-            "{} test(s) could not run in {}; first: {}: {}",
-            errors.len(),
-            args.dir.display(),
-            first.id,
-            first.error.as_deref().unwrap_or("?")
-        )));
+        return Err(Problem::QualifyCouldNotRun {
+            count: errors.len(),
+            dir: args.dir.clone(),
+            first_id: first.id.to_string(),
+            first_error: first.error.clone(),
+        }
+        .into());
     }
     if bad > 0 {
-        return Err(CliError::runtime(format!(
-            "{bad} test(s) BAD in {}: see each one's meaning above",
-            args.dir.display()
-        )));
+        return Err(Problem::QualifyBad {
+            bad,
+            dir: args.dir.clone(),
+        }
+        .into());
     }
     Ok(())
 }
 
 /// Why a memory filesystem cannot be qualified, or `None` for a disk-backed one.
-fn memory_fs_refusal(facts: &weir_probe::PathFacts) -> Option<String> {
+fn memory_fs_refusal(facts: &weir_probe::PathFacts) -> Option<UsageError> {
     let t = facts.filesystem.fs_type.as_str();
-    matches!(t, "tmpfs" | "ramfs").then(|| {
-        format!(
-            "{}: {t} is memory, not a disk: there is no asynchronous disk I/O to qualify; \
-             run weir qualify in a directory on the disk-backed filesystem that will hold the data",
-            facts.path
-        )
+    matches!(t, "tmpfs" | "ramfs").then(|| UsageError::MemoryFilesystem {
+        path: facts.path.clone(),
+        fs_type: t.to_string(),
     })
 }
 

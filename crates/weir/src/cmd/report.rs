@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use weir_engine::Backend;
 use weir_report::{page, run_report, Mode, Progress, ReportOptions};
 
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, OutputFile, RuntimeError, UsageError};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
@@ -30,34 +30,20 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> CliResult {
-    let backend: Backend = args
-        .backend
-        .parse()
-        .map_err(|e: String| CliError::usage(format!("--backend: {e}")))?;
-    let meta = std::fs::metadata(&args.dir).map_err(|e| {
-        CliError::usage(format!(
-            "--dir {}: {e}; pass an existing directory on the disk to report on",
-            args.dir.display()
-        ))
-    })?;
-    if !meta.is_dir() {
-        return Err(CliError::usage(format!(
-            "--dir {}: not a directory; pass the directory where the data files will live",
-            args.dir.display()
-        )));
-    }
+    let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
+    super::check_dir_flag(&args.dir, "report on")?;
     // Fail on an unwritable --out now, not after minutes of measuring.
-    std::fs::write(&args.out, b"").map_err(|e| {
-        CliError::usage(format!(
-            "--out {}: cannot write it ({e}); pass a writable path",
-            args.out.display()
-        ))
+    std::fs::write(&args.out, b"").map_err(|error| UsageError::OutFlag {
+        flag: "--out",
+        path: args.out.clone(),
+        error,
     })?;
     if let Err(errno) = weir_engine::interrupt::install() {
-        return Err(CliError::runtime(format!(
-            "cannot install the Ctrl-C handler: {}",
-            weir_engine::describe_errno(errno)
-        )));
+        return Err(RuntimeError::InterruptHandler {
+            signal: "Ctrl-C",
+            errno,
+        }
+        .into());
     }
     let mode = if args.quick {
         Mode::Quick
@@ -80,11 +66,10 @@ pub fn run(args: ReportArgs) -> CliResult {
     let doc = run_report(&opts, &progress);
     drop(progress);
     let html = page::render(&doc);
-    std::fs::write(&args.out, &html).map_err(|e| {
-        CliError::runtime(format!(
-            "cannot write the page to {}: {e}; the measurements are lost, rerun with a writable --out",
-            args.out.display()
-        ))
+    std::fs::write(&args.out, &html).map_err(|error| RuntimeError::Write {
+        file: OutputFile::Page,
+        path: args.out.clone(),
+        error,
     })?;
     let unfinished: Vec<String> = doc
         .sections
@@ -104,9 +89,7 @@ pub fn run(args: ReportArgs) -> CliResult {
         }
     );
     if doc.meta.interrupted {
-        return Err(CliError::runtime(
-            "interrupted: the page holds the parts that finished and says which did not",
-        ));
+        return Err(RuntimeError::ReportInterrupted.into());
     }
     Ok(())
 }

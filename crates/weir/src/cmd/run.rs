@@ -13,7 +13,9 @@ use weir_sched::SchedConfig;
 use weir_workload::parse::parse_plan;
 use weir_workload::{Control, Progress, Report, RunError, RunOptions, SchedulerOptions};
 
-use crate::error::{CliError, CliResult};
+use crate::error::{
+    CliError, CliResult, InputError, InputFile, OutputFile, Problem, RuntimeError, UsageError,
+};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -98,30 +100,34 @@ enum Output {
 }
 
 pub fn run(args: RunArgs) -> CliResult {
-    let text = std::fs::read_to_string(&args.job_file).map_err(|e| {
-        CliError::usage(format!(
-            "cannot read the job file {}: {e}; pass the path of an io_tester YAML job file \
-             (see examples/ and docs/run.md)",
-            args.job_file.display()
-        ))
+    let text = std::fs::read_to_string(&args.job_file).map_err(|error| InputError::Read {
+        file: InputFile::JobFile,
+        path: args.job_file.clone(),
+        error,
     })?;
-    let plan = parse_plan(&text)
-        .map_err(|e| CliError::usage(format!("{}:{e}", args.job_file.display())))?;
-    let duration =
-        parse_duration(&args.duration).map_err(|e| CliError::usage(format!("--duration: {e}")))?;
+    let plan = parse_plan(&text).map_err(|error| InputError::JobFile {
+        path: args.job_file.clone(),
+        error,
+    })?;
+    let duration = parse_duration(&args.duration).map_err(|error| UsageError::Unit {
+        flag: "--duration",
+        value: None,
+        error,
+    })?;
     if duration.is_zero() {
-        return Err(CliError::usage(
-            "--duration must be longer than zero, e.g. 10s",
-        ));
+        return Err(UsageError::Zero {
+            flags: "--duration",
+            rule: "must be longer than zero, e.g. 10s",
+        }
+        .into());
     }
-    let backend: Backend = args
-        .backend
-        .parse()
-        .map_err(|e: String| CliError::usage(format!("--backend: {e}")))?;
+    let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
     if args.shards == Some(0) {
-        return Err(CliError::usage(
-            "--shards must be at least 1 (omit it for one per core)",
-        ));
+        return Err(UsageError::Zero {
+            flags: "--shards",
+            rule: "must be at least 1 (omit it for one per core)",
+        }
+        .into());
     }
     let groups = args
         .sched_groups
@@ -143,9 +149,7 @@ pub fn run(args: RunArgs) -> CliResult {
     let null_storage = [args.device.as_deref(), Some(args.dir.as_path())]
         .contains(&Some(std::path::Path::new("/dev/null")));
     if null_storage && args.verify {
-        return Err(CliError::usage(
-            "--verify cannot check /dev/null, which stores nothing: drop --verify or use --dir",
-        ));
+        return Err(UsageError::VerifyNullStorage.into());
     }
     let options = RunOptions {
         // The simulated disk has no files: each job and shard gets a region of its space.
@@ -169,10 +173,11 @@ pub fn run(args: RunArgs) -> CliResult {
     };
     // Without the handler Ctrl-C would kill the process and leave the test files behind.
     if let Err(errno) = weir_engine::interrupt::install() {
-        return Err(CliError::runtime(format!(
-            "cannot install the SIGINT handler: {}",
-            weir_engine::describe_errno(errno)
-        )));
+        return Err(RuntimeError::InterruptHandler {
+            signal: "SIGINT",
+            errno,
+        }
+        .into());
     }
     if interactive {
         let target = match (&args.device, &args.simulate) {
@@ -215,19 +220,24 @@ pub fn run(args: RunArgs) -> CliResult {
             write_metrics(&report, &args, options.scheduler.as_ref())?;
             corruption_result(&report)
         }
-        Err(RunError::Usage(m)) => Err(CliError::usage(m.to_string())),
-        Err(RunError::Setup(m)) => Err(CliError::runtime(m.to_string())),
+        Err(RunError::Usage(e)) => Err(UsageError::Workload(e).into()),
+        Err(RunError::Setup(e)) => Err(RuntimeError::Setup(e).into()),
         Err(RunError::Failed {
-            message, partial, ..
+            message,
+            interrupted,
+            failure,
+            partial,
         }) => {
             print_report(&partial, args.output, sim.as_ref());
-            Err(CliError::runtime(format!(
-                "{message}\nThe results above cover the time until the stop; the test files \
-                 were {}.",
-                if args.keep_files { "kept" } else { "removed" }
-            )))
+            Err(RuntimeError::RunStopped {
+                message,
+                interrupted,
+                failure,
+                files_kept: args.keep_files,
+            }
+            .into())
         }
-        Err(other) => Err(CliError::runtime(other.to_string())),
+        Err(other) => Err(RuntimeError::Workload(other).into()),
     }
 }
 
@@ -235,13 +245,18 @@ pub fn run(args: RunArgs) -> CliResult {
 fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliError> {
     let Some(path) = &args.io_properties else {
         if args.metrics.is_some() {
-            return Err(CliError::usage(
-                "--metrics needs --io-properties: the metrics are the scheduler's",
-            ));
+            return Err(UsageError::MetricsWithoutModel.into());
         }
         return Ok(None);
     };
-    let properties = IoProperties::load(path).map_err(|e| CliError::usage(e.to_string()))?;
+    // Read here rather than by IoProperties::load, so an unreadable file gets its fix.
+    let text = std::fs::read_to_string(path).map_err(|error| InputError::Read {
+        file: InputFile::IoProperties,
+        path: path.clone(),
+        error,
+    })?;
+    let properties = IoProperties::parse(&text, &path.display().to_string())
+        .map_err(InputError::IoProperties)?;
     let target = args.device.as_ref().unwrap_or(&args.dir);
     // The simulated disk is on no mount point: it takes the file's first disk.
     let simulated = args
@@ -250,24 +265,26 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         .and_then(|_| properties.disks.first());
     let disk = simulated
         .or_else(|| properties.disk_for_path(target))
-        .ok_or_else(|| {
-            CliError::usage(format!(
-                "{} describes no disk holding {}: add an entry whose mountpoint is on that disk, \
-             or pass the io-properties file measured for it (weir tune --dir {})",
-                path.display(),
-                target.display(),
-                args.dir.display()
-            ))
+        .ok_or_else(|| InputError::NoDiskFor {
+            file: path.clone(),
+            target: target.clone(),
+            dir: args.dir.clone(),
         })?;
-    let model = disk
-        .cost_model()
-        .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
-    let latency_goal = parse_duration(&args.latency_goal)
-        .map_err(|e| CliError::usage(format!("--latency-goal: {e}")))?;
+    let model = disk.cost_model().map_err(|error| InputError::CostModel {
+        path: path.clone(),
+        error,
+    })?;
+    let latency_goal = parse_duration(&args.latency_goal).map_err(|error| UsageError::Unit {
+        flag: "--latency-goal",
+        value: None,
+        error,
+    })?;
     if latency_goal.is_zero() {
-        return Err(CliError::usage(
-            "--latency-goal must be above zero, e.g. 0.75ms",
-        ));
+        return Err(UsageError::Zero {
+            flags: "--latency-goal",
+            rule: "must be above zero, e.g. 0.75ms",
+        }
+        .into());
     }
     let mountpoint = disk
         .mountpoints
@@ -296,11 +313,13 @@ fn write_metrics(
         return Ok(());
     };
     let text = weir_sched::render_prometheus(&scheduler.mountpoint, &report.scheduler_metrics);
-    std::fs::write(path, text).map_err(|e| {
-        CliError::runtime(format!(
-            "cannot write the metrics to {}: {e}; pass a writable --metrics path",
-            path.display()
-        ))
+    std::fs::write(path, text).map_err(|error| {
+        RuntimeError::Write {
+            file: OutputFile::Metrics,
+            path: path.clone(),
+            error,
+        }
+        .into()
     })
 }
 
@@ -314,11 +333,13 @@ fn write_plot(
     };
     let json = weir_report::samples::run_plot_json(report, timeline);
     let charts = weir_report::figures::run::charts(&json);
-    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|e| {
-        CliError::runtime(format!(
-            "cannot write the plot to {}: {e}; pass a writable --plot path",
-            path.display()
-        ))
+    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|error| {
+        RuntimeError::Write {
+            file: OutputFile::Plot,
+            path: path.to_path_buf(),
+            error,
+        }
+        .into()
     })
 }
 
@@ -351,23 +372,12 @@ fn print_report(report: &Report, output: Output, sim: Option<&super::run_sim::Si
 
 fn corruption_result(report: &Report) -> CliResult {
     match &report.verify {
-        Some(v) if v.corruptions > 0 => {
-            let first = v
-                .first
-                .first()
-                .map(|c| {
-                    format!(
-                        "; first at offset {} of {}: expected {}, found {}",
-                        c.offset_bytes, c.file, c.expected, c.found
-                    )
-                })
-                .unwrap_or_default();
-            Err(CliError::runtime(format!(
-                "data corruption: {} of {} blocks checked did not hold what weir wrote{first}. \
-                 Check the device (dmesg, SMART) and the filesystem (xfs_repair -n / fsck -n).",
-                v.corruptions, v.blocks_checked
-            )))
+        Some(v) if v.corruptions > 0 => Err(Problem::Corruption {
+            corruptions: v.corruptions,
+            blocks_checked: v.blocks_checked,
+            first: v.first.first().cloned().map(Box::new),
         }
+        .into()),
         _ => Ok(()),
     }
 }

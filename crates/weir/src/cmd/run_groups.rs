@@ -6,23 +6,23 @@ use std::path::Path;
 use weir_workload::sched_groups::SchedGroups;
 use weir_workload::Plan;
 
-use crate::error::CliError;
+use crate::error::{CliError, InputError, InputFile};
 
 /// Reads and checks the group file, and every job's `class` against it. Without a disk
 /// model the groups schedule nothing (`with_model` false): say so once on stderr.
 pub fn load(path: &Path, plan: &Plan, with_model: bool) -> Result<SchedGroups, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::usage(format!(
-            "cannot read the --sched-groups file {}: {e}; pass the path of a YAML list of \
-             groups (name, shares, parent), such as Seastar's apps/io_tester/sched.yaml",
-            path.display()
-        ))
+    let text = std::fs::read_to_string(path).map_err(|error| InputError::Read {
+        file: InputFile::SchedGroups,
+        path: path.to_path_buf(),
+        error,
     })?;
-    let groups = SchedGroups::parse(&text)
-        .map_err(|e| CliError::usage(format!("{}:{e}", path.display())))?;
+    let groups = SchedGroups::parse(&text).map_err(|error| InputError::SchedGroups {
+        path: path.to_path_buf(),
+        error,
+    })?;
     groups
         .place(plan, &path.display().to_string())
-        .map_err(CliError::usage)?;
+        .map_err(InputError::SchedGroupsPlacement)?;
     if !with_model {
         eprintln!(
             "weir run: note: --sched-groups without --io-properties: the groups and every \

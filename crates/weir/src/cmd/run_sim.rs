@@ -7,7 +7,7 @@ use std::sync::Arc;
 use weir_sim::{SharedSim, SharedSimHandle, SimDiskFile};
 use weir_workload::DeviceFactory;
 
-use crate::error::CliError;
+use crate::error::{CliError, InputError, InputFile};
 
 /// Every shard's handle onto the one simulated disk.
 pub struct SimFactory {
@@ -28,15 +28,15 @@ impl DeviceFactory for SimFactory {
 
 /// Reads the disk file and makes the disk for `shards` shards.
 pub fn load(path: &Path, shards: usize) -> Result<SimFactory, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::usage(format!(
-            "cannot read the --simulate disk file {}: {e}; pass the path of a YAML disk \
-             description such as examples/sim-raid0.yaml",
-            path.display()
-        ))
+    let text = std::fs::read_to_string(path).map_err(|error| InputError::Read {
+        file: InputFile::SimDisk,
+        path: path.to_path_buf(),
+        error,
     })?;
-    let file = SimDiskFile::parse(&text)
-        .map_err(|e| CliError::usage(format!("{}:{e}", path.display())))?;
+    let file = SimDiskFile::parse(&text).map_err(|error| InputError::SimDisk {
+        path: path.to_path_buf(),
+        error,
+    })?;
     Ok(SimFactory {
         sim: SharedSim::new(file.config, shards),
     })

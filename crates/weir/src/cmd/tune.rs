@@ -2,15 +2,15 @@
 //! file parses the flags, runs the preflight and the tune for each directory, writes
 //! io-properties.yaml and prints the chosen format.
 
-use crate::error::{CliError, CliResult};
-use std::path::PathBuf;
+use crate::error::{CliError, CliResult, OutputFile, RuntimeError, UsageError};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use weir_engine::backend::Backend;
 use weir_model::units::parse_duration;
 use weir_tune::output::{disk_properties, human_summary, io_properties_yaml, option_line};
 use weir_tune::plan::SustainedConfig;
 use weir_tune::real::{preflight, tune_dir, Preflight};
-use weir_tune::{TuneConfig, TuneError, TuneReport};
+use weir_tune::{TuneConfig, TuneReport};
 
 #[derive(clap::Args)]
 pub struct TuneArgs {
@@ -52,27 +52,29 @@ enum Format {
     Json,
 }
 
-fn tune_error(e: TuneError) -> CliError {
-    match e {
-        TuneError::Usage(m) => CliError::usage(m),
-        other => CliError::runtime(other.to_string()),
-    }
-}
-
-fn duration_flag(flag: &str, value: &str) -> Result<Duration, CliError> {
-    parse_duration(value).map_err(|e| CliError::usage(format!("--{flag} {value}: {e}")))
+fn duration_flag(flag: &'static str, value: &str) -> Result<Duration, CliError> {
+    parse_duration(value).map_err(|error| {
+        UsageError::Unit {
+            flag,
+            value: Some(value.to_string()),
+            error,
+        }
+        .into()
+    })
 }
 
 pub fn run(args: TuneArgs) -> CliResult {
     let start = Instant::now();
-    let duration = duration_flag("duration", &args.duration)?;
+    let duration = duration_flag("--duration", &args.duration)?;
     if duration < Duration::from_secs(5) {
-        return Err(CliError::usage(format!(
-            "--duration {}: at least 5s is needed to measure four figures; the default is 30s",
-            args.duration
-        )));
+        return Err(UsageError::OutOfRange {
+            flag: "--duration",
+            value: args.duration.clone(),
+            accepted: "at least 5s is needed to measure four figures; the default is 30s",
+        }
+        .into());
     }
-    let backend: Backend = args.backend.parse().map_err(CliError::usage)?;
+    let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
     let shards = args
         .shards
         .unwrap_or(weir_engine::shards::available_cores() as u32)
@@ -80,10 +82,12 @@ pub fn run(args: TuneArgs) -> CliResult {
     let mut cfg = TuneConfig::new(0);
     if args.sustained {
         cfg.sustained = Some(SustainedConfig {
-            window_ns: duration_flag("sustained-window", &args.sustained_window)?.as_nanos() as u64,
+            window_ns: duration_flag("--sustained-window", &args.sustained_window)?.as_nanos()
+                as u64,
             ..SustainedConfig::default()
         });
     }
+    check_writable(&args.properties_file)?;
     let quiet = args.format != Format::Human;
     let pres = preflights(&args.dirs, shards, quiet)?;
     let deadline = start + duration;
@@ -103,8 +107,7 @@ pub fn run(args: TuneArgs) -> CliResult {
         );
         let report = tune_dir(&pre, &cfg, backend, dir_deadline, &mut |line: &str| {
             note(quiet, &format!("  {line}"))
-        })
-        .map_err(tune_error)?;
+        })?;
         results.push((pre, report));
     }
     let disks = results
@@ -112,17 +115,36 @@ pub fn run(args: TuneArgs) -> CliResult {
         .map(|(pre, r)| disk_properties(&pre.mountpoint, r))
         .collect();
     let yaml = io_properties_yaml(disks);
-    std::fs::write(&args.properties_file, &yaml).map_err(|e| {
-        CliError::runtime(format!(
-            "cannot write {}: {e}; pass a writable --properties-file",
-            args.properties_file.display()
-        ))
+    std::fs::write(&args.properties_file, &yaml).map_err(|error| RuntimeError::Write {
+        file: OutputFile::PropertiesFile,
+        path: args.properties_file.clone(),
+        error,
     })?;
     let elapsed = start.elapsed();
     if let Some(path) = &args.plot {
         write_plot(path, &results)?;
     }
     print_result(&args, &results, &yaml, elapsed)
+}
+
+/// Fails on an unwritable --properties-file now rather than after the measuring, without
+/// touching a file that is already there (opened to append, and removed if it was new).
+fn check_writable(path: &Path) -> Result<(), UsageError> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|error| UsageError::OutFlag {
+            flag: "--properties-file",
+            path: path.to_path_buf(),
+            error,
+        })?;
+    if !existed {
+        // Best effort: the file is written again at the end, so one left behind is harmless.
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 /// The sweeps of every measured directory, drawn by weir-report's tune charts.
@@ -132,11 +154,13 @@ fn write_plot(path: &std::path::Path, results: &[(Preflight, TuneReport)]) -> Cl
         let json = serde_json::json!({ "preflight": pre, "report": report });
         charts.extend(weir_report::figures::tune::charts(&json));
     }
-    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|e| {
-        CliError::runtime(format!(
-            "cannot write the plot to {}: {e}; pass a writable --plot path",
-            path.display()
-        ))
+    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|error| {
+        RuntimeError::Write {
+            file: OutputFile::Plot,
+            path: path.to_path_buf(),
+            error,
+        }
+        .into()
     })
 }
 
@@ -144,7 +168,7 @@ fn write_plot(path: &std::path::Path, results: &[(Preflight, TuneReport)]) -> Cl
 fn preflights(dirs: &[PathBuf], shards: u32, quiet: bool) -> Result<Vec<Preflight>, CliError> {
     let mut out: Vec<Preflight> = Vec::new();
     for dir in dirs {
-        let pre = preflight(dir, shards).map_err(tune_error)?;
+        let pre = preflight(dir, shards)?;
         if out.iter().any(|p| p.mountpoint == pre.mountpoint) {
             note(
                 quiet,
@@ -224,8 +248,11 @@ fn print_result(
                 "elapsed_s": elapsed.as_secs_f64(),
                 "dirs": dirs,
             });
-            let text = serde_json::to_string_pretty(&doc)
-                .map_err(|e| CliError::runtime(format!("cannot encode the JSON report: {e}")))?;
+            let text =
+                serde_json::to_string_pretty(&doc).map_err(|error| RuntimeError::Encode {
+                    what: "the JSON report",
+                    error,
+                })?;
             println!("{text}");
         }
     }
