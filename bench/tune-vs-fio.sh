@@ -32,8 +32,11 @@
 # Both sides load the disk alike: JOBS fio jobs with a file each (weir: as many shards, a file
 # each), total depth split evenly, direct=1, io_uring, 1 MiB sequential and 4 KiB random requests
 # (random offsets uniform with replacement: norandommap, like weir). File state matches weir's:
-#   - sequential writes go into fresh sparse files (fallocate=none) large enough that a point
-#     never wraps onto blocks it wrote (overwrites run ~2x faster here than first writes);
+#   - sequential writes go into new files (fallocate=none: each write extends its file) large
+#     enough that a point never wraps onto blocks it wrote (overwrites run ~2x faster here than
+#     first writes);
+#   - fio writes random bytes without its per-write "scramble" stamps (FIO_BUFFERS), as weir
+#     does (bench/tune-write-factors.sh shows what the stamps cost zram);
 #   - reads and random writes use a file written just before, in the same round (weir reads
 #     data it wrote seconds earlier; a file written minutes ago may sit differently in the
 #     host's cache), about as large as what weir writes before its reads (8-11 GB here: its
@@ -41,7 +44,8 @@
 #
 # Environment: ROUNDS (4), QDS ("2 4 8 16 32 64 128 256", total in flight; weir's sweep goes up
 # to the device's nr_requests, 256 on vda), JOBS (nproc), RAMP_S (1), SWEEP_S (2), RUNTIME (1300ms),
-# SETTLE_S (3), READ_FILE_BYTES (10G, all jobs together), WRITE_FILE_BYTES (32G, sparse, all jobs),
+# SETTLE_S (3), FIO_BUFFERS (what fio writes; see below), READ_FILE_BYTES (10G, all jobs
+# together), WRITE_FILE_BYTES (32G, sparse, all jobs),
 # WEIR (a built weir binary; default: cargo build --release -p weir), KEEP (a directory to keep
 # raw outputs in), LOCK (a lock file: when set, the script takes it exclusively for the sweep
 # and for each round separately, so others can use the disk in between; otherwise wrap the
@@ -63,6 +67,10 @@ if [[ -n "$ZRAM" ]]; then
     WRITE_FILE_BYTES=${WRITE_FILE_BYTES:-3G}
     ROUNDS=${ROUNDS:-2}
     SETTLE_S=${SETTLE_S:-1}
+    # zram compresses every page and does not deduplicate: buffers filled once with random
+    # bytes cost its compressor what weir's do, and refilling them would only spend CPU that
+    # this CPU-bound tier measures (see FIO_BUFFERS below).
+    FIO_BUFFERS=${FIO_BUFFERS:-"--scramble_buffers=0"}
 fi
 
 DIR=${1:-/var/tmp/weir-tune-bench}
@@ -76,6 +84,14 @@ SETTLE_S=${SETTLE_S:-3}
 READ_FILE_BYTES=${READ_FILE_BYTES:-10G}
 WRITE_FILE_BYTES=${WRITE_FILE_BYTES:-32G}
 LOCK=${LOCK:-}
+# What fio writes. fio's default (random buffers, "scrambled" per write) stamps a zero word and
+# the offset/time into every 512 B: the pages stay too big for zram to keep compressed, yet its
+# LZO compressor works through them at ~2x the CPU per byte of random data (measured: fio
+# default 1.8-2.1 CPU-s per GB written into zram XFS, fio unscrambled 0.9-1.5, weir 0.5-1.6),
+# and zstd shrinks them to 89%. weir writes random blocks that are unique per write (stamped
+# with offset and sequence, like a database's compressed SSTables), so fio gets the same:
+# refilled random buffers on every write (unique blocks for a deduplicating host too).
+FIO_BUFFERS=${FIO_BUFFERS:-"--scramble_buffers=0 --refill_buffers=1"}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 for tool in fio python3 flock; do
@@ -125,10 +141,14 @@ WRITE_BYTES=$(bytes "$WRITE_FILE_BYTES")
 lock() { [[ -z "$LOCK" ]] || { exec 9>"$LOCK"; flock 9; }; }
 unlock() { [[ -z "$LOCK" ]] || { flock -u 9; exec 9>&-; }; }
 
-# One fio point: prints "iops bytes_per_s" summed over the jobs.
+# One fio point: prints "iops bytes_per_s" summed over the jobs. Writes get FIO_BUFFERS.
 fio_point() { # rw bs total_qd name file_bytes seconds [extra fio args...]
     local rw=$1 bs=$2 qd=$3 name=$4 file_bytes=$5 seconds=$6
     shift 6
+    if [[ $rw == *write* ]]; then
+        # shellcheck disable=SC2086 # FIO_BUFFERS is a list of options
+        set -- $FIO_BUFFERS "$@"
+    fi
     fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting \
         --size=$((file_bytes / JOBS)) --direct=1 --ioengine=io_uring --norandommap \
         --rw="$rw" --bs="$bs" --iodepth=$((qd / JOBS)) --ramp_time="$RAMP_S" --runtime="$seconds" \
@@ -139,7 +159,9 @@ s = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(int(s["iops"]), int(s["bw_bytes"]))'
 }
 
-# Sequential writes into fresh sparse files, removed afterwards.
+# Sequential writes into new files, each write extending its file (fio does not pre-size a
+# write-only job's file; weir fills a pre-truncated one: the same cost on zram XFS), removed
+# afterwards.
 fio_seq_write() { # total_qd seconds
     fio_point write 1M "$1" fio-tune-w "$WRITE_BYTES" "$2" --fallocate=none
     rm -f "$DIR"/fio-tune-w.*
@@ -148,8 +170,9 @@ fio_seq_write() { # total_qd seconds
 # A freshly written file for the reads and random writes of this round.
 fio_layout() {
     rm -f "$DIR"/fio-tune-data.*
+    # shellcheck disable=SC2086 # FIO_BUFFERS is a list of options
     fio --name=fio-tune-data --directory="$DIR" --numjobs="$JOBS" --size=$((READ_BYTES / JOBS)) \
-        --direct=1 --ioengine=io_uring --rw=write --bs=1M --iodepth=8 --fallocate=none \
+        $FIO_BUFFERS --direct=1 --ioengine=io_uring --rw=write --bs=1M --iodepth=8 --fallocate=none \
         --output-format=json >/dev/null 2>&1
 }
 
