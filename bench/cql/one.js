@@ -4,6 +4,11 @@
 // The same code drives weir-cql and cassandra-driver: their APIs are the same.
 //
 // usage: node one.js <weir-cql|cassandra-driver> <insert|select|concurrent_insert|concurrent_select> <ops> [host:port]
+//
+// CQL_BENCH_WARMUP_OPS=N first runs N operations of a sequential benchmark, not counted, so
+// a short run measures V8's and the server's steady state rather than their warm-up.
+// Besides seconds and client CPU, the line carries user and system CPU apart and, per thread
+// name, CPU and context switches during the timed part (threads.js).
 
 const [driverName, bench, opsText, host = '127.0.0.1:9042'] = process.argv.slice(2);
 const ops = Number(opsText);
@@ -13,10 +18,12 @@ if (!['weir-cql', 'cassandra-driver'].includes(driverName) || !(ops > 0)) {
 }
 const driver = require(driverName);
 const traffic = require('./traffic');
+const threads = require('./threads');
 const { Uuid } = driver.types;
 const INSERT = 'INSERT INTO benchmarks.basic (id, val) VALUES (?, ?)';
 const SELECT = 'SELECT * FROM benchmarks.basic';
 const CONCURRENCY = 100;
+const WARMUP_OPS = Number(process.env.CQL_BENCH_WARMUP_OPS || 0);
 
 async function main() {
   const client = new driver.Client({ contactPoints: [host], localDataCenter: 'datacenter1',
@@ -27,7 +34,15 @@ async function main() {
   const warm = Uuid.fromString('00000000-0000-0000-0000-000000000000');
   await client.execute(INSERT, [warm, -1], { prepare: true });
   await client.execute('DELETE FROM benchmarks.basic WHERE id = ?', [warm], { prepare: true });
+  if (bench === 'insert') {
+    // One row overwritten, then deleted: the table's row count stays what run.js checks.
+    for (let i = 0; i < WARMUP_OPS; i++) await client.execute(INSERT, [warm, i], { prepare: true });
+    await client.execute('DELETE FROM benchmarks.basic WHERE id = ?', [warm], { prepare: true });
+  } else if (bench === 'select') {
+    for (let i = 0; i < WARMUP_OPS; i++) await client.execute(SELECT, [], { prepare: true, fetchSize: 10 });
+  }
   const sockets0 = traffic.driverSockets(process.pid);
+  const threads0 = threads.snapshot();
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   switch (bench) {
@@ -60,10 +75,12 @@ async function main() {
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
+  const perThread = threads.diff(threads0, threads.snapshot());
   // Read after the clock stopped: what this process moved to and from the nodes.
   const moved = traffic.moved(sockets0, traffic.driverSockets(process.pid));
   console.log(JSON.stringify({ driver: driverName, bench, ops, seconds: +seconds.toFixed(4),
     cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(4),
+    user_seconds: +(cpu.user / 1e6).toFixed(4), system_seconds: +(cpu.system / 1e6).toFixed(4), threads: perThread,
     driver_packets: moved.packets, driver_bytes: moved.bytes, driver_closed: moved.closed }));
   await client.shutdown();
 }

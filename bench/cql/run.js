@@ -9,11 +9,15 @@
 //
 //   node run.js [--ops 62500,250000] [--benches insert,select,concurrent_insert,concurrent_select]
 //               [--drivers weir-cql,cassandra-driver,rust-raw] [--nodes 1,3] [--rounds 1] [--pin]
+//               [--warmup 2000]
 //
 // --nodes lists the cluster sizes to run, one after another (default 1,3: one node, then
 // the seed's three on 127.0.0.1..3); --rounds repeats every benchmark, printing each
 // round's ratios, then their medians; --pin puts every node's JVM on CPU 0 and the client on
-// CPU 1 (taskset), so the client's own cost shows.
+// CPU 1 (taskset), so the client's own cost shows; --warmup runs that many sequential
+// operations in each sequential run's process before the clock starts (not counted), so
+// insert and select measure V8's JIT and the server in their steady state, not a cold
+// start that short runs are mostly made of (default 2000; 0 turns it off).
 // Starts the nodes with node/weir-cql/scripts/cassandra.sh and stops them by pid at the end,
 // unless WEIR_CQL_CONTACT_POINT names a running server (then one size only; --pin and the
 // forwarded counts work only on nodes cassandra.sh started). Writes results/<time>.json and .md.
@@ -38,6 +42,7 @@ const DRIVERS = arg('drivers', ['weir-cql', 'cassandra-driver', 'rust-raw']);
 const NODE_COUNTS = arg('nodes', ['1', '3']).map(Number);
 const ROUNDS = Number(arg('rounds', ['1'])[0]);
 const PIN = process.argv.includes('--pin');
+const WARMUP_OPS = Number(arg('warmup', ['2000'])[0]);
 const traffic = require('./traffic');
 
 function sh(cmd, args, opts) {
@@ -79,7 +84,8 @@ function runOne(driver, bench, ops, host) {
   let [cmd, args] = driver === 'rust-raw' ? [rawBin, [bench, String(ops), host]]
     : [process.execPath, [path.join(here, 'one.js'), driver, bench, String(ops), host]];
   if (PIN) { args = ['-c', '1', cmd, ...args]; cmd = 'taskset'; }
-  const r = spawnSync(cmd, args, { cwd: here, encoding: 'utf8', maxBuffer: 1 << 24 });
+  const r = spawnSync(cmd, args, { cwd: here, encoding: 'utf8', maxBuffer: 1 << 24,
+    env: { ...process.env, CQL_BENCH_WARMUP_OPS: String(WARMUP_OPS) } });
   if (r.status !== 0) throw new Error(`${driver} ${bench} ${ops}: exit ${r.status}: ${(r.stderr || '').slice(-2000)}`);
   const line = r.stdout.trim().split('\n').pop();
   return JSON.parse(line);
@@ -167,7 +173,7 @@ async function runCluster(nodes, results) {
       host = '127.0.0.1:9042';
     }
     if (PIN) pinNodes(nodes);
-    console.log(`bench/cql: ${nodes} node(s)${PIN ? ', nodes pinned to CPU 0 and the client to CPU 1' : ''}, ${ROUNDS} round(s)`);
+    console.log(`bench/cql: ${nodes} node(s)${PIN ? ', nodes pinned to CPU 0 and the client to CPU 1' : ''}, ${ROUNDS} round(s), ${WARMUP_OPS} uncounted warm-up operations per sequential run`);
     // Warm the server's JIT before measuring (not reported), with the benchmarks chosen
     // (a 3-node SELECT * is a range scan: warming it when it is not measured costs minutes).
     for (const bench of BENCHES.filter((b) => b.startsWith('concurrent'))) {

@@ -23,6 +23,7 @@ mod history;
 pub mod log;
 mod metadata;
 mod ring;
+mod runtime;
 mod tls;
 mod wire;
 // Public: its functions are reachable only through napi registration.
@@ -44,30 +45,12 @@ use wire::Writer;
 
 pub use config::ConnectOptions;
 
-/// Sizes the tokio runtime that runs every session of this process. One worker by default:
-/// a request, its connection's router task and the reply then stay on one thread, which
-/// saves the cross-thread wake-ups that dominate CPU per request on a small machine;
-/// `WEIR_CQL_WORKER_THREADS` raises it for many-core clients.
+/// Builds the runtimes (see src/runtime.rs: by default the sessions' tasks run on the JS
+/// thread itself, so a request wakes no second thread).
 #[napi_derive::module_init]
 fn init_runtime() {
     log::install();
-    let workers = std::env::var("WEIR_CQL_WORKER_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(1);
-    match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .thread_name("weir-cql")
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => napi::bindgen_prelude::create_custom_tokio_runtime(rt),
-        // Without a custom runtime napi-rs builds its default one on first use.
-        Err(e) => eprintln!(
-            "weir-cql: cannot build a {workers}-thread tokio runtime ({e}); using the default"
-        ),
-    }
+    runtime::init();
 }
 
 /// The JS function that receives every `submit` result: one long-lived threadsafe function
@@ -168,7 +151,7 @@ impl NativeSession {
         options: ConnectOptions,
     ) -> napi::Result<PromiseRaw<'env, Buffer>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move {
+        env.spawn_future(runtime::on_session_runtime(async move {
             let connect_timeout = Duration::from_millis(options.connect_timeout_ms.unwrap_or(5000) as u64);
             let builder = match config::session_builder(&options) {
                 Ok(b) => b,
@@ -201,7 +184,7 @@ impl NativeSession {
                     Ok(error_buffer(&info))
                 }
             }
-        })
+        }))
     }
 
     /// Prepares a statement; resolves to `u8 0`, `u32 handle`, bind-marker specs,
@@ -213,7 +196,7 @@ impl NativeSession {
         query: String,
     ) -> napi::Result<PromiseRaw<'env, Buffer>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move {
+        env.spawn_future(runtime::on_session_runtime(async move {
             let session = match inner.session() {
                 Ok(s) => s,
                 Err(e) => return Ok(error_buffer(&e)),
@@ -241,7 +224,7 @@ impl NativeSession {
                 map.insert(handle, Arc::new(prepared));
             }
             Ok(w.buf.into())
-        })
+        }))
     }
 
     /// Forgets a prepared statement (called by the JS LRU on eviction).
@@ -263,8 +246,14 @@ impl NativeSession {
     }
 
     /// Registers the function that receives the results of `submit`.
+    /// Also makes libuv watch the JS-thread runtime (WEIR_CQL_RUNTIME=js, src/runtime.rs).
     #[napi]
-    pub fn set_completion(&self, callback: Function<Buffer, ()>) -> napi::Result<()> {
+    pub fn set_completion(&self, env: &Env, callback: Function<Buffer, ()>) -> napi::Result<()> {
+        runtime::watch(env).map_err(|e| {
+            napi::Error::from_reason(format!(
+                "weir-cql: cannot watch the runtime from libuv ({e}); set WEIR_CQL_RUNTIME=worker"
+            ))
+        })?;
         let tsfn = callback
             .build_threadsafe_function::<Buffer>()
             .callee_handled::<false>()
@@ -293,13 +282,22 @@ impl NativeSession {
             })?;
         let inner = self.inner.clone();
         let requests = bytes::Bytes::from(requests.to_vec());
-        napi::bindgen_prelude::spawn(async move {
+        runtime::spawn(async move {
             run_requests(inner, requests, concurrency, token, |out| {
                 completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
             })
             .await;
         });
+        // JS-thread runtime: run it now, so the requests are on their sockets when this returns.
+        runtime::pump();
         Ok(())
+    }
+
+    /// Runs the JS-thread runtime until idle (WEIR_CQL_RUNTIME=js; libuv normally does this
+    /// itself, see src/runtime.rs); does nothing in the other runtime modes.
+    #[napi]
+    pub fn pump(&self) {
+        runtime::pump();
     }
 
     /// The ring's ranges with their replicas in `keyspace`, as JSON
@@ -324,6 +322,8 @@ impl NativeSession {
         if let Ok(mut completion) = self.inner.completion.lock() {
             completion.take();
         }
+        // JS-thread runtime: let the connection tasks see the session gone and close now.
+        runtime::pump();
     }
 }
 

@@ -181,7 +181,7 @@ impl NativeSession {
     #[napi]
     pub fn refresh_metadata<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Buffer>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move {
+        env.spawn_future(crate::runtime::on_session_runtime(async move {
             let session = match inner.session() {
                 Ok(s) => s,
                 Err(e) => return Ok(error_buffer(&e)),
@@ -193,7 +193,7 @@ impl NativeSession {
                     format!("metadata refresh failed: {e}"),
                 )),
             })
-        })
+        }))
     }
 
     /// Waits until every node reports the same schema version; resolves to an empty
@@ -204,7 +204,7 @@ impl NativeSession {
         env: &'env Env,
     ) -> napi::Result<PromiseRaw<'env, Buffer>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move {
+        env.spawn_future(crate::runtime::on_session_runtime(async move {
             let session = match inner.session() {
                 Ok(s) => s,
                 Err(e) => return Ok(error_buffer(&e)),
@@ -216,7 +216,7 @@ impl NativeSession {
                     format!("schema agreement: {e}"),
                 )),
             })
-        })
+        }))
     }
 
     /// The server's trace of a request (`system_traces`) as JSON text, or an encoded
@@ -228,7 +228,7 @@ impl NativeSession {
         trace_id: String,
     ) -> napi::Result<PromiseRaw<'env, String>> {
         let inner = self.inner.clone();
-        env.spawn_future(async move {
+        env.spawn_future(crate::runtime::on_session_runtime(async move {
             let session = match inner.session() {
                 Ok(s) => s,
                 Err(e) => return Ok(json!({ "error": e.message }).to_string()),
@@ -267,7 +267,7 @@ impl NativeSession {
                 }
                 Err(e) => json!({ "error": format!("trace {trace_id}: {e}") }).to_string(),
             })
-        })
+        }))
     }
 }
 

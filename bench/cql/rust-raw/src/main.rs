@@ -25,6 +25,96 @@ fn cpu_seconds() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// User and system CPU seconds of this process (every thread).
+fn user_system_seconds() -> (f64, f64) {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Per thread of this process: (name, user s, system s, voluntary and involuntary context
+/// switches), from /proc/self/task, as bench/cql/threads.js reads them for the JS drivers.
+type ThreadStat = (String, f64, f64, u64, u64);
+fn thread_snapshot() -> std::collections::HashMap<String, ThreadStat> {
+    const TICKS_PER_SECOND: f64 = 100.0; // USER_HZ on Linux
+    let mut out = std::collections::HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let tid = entry.file_name().to_string_lossy().into_owned();
+        let (Ok(stat), Ok(status)) = (
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")),
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/status")),
+        ) else {
+            continue; // the thread exited between read_dir and read
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close]
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .to_string();
+        let f: Vec<&str> = stat[close + 2..].split(' ').collect();
+        let tick = |i: usize| {
+            f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / TICKS_PER_SECOND
+        };
+        let field = |k: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(k))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        out.insert(
+            tid,
+            (
+                comm,
+                tick(11),
+                tick(12),
+                field("voluntary_ctxt_switches:"),
+                field("nonvoluntary_ctxt_switches:"),
+            ),
+        );
+    }
+    out
+}
+
+/// JSON object of what each thread name did between two snapshots (same shape as threads.js).
+fn thread_diff_json(
+    a: &std::collections::HashMap<String, ThreadStat>,
+    b: &std::collections::HashMap<String, ThreadStat>,
+) -> String {
+    let mut by_name: std::collections::BTreeMap<String, (u32, f64, f64, u64, u64)> =
+        Default::default();
+    for (tid, (comm, u, s, v, n)) in b {
+        let (u0, s0, v0, n0) = a
+            .get(tid)
+            .map_or((0.0, 0.0, 0, 0), |t| (t.1, t.2, t.3, t.4));
+        let g = by_name.entry(comm.clone()).or_default();
+        g.0 += 1;
+        g.1 += u - u0;
+        g.2 += s - s0;
+        g.3 += v - v0;
+        g.4 += n - n0;
+    }
+    let parts: Vec<String> = by_name
+        .iter()
+        .filter(|(_, g)| g.1 + g.2 > 0.0 || g.3 + g.4 > 0)
+        .map(|(name, g)| {
+            format!(
+                "\"{name}\":{{\"threads\":{},\"utime_s\":{:.2},\"stime_s\":{:.2},\"vcs\":{},\"nvcs\":{}}}",
+                g.0, g.1, g.2, g.3, g.4
+            )
+        })
+        .collect();
+    format!("{{{}}}", parts.join(","))
+}
+
 async fn select_once(session: &Session, select: &PreparedStatement) -> Result<usize, String> {
     // One page of at most 10 rows, like the JS drivers' fetchSize: 10.
     let (res, _) = session
@@ -62,6 +152,31 @@ async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
     // cassandra-driver's default consistency, so all three drivers do the same work.
     insert.set_consistency(Consistency::LocalOne);
     select.set_consistency(Consistency::LocalOne);
+    // CQL_BENCH_WARMUP_OPS=N: N uncounted operations of a sequential benchmark first (one row
+    // overwritten then deleted for insert, so the table's row count stays what run.js checks).
+    let warmup_ops: usize = std::env::var("CQL_BENCH_WARMUP_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let warm_id = Uuid::nil();
+    if bench == "insert" && warmup_ops > 0 {
+        for i in 0..warmup_ops {
+            session
+                .execute_unpaged(&insert, (warm_id, i as i32))
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        session
+            .query_unpaged("DELETE FROM benchmarks.basic WHERE id = ?", (warm_id,))
+            .await
+            .map_err(|e| e.to_string())?;
+    } else if bench == "select" {
+        for _ in 0..warmup_ops {
+            select_once(&session, &select).await?;
+        }
+    }
+    let threads0 = thread_snapshot();
+    let (user0, system0) = user_system_seconds();
     let cpu0 = cpu_seconds();
     let t0 = Instant::now();
     match bench {
@@ -108,7 +223,10 @@ async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
     }
     let seconds = t0.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu0;
-    println!("{{\"driver\":\"rust-raw\",\"bench\":\"{bench}\",\"ops\":{ops},\"seconds\":{seconds:.4},\"cpu_seconds\":{cpu:.4}}}");
+    let (user1, system1) = user_system_seconds();
+    let (user, system) = (user1 - user0, system1 - system0);
+    let threads = thread_diff_json(&threads0, &thread_snapshot());
+    println!("{{\"driver\":\"rust-raw\",\"bench\":\"{bench}\",\"ops\":{ops},\"seconds\":{seconds:.4},\"cpu_seconds\":{cpu:.4},\"user_seconds\":{user:.4},\"system_seconds\":{system:.4},\"threads\":{threads}}}");
     Ok(())
 }
 

@@ -49,6 +49,11 @@ export declare class NativeSession {
    */
   submit(requests: Buffer, concurrency: number, token: number): void
   /**
+   * Runs the JS-thread runtime until idle (WEIR_CQL_RUNTIME=js; libuv normally does this
+   * itself, see src/runtime.rs); does nothing in the other runtime modes.
+   */
+  pump(): void
+  /**
    * The ring's ranges with their replicas in `keyspace`, as JSON
    * (`[{start, end, replicas}]`, tokens as decimal strings).
    */

@@ -1,0 +1,402 @@
+//! Where the sessions' tokio tasks run: `WEIR_CQL_RUNTIME`.
+//!
+//! - `worker` (default; the multi-thread runtime with `WEIR_CQL_WORKER_THREADS` workers, 1 by
+//!   default): every request wakes the worker (JS -> worker), and every answer wakes the JS
+//!   thread (worker -> JS). On a client pinned to one CPU each wake-up is a context switch.
+//! - `js` (Linux; opt-in until it measures better, see the README's "The sequential
+//!   path"): a current_thread runtime driven by the JS thread itself. libuv watches the runtime's epoll descriptor (readable when a socket or a cross-thread wake
+//!   has an event), and its callback runs the runtime until it has nothing left to do; a
+//!   `submit` runs it once right away, so a request is written to its socket before
+//!   `submit` returns. No second thread takes part in a request.
+//! - `thread`: the same current_thread runtime on one dedicated thread (the A/B control for
+//!   `js`: the same scheduler, but two wake-ups per request again).
+//!
+//! Running "until idle" needs to know when tokio is about to block: tokio calls the
+//! `on_thread_park` hook only when its run queue is empty. The hook asks the kernel (poll,
+//! non-consuming) whether the epoll descriptor has an event waiting; if not, it ends the
+//! pump by waking the `block_on` future (tokio then polls the driver once without blocking
+//! and returns). Timers (request timeouts, speculative executions, heartbeats) fire when
+//! the runtime runs: an unref'd libuv timer, re-armed after every pump, runs it 1 ms later
+//! while a caller waits on a task, 10 ms later otherwise, so a timer fires at most that
+//! late. The same timer bounds the one race left: a socket event that arrives between the
+//! hook's check and tokio's last non-blocking look at epoll is taken off the descriptor
+//! but its task runs only at the next pump (<= 1 ms later; 0.7 % of 2,000 sequential
+//! requests under strace, fewer without).
+
+use std::future::Future;
+use std::os::fd::RawFd;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+/// The JS-thread runtime, when `js` mode is on.
+static JS_RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+/// Its epoll descriptor (what libuv watches), -1 before it is known.
+static EPOLL_FD: AtomicI32 = AtomicI32::new(-1);
+/// Set by the park hook when the runtime has nothing to do: the pump may return.
+static IDLE: AtomicBool = AtomicBool::new(false);
+/// The waker of the running pump's `block_on` future.
+static PUMP_WAKER: Mutex<Option<Waker>> = Mutex::new(None);
+/// Whether a pump is running: a pump is never re-entered (a JS callback that submits while
+/// the runtime runs only queues its task; the running pump picks it up).
+static PUMPING: AtomicBool = AtomicBool::new(false);
+
+/// Which runtime the sessions use, chosen once at module load.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    Worker,
+    Js,
+    Thread,
+}
+
+static MODE: OnceLock<Mode> = OnceLock::new();
+
+pub fn mode() -> Mode {
+    *MODE.get().unwrap_or(&Mode::Worker)
+}
+
+/// The descriptors of this process that are epoll instances.
+fn epoll_fds() -> Vec<RawFd> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let fd: RawFd = e.file_name().to_str()?.parse().ok()?;
+            let target = std::fs::read_link(e.path()).ok()?;
+            (target.to_str()? == "anon_inode:[eventpoll]").then_some(fd)
+        })
+        .collect()
+}
+
+/// Builds the runtimes at module load. napi-rs keeps a multi-thread runtime for the calls
+/// that return promises (connect, prepare, metadata): rare, so their hop does not matter.
+pub fn init() {
+    let workers = std::env::var("WEIR_CQL_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1);
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("weir-cql")
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => napi::bindgen_prelude::create_custom_tokio_runtime(rt),
+        // Without a custom runtime napi-rs builds its default one on first use.
+        Err(e) => eprintln!(
+            "weir-cql: cannot build a {workers}-thread tokio runtime ({e}); using the default"
+        ),
+    }
+    let wanted = std::env::var("WEIR_CQL_RUNTIME").unwrap_or_else(|_| "worker".into());
+    let mode = match wanted.as_str() {
+        "worker" => Mode::Worker,
+        "thread" => Mode::Thread,
+        _ if !cfg!(target_os = "linux") => Mode::Worker,
+        _ => Mode::Js,
+    };
+    let mode = match mode {
+        Mode::Worker => Mode::Worker,
+        Mode::Js => {
+            match build_js_runtime() {
+                Ok(()) => Mode::Js,
+                Err(why) => {
+                    eprintln!("weir-cql: WEIR_CQL_RUNTIME=js unavailable ({why}); using the worker runtime");
+                    Mode::Worker
+                }
+            }
+        }
+        Mode::Thread => match build_js_runtime().and_then(|()| drive_on_thread()) {
+            Ok(()) => Mode::Thread,
+            Err(why) => {
+                eprintln!("weir-cql: WEIR_CQL_RUNTIME=thread unavailable ({why}); using the worker runtime");
+                Mode::Worker
+            }
+        },
+    };
+    let _ = MODE.set(mode);
+}
+
+/// `thread` mode: one thread runs the current_thread runtime for ever (it blocks in tokio's
+/// park when idle). PUMPING stays set, so `pump` on the JS thread does nothing.
+fn drive_on_thread() -> Result<(), String> {
+    PUMPING.store(true, Ordering::Release);
+    std::thread::Builder::new()
+        .name("weir-cql-rt".into())
+        .spawn(|| {
+            if let Some(rt) = JS_RUNTIME.get() {
+                rt.block_on(std::future::pending::<()>());
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot start the runtime thread: {e}"))
+}
+
+fn build_js_runtime() -> Result<(), String> {
+    // The runtime's epoll descriptor is the one that appears while it is built.
+    let before = epoll_fds();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(before_park)
+        .build()
+        .map_err(|e| format!("cannot build a current_thread runtime: {e}"))?;
+    let new: Vec<RawFd> = epoll_fds()
+        .into_iter()
+        .filter(|fd| !before.contains(fd))
+        .collect();
+    // mio keeps a duplicate of its epoll descriptor (the driver's registry), so two new
+    // descriptors may name one epoll instance: the same watched descriptors in fdinfo.
+    let watched = |fd: RawFd| {
+        std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}"))
+            .map(|t| {
+                t.lines()
+                    .filter(|l| l.starts_with("tfd:"))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    let Some(&fd) = new.first() else {
+        return Err("no new epoll descriptor appeared while the runtime was built".into());
+    };
+    if new.iter().any(|&other| watched(other) != watched(fd)) {
+        return Err(format!(
+            "{} new epoll descriptors with different contents while the runtime was built",
+            new.len()
+        ));
+    }
+    EPOLL_FD.store(fd, Ordering::Relaxed);
+    JS_RUNTIME
+        .set(rt)
+        .map_err(|_| "the runtime was already built".to_string())
+}
+
+pub fn epoll_fd() -> RawFd {
+    EPOLL_FD.load(Ordering::Relaxed)
+}
+
+/// Whether the epoll descriptor has an event waiting (does not consume it).
+fn epoll_has_event() -> bool {
+    let mut p = libc::pollfd {
+        fd: epoll_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, timeout 0: poll only writes p.revents.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && (p.revents & libc::POLLIN) != 0
+}
+
+/// tokio's park hook (JS thread, run queue empty): end the pump unless an event waits.
+fn before_park() {
+    if mode() == Mode::Thread || !PUMPING.load(Ordering::Relaxed) || epoll_has_event() {
+        // An event is waiting: tokio's park returns at once and handles it.
+        return;
+    }
+    IDLE.store(true, Ordering::Relaxed);
+    if let Ok(mut w) = PUMP_WAKER.lock() {
+        if let Some(w) = w.take() {
+            w.wake();
+        }
+    }
+}
+
+/// The `block_on` future of a pump: ready once the park hook found nothing left to do.
+struct UntilIdle;
+
+impl Future for UntilIdle {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if IDLE.swap(false, Ordering::Relaxed) {
+            return Poll::Ready(());
+        }
+        if let Ok(mut w) = PUMP_WAKER.lock() {
+            *w = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// Runs the JS-thread runtime until it has nothing to do. Must be called on the JS thread;
+/// a call while a pump runs (re-entry from a callback) returns at once.
+pub fn pump() {
+    let Some(rt) = JS_RUNTIME.get() else { return };
+    if PUMPING.swap(true, Ordering::Acquire) {
+        return;
+    }
+    IDLE.store(false, Ordering::Relaxed);
+    rt.block_on(UntilIdle);
+    PUMPING.store(false, Ordering::Release);
+    arm_timer();
+}
+
+/// Tasks of the sessions' runtime that a caller waits on (submitted runs, connect, prepare).
+static IN_FLIGHT: AtomicI32 = AtomicI32::new(0);
+
+/// Counts one awaited task for as long as it lives.
+struct InFlight;
+impl InFlight {
+    fn new() -> Self {
+        IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+        InFlight
+    }
+}
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Spawns a session task on the runtime of the mode.
+pub fn spawn<F>(fut: F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    match JS_RUNTIME.get() {
+        Some(rt) if mode() != Mode::Worker => {
+            let busy = InFlight::new();
+            rt.spawn(async move {
+                fut.await;
+                drop(busy);
+            });
+        }
+        _ => {
+            napi::bindgen_prelude::spawn(fut);
+        }
+    }
+}
+
+/// Runs `fut` (which creates or uses a session) on the sessions' runtime and awaits its
+/// output from another runtime (the promise-returning calls run on napi-rs's).
+pub async fn on_session_runtime<F, T>(fut: F) -> T
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    match JS_RUNTIME.get() {
+        Some(rt) if mode() != Mode::Worker => {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let busy = InFlight::new();
+            rt.spawn(async move {
+                let _ = tx.send(fut.await);
+                drop(busy);
+            });
+            match rx.await {
+                Ok(v) => v,
+                // The task was dropped (runtime shut down with the process): never resolves.
+                Err(_) => std::future::pending().await,
+            }
+        }
+        _ => fut.await,
+    }
+}
+
+// libuv, exported by the node binary that loads this addon.
+extern "C" {
+    fn uv_handle_size(kind: libc::c_int) -> libc::size_t;
+    fn uv_poll_init(
+        lp: *mut napi::sys::uv_loop_s,
+        handle: *mut libc::c_void,
+        fd: libc::c_int,
+    ) -> libc::c_int;
+    fn uv_poll_start(
+        handle: *mut libc::c_void,
+        events: libc::c_int,
+        cb: extern "C" fn(*mut libc::c_void, libc::c_int, libc::c_int),
+    ) -> libc::c_int;
+    fn uv_unref(handle: *mut libc::c_void);
+    fn uv_timer_init(lp: *mut napi::sys::uv_loop_s, handle: *mut libc::c_void) -> libc::c_int;
+    fn uv_timer_start(
+        handle: *mut libc::c_void,
+        cb: extern "C" fn(*mut libc::c_void),
+        timeout_ms: u64,
+        repeat_ms: u64,
+    ) -> libc::c_int;
+}
+const UV_POLL: libc::c_int = 8;
+const UV_TIMER: libc::c_int = 13;
+
+/// The libuv timer that runs the runtime when nothing else does (its timers, and the rare
+/// task a socket event queued in the last instant of a pump, which no descriptor reports
+/// again). Touched only on the JS thread.
+static TIMER: std::sync::atomic::AtomicPtr<libc::c_void> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// While a caller waits on a task, the next pump is at most 1 ms away; otherwise 10 ms
+/// (timers of idle connections: heartbeats, reconnection).
+fn arm_timer() {
+    let t = TIMER.load(Ordering::Relaxed);
+    if t.is_null() {
+        return;
+    }
+    let ms = if IN_FLIGHT.load(Ordering::Relaxed) > 0 {
+        1
+    } else {
+        10
+    };
+    // SAFETY: t is the initialised, leaked timer handle; we are on the loop's thread.
+    unsafe { uv_timer_start(t, on_timer, ms, 0) };
+}
+
+extern "C" fn on_timer(_handle: *mut libc::c_void) {
+    pump();
+}
+
+/// A zeroed, leaked, suitably aligned block for a libuv handle of `kind`.
+///
+/// # Safety
+/// Calls libuv's uv_handle_size.
+unsafe fn leak_handle(kind: libc::c_int) -> *mut libc::c_void {
+    let size = uv_handle_size(kind);
+    Box::leak(vec![0u64; size.div_ceil(8)].into_boxed_slice()).as_mut_ptr() as *mut libc::c_void
+}
+const UV_READABLE: libc::c_int = 1;
+
+static WATCHING: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_epoll_readable(
+    _handle: *mut libc::c_void,
+    _status: libc::c_int,
+    _events: libc::c_int,
+) {
+    pump();
+}
+
+/// Makes libuv watch the runtime's epoll descriptor (once per process), unref'd so it never
+/// keeps the process alive. Called on the JS thread before any session exists.
+pub fn watch(env: &napi::Env) -> Result<(), String> {
+    if mode() != Mode::Js || WATCHING.swap(true, Ordering::AcqRel) {
+        return Ok(());
+    }
+    let mut lp: *mut napi::sys::uv_loop_s = std::ptr::null_mut();
+    // SAFETY: env is the live environment of this JS thread; lp receives its loop pointer.
+    let status = unsafe { napi::sys::napi_get_uv_event_loop(env.raw(), &mut lp) };
+    if status != napi::sys::Status::napi_ok || lp.is_null() {
+        return Err(format!("napi_get_uv_event_loop failed (status {status})"));
+    }
+    // SAFETY: the handle memory is sized by libuv itself and leaked on purpose: libuv keeps
+    // a pointer to it for the life of the loop (the process).
+    unsafe {
+        let handle = leak_handle(UV_POLL);
+        let rc = uv_poll_init(lp, handle, epoll_fd());
+        if rc != 0 {
+            return Err(format!("uv_poll_init failed ({rc})"));
+        }
+        let rc = uv_poll_start(handle, UV_READABLE, on_epoll_readable);
+        if rc != 0 {
+            return Err(format!("uv_poll_start failed ({rc})"));
+        }
+        uv_unref(handle);
+        let timer = leak_handle(UV_TIMER);
+        let rc = uv_timer_init(lp, timer);
+        if rc != 0 {
+            return Err(format!("uv_timer_init failed ({rc})"));
+        }
+        uv_unref(timer);
+        TIMER.store(timer, Ordering::Relaxed);
+    }
+    arm_timer();
+    Ok(())
+}

@@ -1,0 +1,85 @@
+'use strict';
+// WEIR_CQL_RUNTIME=js and =thread (src/runtime.rs): the same requests give the same answers
+// as the default runtime, the mode is really in force (no fallback message), in `js` mode
+// no thread but the JS thread wakes during sequential requests, and a process that forgets
+// shutdown() still exits. Each mode runs in a child process: the mode is chosen at load.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { CONTACT_POINT, setupKeyspace } = require('./helpers');
+
+const pkg = path.resolve(__dirname, '../..');
+
+/** Voluntary context switches per thread name of this process (from /proc/self/task). */
+const switchesSource = `
+  const fs = require('fs');
+  function switches() {
+    const out = {};
+    for (const tid of fs.readdirSync('/proc/self/task')) {
+      try {
+        const comm = fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').trim();
+        const m = /voluntary_ctxt_switches:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/task/' + tid + '/status', 'utf8'));
+        out[tid + ' ' + comm] = Number(m[1]);
+      } catch {}
+    }
+    return out;
+  }`;
+
+function child(mode, ks, body) {
+  const script = `
+    const cql = require(${JSON.stringify(pkg)});
+    ${switchesSource}
+    (async () => {
+      const c = new cql.Client({ contactPoints: [${JSON.stringify(CONTACT_POINT)}], localDataCenter: 'datacenter1', keyspace: ${JSON.stringify(ks)} });
+      ${body}
+    })().catch((e) => { console.error(e && e.stack || e); process.exit(1); });`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60000, env: { ...process.env, WEIR_CQL_RUNTIME: mode } });
+  assert.equal(r.signal, null, `${mode}: child killed by ${r.signal} (hung?); stderr: ${r.stderr}`);
+  assert.equal(r.status, 0, `${mode}: ${r.stderr}`);
+  assert.doesNotMatch(r.stderr, /unavailable/, `${mode}: the runtime fell back: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+test('the js and thread runtimes answer like the default one', async (t) => {
+  const { client, ks, drop } = await setupKeyspace(__filename);
+  t.after(drop);
+  await client.execute('CREATE TABLE kv (k int PRIMARY KEY, v text)');
+  for (const mode of ['js', 'thread']) {
+    await client.execute('TRUNCATE kv');
+    const out = child(mode, ks, `
+      await c.connect();
+      for (let i = 0; i < 50; i++) await c.execute('INSERT INTO kv (k, v) VALUES (?, ?)', [i, 'v' + i], { prepare: true });
+      const g = await cql.concurrent.executeConcurrent(c, 'INSERT INTO kv (k, v) VALUES (?, ?)',
+        Array.from({ length: 500 }, (_, i) => [1000 + i, 'c' + i]), { concurrencyLevel: 50 });
+      const one = await c.execute('SELECT v FROM kv WHERE k = ?', [7], { prepare: true });
+      // Sequential requests: which threads slept and were woken meanwhile.
+      const s0 = switches();
+      for (let i = 0; i < 200; i++) await c.execute('SELECT v FROM kv WHERE k = ?', [i % 50], { prepare: true });
+      const s1 = switches();
+      const woke = Object.keys(s1).filter((k) => s1[k] - (s0[k] || 0) > 20).map((k) => k.split(' ').slice(1).join(' '));
+      const count = (await c.execute('SELECT COUNT(*) AS n FROM kv')).first().n.toNumber();
+      await c.shutdown();
+      console.log(JSON.stringify({ executed: g.totalExecuted, v7: one.first().v, count, woke }));
+    `);
+    assert.equal(out.executed, 500, mode);
+    assert.equal(out.v7, 'v7', mode);
+    assert.equal(out.count, 550, mode);
+    if (mode === 'js') {
+      // 200 requests: only the JS thread ("node") may have slept and woken ~once per request.
+      assert.deepEqual(out.woke.filter((n) => n !== 'node'), [], `js mode: other threads woke: ${out.woke}`);
+    } else {
+      assert.ok(out.woke.includes('weir-cql-rt'), `thread mode: the runtime thread should carry the requests, woke: ${out.woke}`);
+    }
+  }
+});
+
+test('a js-runtime process that forgets shutdown() still exits', async (t) => {
+  const { ks, drop } = await setupKeyspace(__filename);
+  t.after(drop);
+  const out = child('js', ks, `
+    const rs = await c.execute('SELECT release_version FROM system.local');
+    console.log(JSON.stringify({ version: rs.first().release_version }));
+  `);
+  assert.match(out.version, /^5\./);
+});
