@@ -119,7 +119,15 @@ fn fix_for(errno: i32, path: &Path) -> String {
                              preparation mode or --dir"
             .to_string(),
         libc::EMFILE | libc::ENFILE => "raise the open-file limit (ulimit -n)".to_string(),
-        _ => "see the error above".to_string(),
+        // A signal (Ctrl-C, SIGTERM from `timeout` or a supervisor) stopped this step; with
+        // nothing else to blame, the operator needs to know it was theirs, not the disk's.
+        libc::EINTR => "a signal (Ctrl-C, SIGTERM, a timeout) interrupted this step: rerun \
+                        and let it finish (preparing a larger data_size takes longer)"
+            .to_string(),
+        _ => format!(
+            "weir does not expect this errno here: check that {dir} is on a healthy local \
+             filesystem, and dmesg for kernel messages"
+        ),
     }
 }
 
