@@ -12,7 +12,7 @@ pub mod tune;
 
 use std::path::Path;
 
-use crate::error::UsageError;
+use crate::error::{CliError, OutputFile, RuntimeError, UsageError};
 
 /// Whether `--dir` is an existing directory, checked before anything is measured or printed;
 /// `purpose` finishes "pass an existing directory on the disk to ...".
@@ -28,4 +28,17 @@ fn check_dir_flag(dir: &Path, purpose: &'static str) -> Result<(), UsageError> {
         });
     }
     Ok(())
+}
+
+/// Writes `charts` as one SVG page to `path` (the `--plot` of run and tune); a failed write
+/// names the plot file so the operator knows which flag to change.
+fn write_plot(path: &Path, charts: &[weir_report::Chart]) -> Result<(), CliError> {
+    std::fs::write(path, weir_report::charts_svg(charts)).map_err(|error| {
+        RuntimeError::Write {
+            file: OutputFile::Plot,
+            path: path.to_path_buf(),
+            error,
+        }
+        .into()
+    })
 }

@@ -351,14 +351,7 @@ fn write_plot(
     };
     let json = weir_report::samples::run_plot_json(report, timeline);
     let charts = weir_report::figures::run::charts(&json);
-    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|error| {
-        RuntimeError::Write {
-            file: OutputFile::Plot,
-            path: path.to_path_buf(),
-            error,
-        }
-        .into()
-    })
+    super::write_plot(path, &charts)
 }
 
 fn print_report(

@@ -154,14 +154,7 @@ fn write_plot(path: &std::path::Path, results: &[(Preflight, TuneReport)]) -> Cl
         let json = serde_json::json!({ "preflight": pre, "report": report });
         charts.extend(weir_report::figures::tune::charts(&json));
     }
-    std::fs::write(path, weir_report::charts_svg(&charts)).map_err(|error| {
-        RuntimeError::Write {
-            file: OutputFile::Plot,
-            path: path.to_path_buf(),
-            error,
-        }
-        .into()
-    })
+    super::write_plot(path, &charts)
 }
 
 /// Preflight of every directory; directories on the same mount point are measured once.
