@@ -108,6 +108,9 @@ struct Lane {
     /// Requests the window turned away, and the bucket, since start (for `LaneStats`).
     window_refusals: AtomicU64,
     bucket_refusals: AtomicU64,
+    /// Classes (of any shard) with nothing queued and a quarter goal or more in this lane:
+    /// while any is, the window holds no pipeline (`queue_drained.rs`).
+    drained_classes: AtomicU64,
 }
 
 impl Lane {
@@ -125,6 +128,7 @@ impl Lane {
             periods_since_probe: AtomicU64::new(0),
             window_refusals: AtomicU64::new(0),
             bucket_refusals: AtomicU64::new(0),
+            drained_classes: AtomicU64::new(0),
         }
     }
 }
@@ -349,66 +353,6 @@ impl SharedBudget {
         // threw it to its floor and a 4 KiB read / 128 KiB write mix ran at half the disk).
         let write_ps = lane.largest_write_ps.load(Relaxed);
         window.max(write_ps + write_ps / 8)
-    }
-
-    /// The disk's pipeline: the unloaded latency every request of the lane pays however
-    /// short the queue (the smaller direction's on a half-duplex lane), at most one goal.
-    ///
-    /// The goal bounds the *queue* a request finds in the disk; the window counts every
-    /// request in it, including those still in the device's own round trip. A window of a goal
-    /// of model time alone starves a disk whose requests spend longer than that in flight
-    /// unqueued: this project's virtio disk gives its 4 KiB rate only with more reads in flight
-    /// than a goal holds (46 at 61K IOPS), so the scheduler ran 4 KiB loads at 0.70-0.86 of
-    /// unscheduled with K at its floor and the window full; in simulation a 1 ms pipeline held
-    /// 4 KiB reads to 0.72 (`a_disk_that_needs_more_than_a_goal_in_flight_gets_it_and_shares_hold`).
-    /// The drain-speed samples already subtract this latency; the window now adds it back, so
-    /// the disk keeps its pipeline full and a goal's worth of queue on top. Capped at a goal so
-    /// a latency spike measured while unloaded cannot open the window wide.
-    fn pipeline_ps(&self, lane: &Lane) -> u64 {
-        // Only while the drain speed sits at its cap: the disk drains a full window at least
-        // as fast as the model says, so the latency it adds beyond the queue is not queueing.
-        // Below the cap the delay signal is what sizes the window. The latency is the
-        // smallest mean (EMA 1/8) of requests that found the lane empty on their own, never a
-        // re-measurement's, and never rises: a neighbour's queue is in every later unloaded
-        // latency (the re-measurement's, and the first requests' after it: 89 -> 298 us in
-        // a second), and adding it opened the window until the 1000-share class had all
-        // its requests in the disk (ratio 1.5-3.2:1 in
-        // `a_busy_neighbour_cannot_talk_the_drain_speed_down`).
-        // Nor while the tail guard holds the window: the reads' tail is the promise itself
-        // (scheduler-rate.md section 3), and a pipeline added under it would only be taken
-        // back by more bad reads.
-        let speed = lane.speed_q16.load(Relaxed);
-        if speed < self.speed_max_q16 - self.speed_max_q16 / 32
-            || lane.guard_q16.load(Relaxed) < SPEED_ONE
-        {
-            return 0;
-        }
-        let solo_ns = |dir: Direction| match self.pipeline_min_ns[dir.index()].load(Relaxed) {
-            u64::MAX => 0,
-            ns => ns,
-        };
-        let ns = if self.model.duplex() {
-            let dir = if std::ptr::eq(lane, &self.lanes[0]) {
-                Direction::Read
-            } else {
-                Direction::Write
-            };
-            solo_ns(dir)
-        } else {
-            match (solo_ns(Direction::Read), solo_ns(Direction::Write)) {
-                (0, w) => w,
-                (r, 0) => r,
-                (r, w) => r.min(w),
-            }
-        };
-        // A goal's window already holds a pipeline up to a quarter of the goal (every simulated
-        // disk of `tests/runtime_k.rs`, 65-180 us unloaded, reaches its rate in it); only the
-        // rest is added. All of it made the window wider than the 1000-share class's 64
-        // requests beside a neighbour (89 us of pipeline: ratio 8.5:1), so the scheduler
-        // stopped holding the backlog that makes shares hold.
-        ns.saturating_mul(1000)
-            .saturating_sub(self.goal_ps / 4)
-            .min(self.goal_ps)
     }
 
     /// Adds the disk time that passed since the last refill, at K times the model's rate,
@@ -776,6 +720,9 @@ impl SharedBudget {
         }
     }
 }
+
+#[path = "budget_pipeline.rs"]
+mod pipeline;
 
 #[cfg(test)]
 #[path = "budget_tests.rs"]

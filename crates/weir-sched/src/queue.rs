@@ -112,6 +112,10 @@ struct Class {
     cap_tat_ns: u64,
     period_dispatched_ps: u64,
     period_completed_ps: u64,
+    /// Disk time of this class's pieces in the disk, per direction, and whether the class
+    /// holds the pipeline shut on that direction's lane (see the `drained` module).
+    in_flight_ps: [u64; 2],
+    drained: [bool; 2],
     metrics: ClassMetrics,
 }
 
@@ -163,17 +167,6 @@ pub struct ShardQueue {
     /// `dispatch` calls that stopped because this shard's head led another shard's by more
     /// than the lag (a cross-shard stall: the shard waits on the other's virtual time).
     lag_stalls: u64,
-}
-
-/// A shard that stops (its queue dropped) with work still queued must not hold the others:
-/// its last published virtual time would stay the global minimum for good, and every other
-/// shard whose head is more than a goal ahead of it would wait for a catch-up that never
-/// comes (seen as `weir run` rows that overran their duration by minutes once one shard had
-/// ended: the other woke every eighth of a goal and dispatched nothing).
-impl Drop for ShardQueue {
-    fn drop(&mut self) {
-        self.budget.publish(self.shard, u64::MAX);
-    }
 }
 
 impl ShardQueue {
@@ -306,6 +299,8 @@ impl ShardQueue {
             cap_tat_ns: 0,
             period_dispatched_ps: 0,
             period_completed_ps: 0,
+            in_flight_ps: [0; 2],
+            drained: [false; 2],
         });
         Ok(ClassId(id))
     }
@@ -370,6 +365,7 @@ impl ShardQueue {
             self.wake_class(class.0, head_start_ps);
         }
         self.queued += 1;
+        self.refresh_drained(class.0);
         Ok(())
     }
 
@@ -501,6 +497,7 @@ impl ShardQueue {
                 Some(d) => out.push(d),
                 None => break,
             }
+            self.refresh_drained(index);
             let class = &mut self.classes[index as usize];
             let group = &mut self.groups[group_index as usize];
             if class.queue.is_empty() {
@@ -564,6 +561,7 @@ impl ShardQueue {
         }
         // `dispatch` only calls this for a class whose queue is non-empty.
         let pending = class.queue.front_mut()?;
+        class.in_flight_ps[pending.direction.index()] += cost_ps;
         let offset = pending.next_offset_bytes;
         pending.next_offset_bytes += piece_bytes;
         let last = pending.next_offset_bytes == pending.len_bytes;
@@ -662,7 +660,9 @@ impl ShardQueue {
         class.period_completed_ps += slot.cost_ps;
         class.metrics.completed_sec += slot.cost_ps as f64 / 1e12;
         class.metrics.disk_queue_length -= 1;
+        class.in_flight_ps[slot.direction.index()] -= slot.cost_ps;
         class.metrics.disk_latency.record(disk_ns);
+        self.refresh_drained(slot.class);
         let request_done = if slot.split == NONE {
             true
         } else {
@@ -788,6 +788,9 @@ fn cap_increment_ns(config: &ClassConfig, piece_bytes: u64) -> Option<u64> {
         (a, b) => Some(a.unwrap_or(0).max(b.unwrap_or(0))),
     }
 }
+
+#[path = "queue_drained.rs"]
+mod drained;
 
 #[cfg(test)]
 #[path = "queue_tests.rs"]

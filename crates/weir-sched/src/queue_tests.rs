@@ -387,3 +387,48 @@ fn two_backlogged_shards(shares_0: u32, shares_1: u32) -> (ShardQueue, ShardQueu
     }
     (q0, q1)
 }
+
+#[test]
+fn a_class_with_all_its_work_in_the_disk_holds_the_pipeline_shut_until_it_queues_again() {
+    let budget = Arc::new(SharedBudget::new(vda(), SchedConfig::default()).expect("budget"));
+    // A lone read that took 1 ms: the disk has a pipeline the window may hold.
+    budget.try_acquire(Direction::Read, 1).expect("empty disk");
+    budget.release(Direction::Read, 1, 0, 1_000_000);
+    let pipeline_us = |b: &SharedBudget| b.lane_stats(Direction::Read).pipeline_sec * 1e6;
+    assert!(pipeline_us(&budget) > 500.0, "{} us", pipeline_us(&budget));
+    let mut q = ShardQueue::new(Arc::clone(&budget), 0).expect("queue");
+    let light = q.add_class(ClassConfig::new("light", 1000)).expect("class");
+    let bulk = q.add_class(ClassConfig::new("bulk", 1000)).expect("class");
+    let read = |user_data| Request {
+        direction: Direction::Read,
+        len_bytes: 4096,
+        user_data,
+    };
+    let mut out = Vec::new();
+    // Three reads (35 us of model time) in the disk and nothing queued: under a quarter goal,
+    // so the light class gets all it asks and holds nothing shut.
+    for i in 0..3 {
+        q.enqueue(light, read(i), 0).expect("enqueue");
+    }
+    q.dispatch(0, &mut out);
+    assert_eq!(out.len(), 3);
+    assert!(
+        pipeline_us(&budget) > 500.0,
+        "a light class shut the pipeline"
+    );
+    // Twenty reads (235 us) all in the disk: the bulk class is drained.
+    for i in 0..20 {
+        q.enqueue(bulk, read(100 + i), 0).expect("enqueue");
+    }
+    q.dispatch(0, &mut out);
+    assert_eq!(out.len(), 23);
+    assert_eq!(pipeline_us(&budget), 0.0, "the drained class left it open");
+    // One more queued request: backlogged again, the pipeline is back.
+    q.enqueue(bulk, read(200), 0).expect("enqueue");
+    assert!(pipeline_us(&budget) > 500.0, "a queued class kept it shut");
+    // Drained again, then its shard stops: the others' lane must not stay shut.
+    q.dispatch(0, &mut out);
+    assert_eq!(pipeline_us(&budget), 0.0);
+    drop(q);
+    assert!(pipeline_us(&budget) > 500.0, "a stopped shard kept it shut");
+}
