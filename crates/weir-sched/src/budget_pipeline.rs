@@ -41,11 +41,25 @@ impl SharedBudget {
         {
             return 0;
         }
+        let ns = self.unloaded_ns(lane);
+        // A goal's window already holds a pipeline up to a quarter of the goal (every simulated
+        // disk of `tests/runtime_k.rs`, 65-180 us unloaded, reaches its rate in it); only the
+        // rest is added. All of it made the window wider than the 1000-share class's 64
+        // requests beside a neighbour (89 us of pipeline: ratio 8.5:1), so the scheduler
+        // stopped holding the backlog that makes shares hold.
+        ns.saturating_mul(1000)
+            .saturating_sub(self.goal_ps / 4)
+            .min(self.goal_ps)
+    }
+
+    /// The lane's unloaded latency: the smallest mean latency of requests that found it
+    /// empty by themselves (the smaller direction's on a half-duplex lane); 0 before one has.
+    pub(super) fn unloaded_ns(&self, lane: &Lane) -> u64 {
         let solo_ns = |dir: Direction| match self.pipeline_min_ns[dir.index()].load(Relaxed) {
             u64::MAX => 0,
             ns => ns,
         };
-        let ns = if self.model.duplex() {
+        if self.model.duplex() {
             let dir = if std::ptr::eq(lane, &self.lanes[0]) {
                 Direction::Read
             } else {
@@ -58,15 +72,7 @@ impl SharedBudget {
                 (r, 0) => r,
                 (r, w) => r.min(w),
             }
-        };
-        // A goal's window already holds a pipeline up to a quarter of the goal (every simulated
-        // disk of `tests/runtime_k.rs`, 65-180 us unloaded, reaches its rate in it); only the
-        // rest is added. All of it made the window wider than the 1000-share class's 64
-        // requests beside a neighbour (89 us of pipeline: ratio 8.5:1), so the scheduler
-        // stopped holding the backlog that makes shares hold.
-        ns.saturating_mul(1000)
-            .saturating_sub(self.goal_ps / 4)
-            .min(self.goal_ps)
+        }
     }
 
     /// A class of some shard started (`true`) or stopped being drained on `direction`'s

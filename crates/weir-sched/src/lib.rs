@@ -29,6 +29,7 @@
 //! and reports it with [`ShardQueue::complete`], which says when the request's last piece is done.
 
 mod budget;
+mod depth;
 mod group;
 pub mod metrics;
 mod queue;

@@ -139,14 +139,14 @@ impl RateControl {
 
     /// Closes the period if `period_ns` has passed since it began. `lane_now` reads the lane
     /// as (granted total, in flight, window, guard binds). K stays within `[floor, max]`.
-    /// Returns the verdict when this call closed a period.
+    /// Returns the verdict and the period when this call closed one.
     pub(crate) fn maybe_close(
         &self,
         now_ns: u64,
         period_ns: u64,
         (floor_q16, max_q16): (u64, u64),
         lane_now: impl FnOnce() -> (u64, u64, u64, bool),
-    ) -> Option<Verdict> {
+    ) -> Option<(Verdict, Period)> {
         let start = self.period_start_ns.load(Relaxed);
         if now_ns < start.saturating_add(period_ns)
             || self
@@ -171,7 +171,7 @@ impl RateControl {
         };
         // The first period starts at time 0, before anything ran: it judges nothing.
         if start == 0 {
-            return Some(Verdict::Hold);
+            return Some((Verdict::Hold, period));
         }
         let rate = self.rate_q16.load(Relaxed);
         let (verdict, next) = judge(rate, &period);
@@ -199,12 +199,12 @@ impl RateControl {
         let floor = floor_q16.clamp(RATE_MIN, max_q16);
         self.rate_q16
             .store(next.clamp(floor, max_q16.max(floor)), Relaxed);
-        Some(verdict)
+        Some((verdict, period))
     }
 }
 
 /// Disk time per second of wall time, fixed point.
-fn rate_of(disk_ps: u64, elapsed_ps: u64) -> u64 {
+pub(crate) fn rate_of(disk_ps: u64, elapsed_ps: u64) -> u64 {
     ((u128::from(disk_ps) << RATE_SHIFT) / u128::from(elapsed_ps.max(1))) as u64
 }
 
@@ -314,12 +314,14 @@ mod tests {
         let lane = |granted, in_flight| move || (granted, in_flight, 75 * MS_PS / 100, false);
         // The first close only starts the clock.
         assert_eq!(
-            control.maybe_close(
-                period_ns,
-                period_ns,
-                (RATE_MIN, RATE_ONE * 4),
-                lane(0, MS_PS / 10)
-            ),
+            control
+                .maybe_close(
+                    period_ns,
+                    period_ns,
+                    (RATE_MIN, RATE_ONE * 4),
+                    lane(0, MS_PS / 10)
+                )
+                .map(|(v, _)| v),
             Some(Verdict::Hold)
         );
         let mut granted = 0;
@@ -337,7 +339,7 @@ mod tests {
                 (RATE_MIN, RATE_ONE * 4),
                 lane(granted, MS_PS / 10),
             );
-            assert_eq!(v, Some(Verdict::Probe));
+            assert_eq!(v.map(|(v, _)| v), Some(Verdict::Probe));
             rates.push(control.rate_q16() as f64 / RATE_ONE as f64);
         }
         // Steps 1/16, 1/8, 1/8.
@@ -354,7 +356,7 @@ mod tests {
             (RATE_MIN, RATE_ONE * 4),
             lane(granted, MS_PS * 6 / 10),
         );
-        assert_eq!(v, Some(Verdict::Knee));
+        assert_eq!(v.map(|(v, _)| v), Some(Verdict::Knee));
         let drain = control.rate_q16() as f64 / RATE_ONE as f64;
         assert!((drain - (1.0 - 1.0 / 32.0 - 0.125)).abs() < 1e-3, "{drain}");
         // The next saturated period returns to cruise (31/32 of delivered), not a probe step.
