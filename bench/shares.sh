@@ -28,7 +28,8 @@
 # Usage: bench/shares.sh [DIR]
 # Environment: DURATION (5s per row on vda), ZRAM_DURATION (3s per row on zram), ROUNDS (3),
 #   SIZES ("4kB 16kB 128kB"), OPS ("randread randwrite"), SPLITS ("1000:100 1:1 100:1000"),
-#   TIERS ("vda zram"), DATA_SIZE (1GB per job), GOAL (0.75ms), TUNE_DURATION (30s),
+#   TIERS ("vda zram"), DATA_SIZE (1GB per job on vda), ZRAM_SIZE (4G), ZRAM_DATA_SIZE
+#   (512MB per job on zram), GOAL (0.75ms), TUNE_DURATION (30s),
 #   PROPS (a model to use on the vda tier instead of tuning), WEIR (a built weir),
 #   PARALLELISM (32 requests per class per shard),
 #   BENCH_LOCK (/work/bench.lock if present).
@@ -39,6 +40,8 @@ DIR=${1:-/var/tmp/weir-shares}
 DURATION=${DURATION:-5s}
 ZRAM_DURATION=${ZRAM_DURATION:-3s}
 DATA_SIZE=${DATA_SIZE:-1GB}
+ZRAM_SIZE=${ZRAM_SIZE:-4G}
+ZRAM_DATA_SIZE=${ZRAM_DATA_SIZE:-512MB}
 ROUNDS=${ROUNDS:-3}
 SIZES=${SIZES:-"4kB 16kB 128kB"}
 OPS=${OPS:-"randread randwrite"}
@@ -196,12 +199,17 @@ for tier in $TIERS; do
             continue
         fi
         ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
-        echo 6G >"/sys/block/zram$ZRAM_ID/disksize"
+        # A device of ZRAM_SIZE (4G: the machine's rule is 2-4G per engineer) holding
+        # ZRAM_DATA_SIZE per job (512MB: 2 GB laid out, with room for ext4).
+        echo "$ZRAM_SIZE" >"/sys/block/zram$ZRAM_ID/disksize"
         mkfs.ext4 -q "/dev/zram$ZRAM_ID"
         ZRAM_MNT=$(mktemp -d /tmp/weir-shares-zram.XXXXXX)
         mount "/dev/zram$ZRAM_ID" "$ZRAM_MNT"
         tune_into "$ZRAM_MNT" "$WORK/zram.yaml"
+        vda_data_size=$DATA_SIZE
+        DATA_SIZE=$ZRAM_DATA_SIZE
         run_tier zram "$ZRAM_MNT" "$WORK/zram.yaml" "$ZRAM_DURATION"
+        DATA_SIZE=$vda_data_size
         umount "$ZRAM_MNT" && rmdir "$ZRAM_MNT" && ZRAM_MNT=""
         echo 1 >"/sys/block/zram$ZRAM_ID/reset"
         echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove && ZRAM_ID=""
