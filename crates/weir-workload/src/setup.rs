@@ -331,12 +331,13 @@ pub fn prepare_shard(
             // A cpu job runs on the shard's thread and has no file.
             _ if !job.job_type.does_io() => (None, checked.alignment, false),
             (Some(layout), _) => {
-                let (base, _) = layout.region(index, shard).ok_or_else(|| {
-                    RunError::Setup(SetupError::NoRegion {
-                        job_index: index,
-                        shard,
-                    })
-                })?;
+                let (base, _) =
+                    layout
+                        .region(index, shard)
+                        .ok_or(RunError::Setup(SetupError::NoRegion {
+                            job_index: index,
+                            shard,
+                        }))?;
                 base_offset_bytes = base;
                 device_name = Some(format!(
                     "{} (region at {base} bytes)",
