@@ -71,9 +71,9 @@ pub enum UsageError {
     },
     /// The run's own checks refused the job file, the flags or the directory.
     Workload(weir_workload::UsageError),
-    /// `weir tune` was pointed at something it cannot measure (a `TuneError::Usage`).
+    /// `weir tune` was pointed at something it cannot measure (`TuneError::is_usage`).
     Tune(TuneError),
-    /// `weir explore`'s own checks refused the flags or the directory (an `ExploreError::Usage`).
+    /// `weir explore`'s own checks refused the flags or the directory (`ExploreError::is_usage`).
     Explore(ExploreError),
 }
 
