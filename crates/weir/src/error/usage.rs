@@ -41,9 +41,9 @@ pub enum UsageError {
     /// `--compare` without exactly two files.
     CompareArity,
     /// `--backend` names no backend; the message lists the ones there are.
-    Backend(String),
+    Backend(weir_engine::UnknownBackend),
     /// `--modes` names an unknown file preparation.
-    Modes(String),
+    Modes(weir_engine::UnknownPrepare),
     /// The directory argument is missing, not a directory, or not accessible.
     Directory(ProbeError),
     /// `--dir` of report or explore cannot be inspected; `purpose` says what the disk is for.
