@@ -96,7 +96,10 @@ fn main() -> Result<(), String> {
         Some("write") => Direction::Write,
         _ => Direction::Read,
     };
-    let backend: Backend = args.get(5).map_or(Ok(Backend::Uring), |s| s.parse())?;
+    let backend: Backend = args
+        .get(5)
+        .map_or(Ok(Backend::Uring), |s| s.parse())
+        .map_err(|e: weir_engine::UnknownBackend| e.to_string())?;
     let fixed = args.get(6).is_some_and(|s| s == "fixed");
     let submit = match args.get(7).map(String::as_str) {
         Some("batch") => SubmitPolicy::Batched,

@@ -17,7 +17,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, UnknownBackend};
 use crate::errno::{describe_errno, errno_name};
 
 /// What `--backend` asked for.
@@ -31,18 +31,15 @@ pub enum BackendChoice {
 }
 
 impl FromStr for BackendChoice {
-    type Err = String;
+    type Err = UnknownBackend;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s == "auto" {
             return Ok(BackendChoice::Auto);
         }
-        s.parse::<Backend>().map(BackendChoice::Fixed).map_err(|_| {
-            format!(
-                "unknown I/O backend '{s}': expected 'auto' (probe the target, the default), \
-                     'uring' (io_uring) or 'aio' (Linux AIO)"
-            )
-        })
+        s.parse::<Backend>()
+            .map(BackendChoice::Fixed)
+            .map_err(|e| UnknownBackend { auto: true, ..e })
     }
 }
 
@@ -307,6 +304,8 @@ mod tests {
             Ok(BackendChoice::Fixed(Backend::Uring))
         );
         let e = "spdk".parse::<BackendChoice>().expect_err("unknown");
+        assert!(e.auto && e.given == "spdk", "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("'auto'") && e.contains("'aio'"), "{e}");
     }
 

@@ -38,19 +38,48 @@ impl fmt::Display for Backend {
 }
 
 impl FromStr for Backend {
-    type Err = String;
+    type Err = UnknownBackend;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "uring" | "io_uring" => Ok(Backend::Uring),
             "aio" | "linux-aio" | "libaio" => Ok(Backend::Aio),
-            other => Err(format!(
-                "unknown I/O backend '{other}': expected 'uring' (io_uring, the default) or 'aio' \
-                 (Linux AIO)"
-            )),
+            other => Err(UnknownBackend {
+                given: other.to_string(),
+                auto: false,
+            }),
         }
     }
 }
+
+/// A `--backend` value that names no backend. `auto` says whether `auto` was a choice (it is
+/// for [`crate::BackendChoice`]), so the message lists what the flag accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownBackend {
+    pub given: String,
+    pub auto: bool,
+}
+
+impl fmt::Display for UnknownBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let given = &self.given;
+        if self.auto {
+            write!(
+                f,
+                "unknown I/O backend '{given}': expected 'auto' (probe the target, the default), \
+                 'uring' (io_uring) or 'aio' (Linux AIO)"
+            )
+        } else {
+            write!(
+                f,
+                "unknown I/O backend '{given}': expected 'uring' (io_uring, the default) or 'aio' \
+                 (Linux AIO)"
+            )
+        }
+    }
+}
+
+impl std::error::Error for UnknownBackend {}
 
 /// The backend could not be started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,6 +217,8 @@ mod tests {
         assert_eq!("aio".parse::<Backend>(), Ok(Backend::Aio));
         assert_eq!(Backend::default(), Backend::Uring);
         let err = "spdk".parse::<Backend>().expect_err("unknown");
+        assert!(!err.auto && err.given == "spdk", "{err:?}");
+        let err = err.to_string();
         assert!(err.contains("'uring'") && err.contains("'aio'"), "{err}");
     }
 

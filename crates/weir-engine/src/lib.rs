@@ -43,7 +43,7 @@ pub mod uring;
 pub use aio::AioDevice;
 pub use align::{dio_alignment, dio_alignment_fd, AlignmentSource, DioAlignment};
 pub use auto::{resolve as resolve_backend, BackendChoice, Chosen, NowaitSupport};
-pub use backend::{Backend, BackendError, EngineDevice};
+pub use backend::{Backend, BackendError, EngineDevice, UnknownBackend};
 pub use blockdev::{BlockDevice, BlockDeviceError};
 pub use buffers::{BufferError, DmaBufferPool};
 pub use clock::monotonic_ns;
@@ -53,6 +53,7 @@ pub use file::{filesystem_name, open_data_file, DirectIo, FileError, OpenSpec};
 pub use nowait::NowaitRetry;
 pub use prepare::{
     data_file_name, prefill_matches, prefill_pattern, Prepare, PrepareOptions, PreparedFile,
+    UnknownPrepare,
 };
 pub use shard_loop::{
     BufId, Done, Flow, LoopBuffers, LoopError, LoopOptions, Next, Op, OpSource, Outcome,

@@ -88,20 +88,36 @@ impl fmt::Display for Prepare {
 }
 
 impl FromStr for Prepare {
-    type Err = String;
+    type Err = UnknownPrepare;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Prepare::ALL
             .into_iter()
             .find(|p| p.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown file preparation '{s}': expected one of overwrite, append, \
-                     pretruncate, fallocate, sloppy"
-                )
+            .ok_or_else(|| UnknownPrepare {
+                given: s.to_string(),
             })
     }
 }
+
+/// A file preparation name that is not one of [`Prepare::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPrepare {
+    pub given: String,
+}
+
+impl fmt::Display for UnknownPrepare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown file preparation '{}': expected one of overwrite, append, pretruncate, \
+             fallocate, sloppy",
+            self.given
+        )
+    }
+}
+
+impl std::error::Error for UnknownPrepare {}
 
 /// The default growth hint of `sloppy` (Seastar's default `sloppy_size_hint`).
 pub const SLOPPY_SIZE_HINT_BYTES: u64 = 1 << 20;

@@ -182,11 +182,12 @@ pub fn compare_frontiers(
     let (a, b) = (parse(a_text, a_file)?, parse(b_text, b_file)?);
     let (regime_a, regime_b) = (a.get("write_regime"), b.get("write_regime"));
     if regime_a != regime_b {
-        return Err(ExploreError::Usage(format!(
-            "{a_file} maps {} writes and {b_file} {}: compare maps of one regime",
-            regime_a.unwrap_or(&Value::Null),
-            regime_b.unwrap_or(&Value::Null)
-        )));
+        return Err(ExploreError::RegimeMismatch {
+            a_file: a_file.to_string(),
+            b_file: b_file.to_string(),
+            regime_a: regime_a.cloned().unwrap_or(Value::Null),
+            regime_b: regime_b.cloned().unwrap_or(Value::Null),
+        });
     }
     let (fa, fb) = (frontier_of(&a, a_file)?, frontier_of(&b, b_file)?);
     // Every read rate of either frontier where both are defined, so neither map's bends are
@@ -355,7 +356,7 @@ mod tests {
 
     impl Meter for LineDisk {
         fn calibrate(&mut self) -> Result<crate::meter::Calibration, ExploreError> {
-            Err(ExploreError::Usage("not used".into()))
+            Err(ExploreError::NoLoad)
         }
         fn measure(&mut self, load: crate::point::Load) -> Result<PointResult, ExploreError> {
             let mut p = point(load.read_iops, load.write_bytes_per_s, 0.0);

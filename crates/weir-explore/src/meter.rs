@@ -204,11 +204,11 @@ impl<F: DeviceFactory> WorkloadMeter<'_, F> {
         };
         match run_with(plan, &options, self.factory, &mut on_sample) {
             Ok(_) => {}
-            Err(RunError::Usage(m)) => return Err(ExploreError::Usage(m.to_string())),
+            Err(RunError::Usage(e)) => return Err(ExploreError::Workload(e)),
             Err(RunError::Failed {
                 interrupted: true, ..
             }) => return Err(ExploreError::Interrupted),
-            Err(e) => return Err(ExploreError::Run(e.to_string())),
+            Err(e) => return Err(ExploreError::Run(Box::new(e))),
         }
         let steady = verdict.unwrap_or(crate::point::Steady::Capped);
         Ok(summarize(offered, &windows, steady, self.goal_us))
@@ -281,9 +281,7 @@ impl<F: DeviceFactory> Meter for WorkloadMeter<'_, F> {
             jobs.push(self.write_job(self.regime, Some(load.write_bytes_per_s), seconds));
         }
         if jobs.is_empty() {
-            return Err(ExploreError::Usage(
-                "a map point needs reads or writes".into(),
-            ));
+            return Err(ExploreError::NoLoad);
         }
         self.run_windows(&Plan::new(jobs), load, &self.rule.clone())
     }

@@ -368,10 +368,10 @@ pub fn search(
     let read_max = calibration.read_iops;
     let write_max = calibration.write_bytes_per_s(settings.regime);
     if !(read_max > 0.0 && write_max > 0.0) {
-        return Err(ExploreError::Run(format!(
-            "the calibration measured {read_max:.0} reads/s and {write_max:.0} write B/s: \
-             the disk did not complete requests; check the directory with `weir doctor`"
-        )));
+        return Err(ExploreError::NoCompletions {
+            read_iops: read_max,
+            write_bytes_per_s: write_max,
+        });
     }
     let rays_n = settings.initial_rays.max(2);
     let steps = settings.steps as usize;

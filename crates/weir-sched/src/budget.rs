@@ -224,15 +224,12 @@ impl SharedBudget {
             .unwrap_or(u64::MAX / 1000)
             .saturating_mul(1000);
         if goal_ps == 0 {
-            return Err(SchedError::Config(
-                "the latency goal is 0; give a positive duration such as 0.75ms".into(),
-            ));
+            return Err(SchedError::ZeroGoal);
         }
         if config.shards == 0 || config.shards > 4096 {
-            return Err(SchedError::Config(format!(
-                "{} shards; give between 1 and 4096",
-                config.shards
-            )));
+            return Err(SchedError::Shards {
+                shards: config.shards,
+            });
         }
         // The longest request is the largest power of two whose cost fits in half a goal of
         // disk time, so at least two are in flight and the disk never idles between them
@@ -258,24 +255,27 @@ impl SharedBudget {
                 .saturating_mul(1000)
         });
         if !(1.0..=16.0).contains(&config.max_speed_factor) {
-            return Err(SchedError::Config(format!(
-                "max_speed_factor is {}; give between 1.0 and 16.0",
-                config.max_speed_factor
-            )));
+            return Err(SchedError::Setting {
+                name: "max_speed_factor",
+                value: config.max_speed_factor,
+                accepted: "between 1.0 and 16.0",
+            });
         }
         let speed_max_q16 = (config.max_speed_factor * SPEED_ONE as f64) as u64;
         if !(1.0..=16.0).contains(&config.max_rate_factor) {
-            return Err(SchedError::Config(format!(
-                "max_rate_factor is {}; give between 1.0 (never above the model) and 16.0",
-                config.max_rate_factor
-            )));
+            return Err(SchedError::Setting {
+                name: "max_rate_factor",
+                value: config.max_rate_factor,
+                accepted: "between 1.0 (never above the model) and 16.0",
+            });
         }
         let rate_max_q16 = (config.max_rate_factor * RATE_ONE as f64) as u64;
         if !(0.5..=0.9999).contains(&config.tail_quantile) {
-            return Err(SchedError::Config(format!(
-                "tail_quantile is {}; give a fraction between 0.5 and 0.9999 (0.99 = p99)",
-                config.tail_quantile
-            )));
+            return Err(SchedError::Setting {
+                name: "tail_quantile",
+                value: config.tail_quantile,
+                accepted: "a fraction between 0.5 and 0.9999 (0.99 = p99)",
+            });
         }
         // Each bad read takes 1/16 off the guard and each good read adds 1/16 of that share
         // of it, so the guard settles where bad reads are `1 - q` of all.

@@ -30,43 +30,14 @@
 
 mod budget;
 mod depth;
+mod error;
 mod group;
 pub mod metrics;
 mod queue;
 mod rate;
 
 pub use budget::{LaneStats, SchedConfig, SharedBudget, MAX_REQUEST_BYTES_CAP};
+pub use error::SchedError;
 pub use group::{GroupConfig, GroupId};
 pub use metrics::{render_prometheus, ClassMetrics, LatencyHistogram, ShardMetrics};
 pub use queue::{ClassConfig, ClassId, Completed, Dispatched, Request, ShardQueue};
-
-use std::fmt;
-
-/// What the scheduler refused, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SchedError {
-    /// A bad setting; the message names it and the fix.
-    Config(String),
-    /// `enqueue` or `set_shares` named a class this queue does not have.
-    UnknownClass(u32),
-    /// A request of zero bytes.
-    EmptyRequest,
-}
-
-impl fmt::Display for SchedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SchedError::Config(message) => write!(f, "{message}"),
-            SchedError::UnknownClass(id) => {
-                write!(
-                    f,
-                    "class {id} is not registered on this shard; call add_class first"
-                )
-            }
-            SchedError::EmptyRequest => write!(f, "a request of 0 bytes cannot be scheduled"),
-        }
-    }
-}
-
-impl std::error::Error for SchedError {}

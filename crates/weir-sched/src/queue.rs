@@ -173,10 +173,10 @@ impl ShardQueue {
     /// A queue for shard `shard` (0-based, below `SchedConfig::shards`) over `budget`.
     pub fn new(budget: Arc<SharedBudget>, shard: usize) -> Result<Self, SchedError> {
         if shard >= budget.config().shards {
-            return Err(SchedError::Config(format!(
-                "shard {shard} does not exist: the budget was built for {} shards",
-                budget.config().shards
-            )));
+            return Err(SchedError::NoSuchShard {
+                shard,
+                shards: budget.config().shards,
+            });
         }
         let goal_ns = budget.goal_ps() / 1000;
         Ok(ShardQueue {
@@ -227,10 +227,10 @@ impl ShardQueue {
             .iter()
             .any(|g| !g.implicit && g.config.name == config.name)
         {
-            return Err(SchedError::Config(format!(
-                "group `{}` is defined twice on shard {}",
-                config.name, self.shard
-            )));
+            return Err(SchedError::GroupTwice {
+                group: config.name,
+                shard: self.shard,
+            });
         }
         self.push_group(config, false).map(GroupId)
     }
@@ -253,16 +253,17 @@ impl ShardQueue {
         check_shares(&config.name, config.shares)?;
         match self.groups.get(group.0 as usize) {
             Some(g) if !g.implicit => self.push_class(config, group.0),
-            _ => Err(SchedError::Config(format!(
-                "class `{}`: group {} is not registered on shard {}; call add_group first",
-                config.name, group.0, self.shard
-            ))),
+            _ => Err(SchedError::NoSuchGroup {
+                class: config.name,
+                group: group.0,
+                shard: self.shard,
+            }),
         }
     }
 
     fn push_group(&mut self, config: GroupConfig, implicit: bool) -> Result<u32, SchedError> {
-        let index = u32::try_from(self.groups.len())
-            .map_err(|_| SchedError::Config("too many groups".into()))?;
+        let index =
+            u32::try_from(self.groups.len()).map_err(|_| SchedError::TooMany { what: "groups" })?;
         self.groups
             .push(Group::new(config, implicit, self.budget.vt_floor()));
         Ok(index)
@@ -270,19 +271,16 @@ impl ShardQueue {
 
     fn push_class(&mut self, config: ClassConfig, group: u32) -> Result<ClassId, SchedError> {
         if config.bandwidth_cap_bytes_per_sec == Some(0) || config.iops_cap == Some(0) {
-            return Err(SchedError::Config(format!(
-                "class `{}`: a cap of 0 would never dispatch; leave it out for no cap",
-                config.name
-            )));
+            return Err(SchedError::ZeroCap { class: config.name });
         }
         if self.classes.iter().any(|c| c.config.name == config.name) {
-            return Err(SchedError::Config(format!(
-                "class `{}` is defined twice on shard {}",
-                config.name, self.shard
-            )));
+            return Err(SchedError::ClassTwice {
+                class: config.name,
+                shard: self.shard,
+            });
         }
         let id = u32::try_from(self.classes.len())
-            .map_err(|_| SchedError::Config("too many classes".into()))?;
+            .map_err(|_| SchedError::TooMany { what: "classes" })?;
         self.classes.push(Class {
             metrics: ClassMetrics {
                 name: config.name.clone(),
@@ -771,9 +769,10 @@ fn check_shares(name: &str, shares: u32) -> Result<(), SchedError> {
     if (1..=1_000_000).contains(&shares) {
         Ok(())
     } else {
-        Err(SchedError::Config(format!(
-            "class `{name}` has {shares} shares; give between 1 and 1000000 (default 1000)"
-        )))
+        Err(SchedError::Shares {
+            class: name.to_owned(),
+            shares,
+        })
     }
 }
 

@@ -90,7 +90,7 @@ pub fn drive<D: Device>(
         // Not asked for (`stop_on_interrupt: false`), but if the loop saw Ctrl-C it is one.
         Err(RunError::Interrupted) => Err(TuneError::Interrupted),
         // The engine's error is non-exhaustive: a cause added there keeps its own words.
-        Err(other) => Err(TuneError::LoopStopped(other.to_string())),
+        Err(other) => Err(TuneError::LoopStopped(Box::new(other))),
     }
 }
 

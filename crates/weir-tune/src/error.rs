@@ -5,16 +5,33 @@
 
 use crate::load::{direction_name, pattern_name, Load, Pattern};
 use std::fmt;
-use weir_engine::shard_loop::LoopError;
+use std::path::PathBuf;
+use weir_engine::shard_loop::{LoopError, RunError};
 use weir_engine::{BackendError, BufferError, FileError};
 use weir_model::device::Direction;
+use weir_model::units::format_bytes;
+use weir_probe::ProbeError;
 
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TuneError {
-    /// The operator pointed weir at something it cannot measure (missing directory, tmpfs,
-    /// read-only, too little space). The message says what and the fix.
-    Usage(String),
+    /// The directory cannot be inspected (missing, not a directory, no permission).
+    Directory(ProbeError),
+    /// The directory is on a memory filesystem (`fs_type` tmpfs or ramfs): nothing to tune.
+    MemoryFilesystem { dir: PathBuf, fs_type: String },
+    /// The directory's filesystem is mounted read-only.
+    ReadOnly { dir: PathBuf },
+    /// Too little free space for one test file per shard plus 64 MiB.
+    NoSpace {
+        dir: PathBuf,
+        avail_bytes: u64,
+        need_bytes: u64,
+        per_shard_bytes: u64,
+        shards: u32,
+    },
+    /// A test file cannot be made for a reason the operator can fix (no O_DIRECT, read-only,
+    /// no permission, full).
+    FileRefused(FileError),
     /// Ctrl-C: the load stopped and the test files were removed.
     Interrupted,
     /// The Ctrl-C handler could not be installed (`sigaction` failed with this errno).
@@ -28,8 +45,8 @@ pub enum TuneError {
     /// The ring refused a submission or a wait while a load ran.
     Ring(LoopError),
     /// The shard loop stopped for a cause this crate does not know yet (the engine's error
-    /// enum is non-exhaustive); its message.
-    LoopStopped(String),
+    /// enum is non-exhaustive).
+    LoopStopped(Box<RunError<TuneError>>),
     /// A request completed with an error.
     Io {
         direction: Direction,
@@ -54,6 +71,18 @@ pub enum TuneError {
 }
 
 impl TuneError {
+    /// True when the operator pointed weir at something it cannot measure (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            TuneError::Directory(_)
+                | TuneError::MemoryFilesystem { .. }
+                | TuneError::ReadOnly { .. }
+                | TuneError::NoSpace { .. }
+                | TuneError::FileRefused(_)
+        )
+    }
+
     /// The fix for an errno a request can fail with, by name.
     fn errno_hint(errno: i32) -> &'static str {
         match errno {
@@ -71,7 +100,36 @@ impl fmt::Display for TuneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let os = |errno: i32| std::io::Error::from_raw_os_error(errno);
         match self {
-            TuneError::Usage(m) => f.write_str(m),
+            TuneError::Directory(e) => e.fmt(f),
+            TuneError::MemoryFilesystem { dir, fs_type } => write!(
+                f,
+                "{}: on {fs_type}, which is memory, not a disk: there is nothing to tune and \
+                 direct I/O is refused; pass a --dir on the disk you want to measure",
+                dir.display()
+            ),
+            TuneError::ReadOnly { dir } => write!(
+                f,
+                "{}: the filesystem is mounted read-only and tuning writes test files; remount \
+                 it read-write or pass another --dir",
+                dir.display()
+            ),
+            TuneError::NoSpace {
+                dir,
+                avail_bytes,
+                need_bytes,
+                per_shard_bytes,
+                shards,
+            } => write!(
+                f,
+                "{}: only {} free, and weir tune needs at least {} ({} per shard x {shards} \
+                 shards, plus 64 MiB) for its test files; free space there or pass a --dir on a \
+                 larger filesystem",
+                dir.display(),
+                format_bytes(*avail_bytes),
+                format_bytes(*need_bytes),
+                format_bytes(*per_shard_bytes)
+            ),
+            TuneError::FileRefused(e) => e.fmt(f),
             TuneError::Interrupted => {
                 f.write_str("interrupted: the load stopped and the test files were removed")
             }
@@ -84,7 +142,7 @@ impl fmt::Display for TuneError {
             // The device's own words, without the loop's prefix: the message operators knew.
             TuneError::Ring(LoopError::Device(e)) => write!(f, "the I/O ring failed: {e}"),
             TuneError::Ring(e) => write!(f, "the I/O ring failed: {e}"),
-            TuneError::LoopStopped(m) => write!(f, "the I/O ring failed: {m}"),
+            TuneError::LoopStopped(e) => write!(f, "the I/O ring failed: {e}"),
             TuneError::Io {
                 direction,
                 request_bytes,
@@ -130,6 +188,7 @@ impl std::error::Error for TuneError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             TuneError::File(e) => Some(e),
+            TuneError::FileRefused(e) => Some(e),
             TuneError::RingOpen(e) => Some(e),
             TuneError::Buffers(e) => Some(e),
             TuneError::Ring(e) => Some(e),

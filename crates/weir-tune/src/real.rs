@@ -71,35 +71,33 @@ impl Preflight {
 /// Checks that `dir` can be tuned and decides the file sizes. Errors are operator errors.
 pub fn preflight(dir: &Path, shards: u32) -> Result<Preflight, TuneError> {
     let shards = shards.max(1);
-    let facts = weir_probe::probe_path(dir).map_err(|e| TuneError::Usage(e.to_string()))?;
+    let facts = weir_probe::probe_path(dir).map_err(TuneError::Directory)?;
     let fs = &facts.filesystem;
     if matches!(fs.fs_type.as_str(), "tmpfs" | "ramfs") {
-        return Err(TuneError::Usage(format!(
-            "{}: on {}, which is memory, not a disk: there is nothing to tune and direct I/O is refused; pass a --dir on the disk you want to measure",
-            dir.display(),
-            fs.fs_type
-        )));
+        return Err(TuneError::MemoryFilesystem {
+            dir: dir.to_path_buf(),
+            fs_type: fs.fs_type.clone(),
+        });
     }
     let read_only = fs
         .mount_options
         .as_deref()
         .is_some_and(|o| o.split(',').any(|opt| opt == "ro"));
     if read_only {
-        return Err(TuneError::Usage(format!(
-            "{}: the filesystem is mounted read-only and tuning writes test files; remount it read-write or pass another --dir",
-            dir.display()
-        )));
+        return Err(TuneError::ReadOnly {
+            dir: dir.to_path_buf(),
+        });
     }
     let needed = u64::from(shards) * FILE_BYTES_MIN + (64 << 20);
     let avail = facts.space.avail_bytes;
     if avail < needed {
-        return Err(TuneError::Usage(format!(
-            "{}: only {} free, and weir tune needs at least {} ({} per shard x {shards} shards, plus 64 MiB) for its test files; free space there or pass a --dir on a larger filesystem",
-            dir.display(),
-            format_bytes(avail),
-            format_bytes(needed),
-            format_bytes(FILE_BYTES_MIN)
-        )));
+        return Err(TuneError::NoSpace {
+            dir: dir.to_path_buf(),
+            avail_bytes: avail,
+            need_bytes: needed,
+            per_shard_bytes: FILE_BYTES_MIN,
+            shards,
+        });
     }
     let file_bytes = (avail / 10 * 7 / u64::from(shards)).clamp(FILE_BYTES_MIN, FILE_BYTES_MAX)
         & !((1 << 20) - 1);
@@ -262,7 +260,7 @@ fn file_error(e: FileError) -> TuneError {
             )
         );
     if operator {
-        TuneError::Usage(e.to_string())
+        TuneError::FileRefused(e)
     } else {
         TuneError::File(e)
     }

@@ -8,11 +8,13 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use weir_engine::{BlockDeviceError, BufferError, ShardPanic};
 use weir_sched::SchedError;
 
 use crate::job::JobError;
 use crate::report::Report;
 use crate::request::Failure;
+use crate::sched_groups::PlacementError;
 
 /// Why a run did not produce a full report.
 #[derive(Debug)]
@@ -45,10 +47,10 @@ pub enum UsageError {
     /// The scheduler refused the disk model, the settings or a class.
     Scheduler(SchedError),
     /// The `--sched-groups` file does not fit the plan.
-    SchedGroups(String),
+    SchedGroups(PlacementError),
     /// Options that cannot go together (`--dir` with `--device`, `--verify` or `--buffered`
     /// where they cannot apply).
-    Options(String),
+    Options(OptionsError),
     /// A job asks for what this run cannot give: a shard past `--shards`, a directory the run
     /// lacks, a request size `--verify` cannot check, a file a device cannot grow, more data
     /// than the address space or the device holds.
@@ -66,7 +68,14 @@ pub enum UsageError {
         source: &'static str,
     },
     /// The raw device cannot be claimed (missing, mounted, not a block device, no access).
-    Device(String),
+    Device(BlockDeviceError),
+    /// The jobs' regions, laid end to end, need more bytes than the device holds.
+    DeviceTooSmall {
+        device: PathBuf,
+        need_bytes: u64,
+        regions: usize,
+        capacity_bytes: u64,
+    },
     /// A test file cannot be made: `errno` when the system refused it (ENOSPC, EACCES,
     /// EROFS, ...), None when the filesystem lacks what the job needs (O_DIRECT).
     File { errno: Option<i32>, message: String },
@@ -76,18 +85,21 @@ pub enum UsageError {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SetupError {
-    /// The I/O backend (io_uring, AIO, a caller's factory) could not open a shard's device.
-    Backend(String),
+    /// The I/O backend (io_uring, AIO, a caller's factory) could not open `shard`'s device;
+    /// `message` is the factory's own (its trait reports a string).
+    Backend { shard: usize, message: String },
     /// The buffer pool could not be allocated.
-    Buffers(String),
+    Buffers(BufferError),
     /// A test file could not be made or written back (EIO, ...).
     File { errno: Option<i32>, message: String },
     /// The raw device could not be opened for a reason not the operator's.
-    Device(String),
-    /// A shard thread or the supervisor died.
-    Thread(String),
-    /// A job has no region on the device (a layout the checks should have refused).
-    Layout(String),
+    Device(BlockDeviceError),
+    /// A shard thread panicked; `panic` is what it said.
+    ShardPanicked(ShardPanic),
+    /// The thread supervising the shards died.
+    SupervisorFailed,
+    /// Job `job_index` has no region on `shard` (a layout the checks should have refused).
+    NoRegion { job_index: usize, shard: usize },
 }
 
 impl fmt::Display for RunError {
@@ -105,10 +117,22 @@ impl fmt::Display for UsageError {
         match self {
             UsageError::Plan(e) => e.fmt(f),
             UsageError::Scheduler(e) => write!(f, "scheduler: {e}"),
-            UsageError::SchedGroups(m)
-            | UsageError::Options(m)
-            | UsageError::Device(m)
-            | UsageError::Job { message: m, .. }
+            UsageError::SchedGroups(e) => e.fmt(f),
+            UsageError::Options(e) => e.fmt(f),
+            UsageError::Device(e) => e.fmt(f),
+            UsageError::DeviceTooSmall {
+                device,
+                need_bytes,
+                regions,
+                capacity_bytes,
+            } => write!(
+                f,
+                "the jobs need {need_bytes} bytes of {} ({regions} regions of data_size / shards \
+                 each, laid end to end), but it holds {capacity_bytes} bytes: lower data_size or \
+                 the shard count",
+                device.display()
+            ),
+            UsageError::Job { message: m, .. }
             | UsageError::Directory { message: m, .. }
             | UsageError::File { message: m, .. } => f.write_str(m),
             UsageError::Misaligned {
@@ -139,16 +163,51 @@ impl fmt::Display for UsageError {
 impl fmt::Display for SetupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SetupError::Backend(m)
-            | SetupError::Buffers(m)
-            | SetupError::Device(m)
-            | SetupError::Thread(m)
-            | SetupError::Layout(m)
-            | SetupError::File { message: m, .. } => f.write_str(m),
+            SetupError::Backend { message, .. } => f.write_str(message),
+            SetupError::Buffers(e) => e.fmt(f),
+            SetupError::Device(e) => e.fmt(f),
+            SetupError::ShardPanicked(panic) => panic.fmt(f),
+            SetupError::SupervisorFailed => f.write_str("the shard supervisor thread failed"),
+            SetupError::NoRegion { job_index, shard } => {
+                write!(f, "no device region for job {job_index} on shard {shard}")
+            }
+            SetupError::File { message: m, .. } => f.write_str(m),
         }
     }
 }
 
+/// Run options that cannot go together; each message says which to drop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OptionsError {
+    /// `--dir` and `--device` both given.
+    DirAndDevice,
+    /// `--buffered` with `--device`.
+    BufferedDevice,
+    /// `--verify` with `--device`.
+    VerifyDevice,
+    /// `--verify` with no directory (the null device).
+    VerifyWithoutFiles,
+}
+
+impl fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OptionsError::DirAndDevice => {
+                "give either --dir (test files) or --device (a raw device), not both"
+            }
+            OptionsError::BufferedDevice => {
+                "--buffered does not apply to --device: raw devices run with O_DIRECT"
+            }
+            OptionsError::VerifyDevice => {
+                "--verify needs test files (it checks prefilled data): use --dir"
+            }
+            OptionsError::VerifyWithoutFiles => "--verify needs real files: give a directory",
+        })
+    }
+}
+
+impl std::error::Error for OptionsError {}
 impl std::error::Error for RunError {}
 impl std::error::Error for UsageError {}
 impl std::error::Error for SetupError {}

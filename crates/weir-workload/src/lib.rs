@@ -68,6 +68,7 @@ mod vectored;
 pub mod verify;
 pub use vectored::segment_alignment_bytes;
 
+pub use error::OptionsError;
 pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;
 pub use request::Failure;

@@ -152,12 +152,8 @@ pub fn run_with<F: DeviceFactory>(
     });
     let shard_results = match results {
         Ok(Ok(r)) => r,
-        Ok(Err(panic)) => return Err(RunError::Setup(SetupError::Thread(panic.to_string()))),
-        Err(_) => {
-            return Err(RunError::Setup(SetupError::Thread(
-                "the shard supervisor thread failed".into(),
-            )))
-        }
+        Ok(Err(panic)) => return Err(RunError::Setup(SetupError::ShardPanicked(panic))),
+        Err(_) => return Err(RunError::Setup(SetupError::SupervisorFailed)),
     };
     assemble(
         plan,
@@ -262,7 +258,7 @@ fn shard_main<F: DeviceFactory>(
         Ok(d) => d,
         Err(e) => {
             signal.shared.setup_failed.store(true, Ordering::SeqCst);
-            result.setup_error = Some(RunError::Setup(SetupError::Backend(e)));
+            result.setup_error = Some(RunError::Setup(SetupError::Backend { shard, message: e }));
             return result;
         }
     };
@@ -414,7 +410,7 @@ fn class_placements(plan: &Plan, options: &RunOptions) -> Result<Vec<ClassPlacem
     match options.scheduler.as_ref().and_then(|s| s.groups.as_ref()) {
         Some(groups) => groups
             .place(plan, "the --sched-groups file")
-            .map_err(|m| RunError::Usage(UsageError::SchedGroups(m))),
+            .map_err(|e| RunError::Usage(UsageError::SchedGroups(e))),
         None => Ok(plan
             .jobs
             .iter()

@@ -9,6 +9,7 @@
 //! shares, at the top level. Supergroups are one level deep, as in Seastar.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use serde::Deserialize;
 
@@ -179,7 +180,7 @@ impl SchedGroups {
     /// Where each job of `plan` (in order) is scheduled; `file` names the group file in
     /// errors. Errors: a job whose `class` names a supergroup, or neither a group nor another
     /// job; a job without `class` whose name is a group's.
-    pub fn place(&self, plan: &Plan, file: &str) -> Result<Vec<ClassPlacement>, String> {
+    pub fn place(&self, plan: &Plan, file: &str) -> Result<Vec<ClassPlacement>, PlacementError> {
         let mut by_job_class: HashMap<&str, u32> = HashMap::new();
         for job in &plan.jobs {
             if job.class.is_none() {
@@ -190,12 +191,10 @@ impl SchedGroups {
         for job in &plan.jobs {
             let placement = match &job.class {
                 None if self.get(&job.name).is_some() => {
-                    return Err(format!(
-                        "job `{}` has no `class`, and {file} defines a group of the same name: \
-                         add `class: {}` to its shard_info to run it in that group, or rename \
-                         the job",
-                        job.name, job.name
-                    ));
+                    return Err(PlacementError::JobNamesGroup {
+                        file: file.to_string(),
+                        job: job.name.clone(),
+                    });
                 }
                 None => ClassPlacement {
                     class: job.name.clone(),
@@ -215,19 +214,19 @@ impl SchedGroups {
         job: &str,
         file: &str,
         job_classes: &HashMap<&str, u32>,
-    ) -> Result<ClassPlacement, String> {
+    ) -> Result<ClassPlacement, PlacementError> {
         if self.is_supergroup(class) {
-            let children: Vec<&str> = self
-                .groups
-                .iter()
-                .filter(|g| g.parent.as_deref() == Some(class))
-                .map(|g| g.name.as_str())
-                .collect();
-            return Err(format!(
-                "job `{job}`: class `{class}` is a supergroup in {file} (the parent of {}); \
-                 a job runs in a group that holds requests: name one of those",
-                children.join(", ")
-            ));
+            return Err(PlacementError::ClassIsSupergroup {
+                file: file.to_string(),
+                job: job.to_string(),
+                class: class.to_string(),
+                children: self
+                    .groups
+                    .iter()
+                    .filter(|g| g.parent.as_deref() == Some(class))
+                    .map(|g| g.name.clone())
+                    .collect(),
+            });
         }
         if let Some(group) = self.get(class) {
             let supergroup = group.parent.as_ref().and_then(|p| {
@@ -246,14 +245,74 @@ impl SchedGroups {
                 shares,
                 supergroup: None,
             }),
-            None => Err(format!(
-                "job `{job}`: class `{class}` is neither a group of {file} ({}) nor the name of \
-                 another job: fix the name or add the group",
-                self.names()
-            )),
+            None => Err(PlacementError::UnknownClass {
+                file: file.to_string(),
+                job: job.to_string(),
+                class: class.to_string(),
+                groups: self.groups.iter().map(|g| g.name.clone()).collect(),
+            }),
         }
     }
 }
+
+/// Why a job cannot be placed in the `--sched-groups` hierarchy; `file` is how the message
+/// names the groups file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlacementError {
+    /// A job without `class` is named like a group, which would silently make two groups.
+    JobNamesGroup { file: String, job: String },
+    /// A job's `class` is a parent of other groups, which holds no requests itself.
+    ClassIsSupergroup {
+        file: String,
+        job: String,
+        class: String,
+        children: Vec<String>,
+    },
+    /// A job's `class` is neither a group of the file nor another job's name.
+    UnknownClass {
+        file: String,
+        job: String,
+        class: String,
+        groups: Vec<String>,
+    },
+}
+
+impl fmt::Display for PlacementError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlacementError::JobNamesGroup { file, job } => write!(
+                f,
+                "job `{job}` has no `class`, and {file} defines a group of the same name: add \
+                 `class: {job}` to its shard_info to run it in that group, or rename the job"
+            ),
+            PlacementError::ClassIsSupergroup {
+                file,
+                job,
+                class,
+                children,
+            } => write!(
+                f,
+                "job `{job}`: class `{class}` is a supergroup in {file} (the parent of {}); a \
+                 job runs in a group that holds requests: name one of those",
+                children.join(", ")
+            ),
+            PlacementError::UnknownClass {
+                file,
+                job,
+                class,
+                groups,
+            } => write!(
+                f,
+                "job `{job}`: class `{class}` is neither a group of {file} ({}) nor the name of \
+                 another job: fix the name or add the group",
+                groups.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PlacementError {}
 
 #[cfg(test)]
 #[path = "sched_groups_tests.rs"]

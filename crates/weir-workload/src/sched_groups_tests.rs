@@ -127,6 +127,11 @@ fn bad_joins_are_refused_with_the_fix() {
             "sched.yaml",
         )
         .expect_err("supergroup");
+    assert!(
+        matches!(&e, PlacementError::ClassIsSupergroup { class, .. } if class == "maintenance"),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(e.contains("supergroup") && e.contains("compaction"), "{e}");
     let e = g
         .place(
@@ -134,11 +139,13 @@ fn bad_joins_are_refused_with_the_fix() {
             "sched.yaml",
         )
         .expect_err("typo");
-    assert!(e.contains("neither a group"), "{e}");
+    assert!(matches!(&e, PlacementError::UnknownClass { .. }), "{e:?}");
+    assert!(e.to_string().contains("neither a group"), "{e}");
     let e = g
         .place(&jobs("- name: backup\n  type: randread\n"), "sched.yaml")
         .expect_err("name clash");
-    assert!(e.contains("class: backup"), "{e}");
+    assert!(matches!(&e, PlacementError::JobNamesGroup { .. }), "{e:?}");
+    assert!(e.to_string().contains("class: backup"), "{e}");
     // Another job's name is a class (io_tester makes a group per job name).
     let plan = jobs(
         "- name: a\n  type: randread\n  shard_info:\n    shares: 30\n\

@@ -12,7 +12,7 @@ use weir_engine::{
     PreparedFile,
 };
 
-use crate::error::{RunError, SetupError, UsageError};
+use crate::error::{OptionsError, RunError, SetupError, UsageError};
 use crate::job::{Plan, ShardSet};
 use crate::job_run::{JobSetup, JobTarget};
 use crate::options::{direct_policy, RunOptions};
@@ -52,7 +52,7 @@ const REGION_ALIGN_BYTES: u64 = 1 << 20;
 
 /// Checks the directory and the plan against it. Every error is a usage error naming the fix.
 pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Checked, RunError> {
-    let options_usage = |m: &str| Err(RunError::Usage(UsageError::Options(m.to_string())));
+    let options_usage = |e: OptionsError| Err(RunError::Usage(UsageError::Options(e)));
     for job in &plan.jobs {
         if job.job_type == crate::job::JobType::Unlink && options.dir.is_none() {
             return Err(job_usage(
@@ -90,15 +90,13 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
     }
     if let Some(device) = &options.device {
         if options.dir.is_some() {
-            return options_usage(
-                "give either --dir (test files) or --device (a raw device), not both",
-            );
+            return options_usage(OptionsError::DirAndDevice);
         }
         return check_device(plan, options, shard_count, device);
     }
     let Some(dir) = &options.dir else {
         if options.verify {
-            return options_usage("--verify needs real files: give a directory");
+            return options_usage(OptionsError::VerifyWithoutFiles);
         }
         return Ok(Checked {
             direct_io: !options.buffered,
@@ -162,14 +160,12 @@ fn check_device(
     shard_count: usize,
     path: &Path,
 ) -> Result<Checked, RunError> {
-    let options_usage = |m: &str| Err(RunError::Usage(UsageError::Options(m.to_string())));
+    let options_usage = |e: OptionsError| Err(RunError::Usage(UsageError::Options(e)));
     if options.buffered {
-        return options_usage(
-            "--buffered does not apply to --device: raw devices run with O_DIRECT",
-        );
+        return options_usage(OptionsError::BufferedDevice);
     }
     if options.verify {
-        return options_usage("--verify needs test files (it checks prefilled data): use --dir");
+        return options_usage(OptionsError::VerifyDevice);
     }
     if let Some(job) = plan.jobs.iter().find(|j| j.prepare().extends_file()) {
         return Err(job_usage(
@@ -185,22 +181,21 @@ fn check_device(
     }
     let device = BlockDevice::open(path).map_err(|e| {
         if e.usage {
-            RunError::Usage(UsageError::Device(e.message))
+            RunError::Usage(UsageError::Device(e))
         } else {
-            RunError::Setup(SetupError::Device(e.message))
+            RunError::Setup(SetupError::Device(e))
         }
     })?;
     let alignment = device.alignment();
     check_request_alignment(plan, &alignment, &path.display().to_string())?;
     let (regions, next) = lay_out_regions(plan, shard_count)?;
     if next > device.capacity_bytes() {
-        return Err(RunError::Usage(UsageError::Device(format!(
-            "the jobs need {next} bytes of {} ({} regions of data_size / shards each, laid end \
-             to end), but it holds {} bytes: lower data_size or the shard count",
-            path.display(),
-            regions.len(),
-            device.capacity_bytes()
-        ))));
+        return Err(RunError::Usage(UsageError::DeviceTooSmall {
+            device: path.to_path_buf(),
+            need_bytes: next,
+            regions: regions.len(),
+            capacity_bytes: device.capacity_bytes(),
+        }));
     }
     Ok(Checked {
         direct_io: true,
@@ -336,11 +331,13 @@ pub fn prepare_shard(
             // A cpu job runs on the shard's thread and has no file.
             _ if !job.job_type.does_io() => (None, checked.alignment, false),
             (Some(layout), _) => {
-                let (base, _) = layout.region(index, shard).ok_or_else(|| {
-                    RunError::Setup(SetupError::Layout(format!(
-                        "no device region for job {index} on shard {shard}"
-                    )))
-                })?;
+                let (base, _) =
+                    layout
+                        .region(index, shard)
+                        .ok_or(RunError::Setup(SetupError::NoRegion {
+                            job_index: index,
+                            shard,
+                        }))?;
                 base_offset_bytes = base;
                 device_name = Some(format!(
                     "{} (region at {base} bytes)",
@@ -401,7 +398,7 @@ pub fn prepare_shard(
         };
         let buffer_bytes = job.request_bytes as usize;
         let pool = DmaBufferPool::new(job.max_in_flight() as usize, buffer_bytes, &alignment)
-            .map_err(|e| RunError::Setup(SetupError::Buffers(e.to_string())))?;
+            .map_err(|e| RunError::Setup(SetupError::Buffers(e)))?;
         setups.push(JobSetup {
             job: job.clone(),
             index,

@@ -51,7 +51,10 @@ fn verify_without_files_is_an_options_cause() {
         ..options_in(None)
     };
     let e = usage_of(check(&plan, &options, 1));
-    assert!(matches!(e, UsageError::Options(_)), "{e:?}");
+    assert!(
+        matches!(e, UsageError::Options(OptionsError::VerifyWithoutFiles)),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), "--verify needs real files: give a directory");
 }
 

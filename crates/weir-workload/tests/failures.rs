@@ -130,8 +130,8 @@ fn a_device_that_cannot_open_is_a_backend_setup_error() {
         Control::Continue
     });
     match result {
-        Err(RunError::Setup(SetupError::Backend(m))) => {
-            assert_eq!(m, "io_uring_setup: ENOMEM")
+        Err(RunError::Setup(SetupError::Backend { message, .. })) => {
+            assert_eq!(message, "io_uring_setup: ENOMEM")
         }
         other => panic!("expected a backend setup error, got {other:?}"),
     }

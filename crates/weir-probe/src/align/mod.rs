@@ -12,7 +12,10 @@
 //! which FIEMAP of that file maps to the device below (reading it needs permission to open the
 //! backing file, usually root). Each level reached gets its own histogram.
 
+mod error;
 pub mod run;
+
+pub use error::AlignError;
 
 use serde::Serialize;
 

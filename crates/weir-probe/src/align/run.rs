@@ -1,18 +1,18 @@
 //! Writing the files for `weir align` through the engine, and mapping them with FIEMAP.
 
 use std::os::fd::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::Serialize;
 use weir_engine::shard_loop::{
-    Done, Flow, LoopBuffers, LoopOptions, Next, Op, OpSource, Outcome, RunError, ShardLoop,
+    Done, Flow, LoopBuffers, LoopOptions, Next, Op, OpSource, Outcome, ShardLoop,
 };
 pub use weir_engine::Prepare;
 use weir_engine::{Backend, DmaBufferPool, EngineDevice, PrepareOptions, PreparedFile};
 use weir_model::device::Direction;
 
-use super::{analyse, Level, LevelMap, LevelReport};
+use super::{analyse, AlignError, Level, LevelMap, LevelReport};
 use crate::facts::PathFacts;
 use crate::fiemap::fiemap;
 use crate::stack::{DeviceKind, DeviceNode};
@@ -89,18 +89,17 @@ pub fn run_align(
     dir: &Path,
     facts: &PathFacts,
     opts: &AlignOptions,
-) -> Result<AlignReport, String> {
+) -> Result<AlignReport, AlignError> {
     check_options(opts)?;
     let need = opts.file_bytes * u64::from(opts.files);
     if facts.space.avail_bytes < need + need / 10 {
-        return Err(format!(
-            "{}: {} MiB free, but align writes {} MiB per mode (--files {} x --file-size {} MiB); lower them or free space",
-            dir.display(),
-            facts.space.avail_bytes >> 20,
-            need >> 20,
-            opts.files,
-            opts.file_bytes >> 20
-        ));
+        return Err(AlignError::NoSpace {
+            dir: dir.to_path_buf(),
+            avail_bytes: facts.space.avail_bytes,
+            need_bytes: need,
+            files: opts.files,
+            file_bytes: opts.file_bytes,
+        });
     }
     let mut report = AlignReport {
         path: facts.path.clone(),
@@ -138,12 +137,9 @@ pub fn run_align(
         let mut level_reports = Vec::new();
         let mut extents_per_file = Vec::new();
         for f in &files {
-            let extents = fiemap(f.fd()).map_err(|e| {
-                format!(
-                    "FIEMAP on {}: {}; this filesystem cannot say where file data lives",
-                    f.path().display(),
-                    weir_engine::describe_errno(e)
-                )
+            let extents = fiemap(f.fd()).map_err(|errno| AlignError::Fiemap {
+                path: f.path().to_path_buf(),
+                errno,
             })?;
             extents_per_file.push(extents.len() as u64);
             analyse(&requests, &extents, &levels, &mut level_reports);
@@ -160,25 +156,25 @@ pub fn run_align(
     Ok(report)
 }
 
-fn check_options(opts: &AlignOptions) -> Result<(), String> {
+fn check_options(opts: &AlignOptions) -> Result<(), AlignError> {
     if opts.request_bytes == 0 || opts.request_bytes % 4096 != 0 {
-        return Err(format!(
-            "request size {} B: must be a positive multiple of 4 KiB",
-            opts.request_bytes
-        ));
+        return Err(AlignError::RequestSize {
+            request_bytes: opts.request_bytes,
+        });
     }
     if opts.file_bytes < u64::from(opts.request_bytes)
         || opts.file_bytes % u64::from(opts.request_bytes) != 0
     {
-        return Err(format!(
-            "file size {} B: must be a multiple of the {} B request size",
-            opts.file_bytes, opts.request_bytes
-        ));
+        return Err(AlignError::FileSize {
+            file_bytes: opts.file_bytes,
+            request_bytes: opts.request_bytes,
+        });
     }
     if opts.files == 0 || opts.depth_per_file == 0 || opts.files * opts.depth_per_file > 1024 {
-        return Err(
-            "--files and --depth must be at least 1, and files x depth at most 1024".into(),
-        );
+        return Err(AlignError::FilesDepth {
+            files: opts.files,
+            depth_per_file: opts.depth_per_file,
+        });
     }
     Ok(())
 }
@@ -189,7 +185,7 @@ fn write_files(
     dir: &Path,
     mode: Prepare,
     opts: &AlignOptions,
-) -> Result<Vec<PreparedFile>, String> {
+) -> Result<Vec<PreparedFile>, AlignError> {
     let req = opts.request_bytes;
     let depth = opts.files * opts.depth_per_file;
     let mut files = Vec::new();
@@ -202,11 +198,11 @@ fn write_files(
         let mut popts = PrepareOptions::new(mode, opts.file_bytes);
         popts.keep = opts.keep_files;
         popts.backend = opts.backend;
-        files.push(PreparedFile::create_at(&path, &popts).map_err(|e| e.to_string())?);
+        files.push(PreparedFile::create_at(&path, &popts).map_err(AlignError::File)?);
     }
-    let dev = EngineDevice::open(opts.backend, depth).map_err(|e| e.to_string())?;
+    let dev = EngineDevice::open(opts.backend, depth).map_err(AlignError::Backend)?;
     let mut pool = DmaBufferPool::new(depth as usize, req as usize, &files[0].alignment())
-        .map_err(|e| e.to_string())?;
+        .map_err(AlignError::Buffers)?;
     for b in 0..pool.count() {
         pool.slice_mut(b).fill(0xa5);
     }
@@ -225,13 +221,10 @@ fn write_files(
         next_bytes: vec![0; opts.files as usize],
         in_flight: vec![0; opts.files as usize],
     };
-    shard.run(&mut writes).map_err(|e| match e {
-        RunError::Loop(e) => format!("submit: {e}"),
-        other => other.to_string(),
-    })?;
+    shard.run(&mut writes).map_err(AlignError::from_loop)?;
     drop(shard);
     for f in files.iter_mut() {
-        f.finish().map_err(|e| e.to_string())?;
+        f.finish().map_err(AlignError::File)?;
     }
     Ok(files)
 }
@@ -248,9 +241,9 @@ struct AlignWrites<'a> {
 }
 
 impl OpSource for AlignWrites<'_> {
-    type Error = String;
+    type Error = AlignError;
 
-    fn next_op(&mut self, _now_ns: u64, buffers: &mut LoopBuffers) -> Result<Next, String> {
+    fn next_op(&mut self, _now_ns: u64, buffers: &mut LoopBuffers) -> Result<Next, AlignError> {
         let req = self.request_bytes;
         let wanting = (0..self.files.len()).find(|&i| {
             self.in_flight[i] < self.depth_per_file && self.next_bytes[i] < self.file_bytes
@@ -270,7 +263,7 @@ impl OpSource for AlignWrites<'_> {
         let offset = self.next_bytes[i];
         if let Err(e) = f.before_write(offset, req) {
             buffers.release(buf);
-            return Err(e.to_string());
+            return Err(AlignError::File(e));
         }
         self.next_bytes[i] += u64::from(req);
         self.in_flight[i] += 1;
@@ -278,27 +271,25 @@ impl OpSource for AlignWrites<'_> {
         Ok(Next::Op(op))
     }
 
-    fn on_done(&mut self, done: Done, buffers: &mut LoopBuffers) -> Result<Flow, String> {
+    fn on_done(&mut self, done: Done, buffers: &mut LoopBuffers) -> Result<Flow, AlignError> {
         buffers.release(done.buf);
         let file = done.tag as usize;
         self.in_flight[file] -= 1;
-        let path = self.files[file].path().display().to_string();
+        let path = || PathBuf::from(self.files[file].path());
         match done.outcome {
             Outcome::Full => Ok(Flow::Continue),
             Outcome::Failed {
                 errno: libc::ENOSPC,
-            } => Err(format!(
-                "{path}: no space left (ENOSPC): lower --file-size or --files"
-            )),
-            Outcome::Failed { errno } => Err(format!(
-                "{path}: write failed: {}",
-                weir_engine::describe_errno(errno)
-            )),
-            Outcome::Short { .. } | Outcome::EndOfFile => Err(format!(
-                "{path}: short write: {} of {} bytes (disk full?)",
-                done.moved_bytes(),
-                self.request_bytes
-            )),
+            } => Err(AlignError::DiskFull { path: path() }),
+            Outcome::Failed { errno } => Err(AlignError::Write {
+                path: path(),
+                errno,
+            }),
+            Outcome::Short { .. } | Outcome::EndOfFile => Err(AlignError::ShortWrite {
+                path: path(),
+                moved_bytes: done.moved_bytes(),
+                request_bytes: self.request_bytes,
+            }),
         }
     }
 }

@@ -116,7 +116,12 @@ pub(crate) fn align(dir: &Path, backend: Backend, file_bytes: u64) -> Section {
             let doc = serde_json::to_value(&report).unwrap_or(Value::Null);
             section(SectionKind::Align, Status::Done, command, doc)
         }
-        Err(e) => section(SectionKind::Align, Status::Failed(e), command, Value::Null),
+        Err(e) => section(
+            SectionKind::Align,
+            Status::Failed(e.to_string()),
+            command,
+            Value::Null,
+        ),
     }
 }
 

@@ -42,7 +42,7 @@ pub enum InputError {
     /// The `--sched-groups` file is not a list of groups.
     SchedGroups { path: PathBuf, error: ParseError },
     /// A job's `class` does not fit the `--sched-groups` file.
-    SchedGroupsPlacement(String),
+    SchedGroupsPlacement(weir_workload::sched_groups::PlacementError),
     /// The `--simulate` file is not a disk description.
     SimDisk { path: PathBuf, error: DiskFileError },
     /// The `--io-properties` file cannot be read or is malformed (its own path and line).
@@ -106,7 +106,7 @@ impl fmt::Display for InputError {
                 let space = if error.line.is_some() { "" } else { " " };
                 write!(f, "{}:{space}{error}", path.display())
             }
-            InputError::SchedGroupsPlacement(m) => f.write_str(m),
+            InputError::SchedGroupsPlacement(e) => e.fmt(f),
             InputError::IoProperties(e) => e.fmt(f),
             InputError::NoDiskFor { file, target, dir } => write!(
                 f,

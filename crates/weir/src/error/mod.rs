@@ -100,9 +100,10 @@ impl From<Problem> for CliError {
 /// A tune the operator pointed at something unmeasurable is a usage error; the rest failed.
 impl From<TuneError> for CliError {
     fn from(e: TuneError) -> Self {
-        match e {
-            TuneError::Usage(_) => CliError::Usage(UsageError::Tune(e)),
-            other => CliError::Runtime(RuntimeError::Tune(other)),
+        if e.is_usage() {
+            CliError::Usage(UsageError::Tune(e))
+        } else {
+            CliError::Runtime(RuntimeError::Tune(e))
         }
     }
 }
@@ -124,7 +125,7 @@ impl From<ProbeError> for CliError {
 impl From<ExploreError> for CliError {
     fn from(e: ExploreError) -> Self {
         match e {
-            ExploreError::Usage(_) => CliError::Usage(UsageError::Explore(e)),
+            e if e.is_usage() => CliError::Usage(UsageError::Explore(e)),
             ExploreError::Import { .. } => CliError::Input(InputError::Explore(e)),
             other => CliError::Runtime(RuntimeError::Explore(other)),
         }

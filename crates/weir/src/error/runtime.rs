@@ -68,7 +68,7 @@ pub enum RuntimeError {
     /// `weir doctor --root ROOT`: the recorded tree lacks `fs.json` or holds a malformed one.
     Fixture(ProbeError),
     /// `weir align` failed.
-    Align(String),
+    Align(weir_probe::align::AlignError),
     /// Ctrl-C stopped `weir explore`; the partial map was written to `out`.
     ExploreInterrupted { out: PathBuf },
     /// Ctrl-C stopped `weir report`; the page was written with what finished.
@@ -147,7 +147,7 @@ impl fmt::Display for RuntimeError {
                 "{e}; pass as --root a tree recorded from a machine: ROOT/sys, \
                  ROOT/proc/self/mountinfo and ROOT/fs.json (docs/probe.md, \"Fixture trees\")"
             ),
-            RuntimeError::Align(m) => f.write_str(m),
+            RuntimeError::Align(e) => e.fmt(f),
             RuntimeError::ExploreInterrupted { out } => {
                 write!(f, "interrupted: the partial map is in {}", out.display())
             }

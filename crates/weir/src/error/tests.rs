@@ -158,7 +158,10 @@ fn whole_file_errors_and_unreadable_models_still_name_the_file_and_the_fix() {
 
 #[test]
 fn library_errors_keep_their_type_and_map_to_the_documented_code() {
-    let tune_usage = CliError::from(weir_tune::TuneError::Usage("/x: on tmpfs".into()));
+    let tune_usage = CliError::from(weir_tune::TuneError::MemoryFilesystem {
+        dir: "/x".into(),
+        fs_type: "tmpfs".into(),
+    });
     assert!(matches!(tune_usage, CliError::Usage(UsageError::Tune(_))));
     check(tune_usage, 2, "/x: on tmpfs");
     check(
@@ -187,7 +190,14 @@ fn library_errors_keep_their_type_and_map_to_the_documented_code() {
     });
     assert!(matches!(import, CliError::Input(InputError::Explore(_))));
     check(import, 2, "dp.json: not JSON");
-    check(ExploreError::Run("EIO".into()), 1, "EIO");
+    check(
+        ExploreError::NoCompletions {
+            read_iops: 0.0,
+            write_bytes_per_s: 0.0,
+        },
+        1,
+        "the disk did not complete requests",
+    );
 }
 
 #[test]

@@ -41,9 +41,9 @@ pub enum UsageError {
     /// `--compare` without exactly two files.
     CompareArity,
     /// `--backend` names no backend; the message lists the ones there are.
-    Backend(String),
+    Backend(weir_engine::UnknownBackend),
     /// `--modes` names an unknown file preparation.
-    Modes(String),
+    Modes(weir_engine::UnknownPrepare),
     /// The directory argument is missing, not a directory, or not accessible.
     Directory(ProbeError),
     /// `--dir` of report or explore cannot be inspected; `purpose` says what the disk is for.
@@ -71,9 +71,9 @@ pub enum UsageError {
     },
     /// The run's own checks refused the job file, the flags or the directory.
     Workload(weir_workload::UsageError),
-    /// `weir tune` was pointed at something it cannot measure (a `TuneError::Usage`).
+    /// `weir tune` was pointed at something it cannot measure (`TuneError::is_usage`).
     Tune(TuneError),
-    /// `weir explore`'s own checks refused the flags or the directory (an `ExploreError::Usage`).
+    /// `weir explore`'s own checks refused the flags or the directory (`ExploreError::is_usage`).
     Explore(ExploreError),
 }
 
