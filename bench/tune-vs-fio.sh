@@ -17,6 +17,13 @@
 # The load average is printed at the start and the end: on a shared machine a busy CPU moves
 # zram's figures, and both sides should have seen the same load.
 #
+# Write regime (zram tier, WRITE_REGIME): `fresh` (default) resets the zram device and makes a
+# new XFS on it before each tool's turn in every round and before every fio sweep point of
+# sequential writes, so both tools write into never-used sectors of an empty filesystem and
+# an empty zram pool; `reused` keeps one filesystem for the whole run (before session 9: each
+# side wrote where the other's removed files had been, discarded or not yet, and fio's own two
+# rounds of 1 MiB writes read 2,144 and 3,449 MB/s). The regime is printed with the results.
+#
 # 1. Depth sweep (fio only): every total depth in QDS for each figure, RAMP_S + SWEEP_S per point;
 #    the best depth of each figure is kept. (Skip it with FIO_DEPTHS="SW SR RW RR", total depths
 #    for sequential write, sequential read, random write, random read.)
@@ -71,7 +78,13 @@ if [[ -n "$ZRAM" ]]; then
     # bytes cost its compressor what weir's do, and refilling them would only spend CPU that
     # this CPU-bound tier measures (see FIO_BUFFERS below).
     FIO_BUFFERS=${FIO_BUFFERS:-"--scramble_buffers=0"}
+    WRITE_REGIME=${WRITE_REGIME:-fresh}
+    case $WRITE_REGIME in
+        fresh | reused) ;;
+        *) echo "tune-vs-fio: WRITE_REGIME must be fresh or reused, not '$WRITE_REGIME'" >&2; exit 2 ;;
+    esac
 fi
+WRITE_REGIME=${WRITE_REGIME:-reused}
 
 DIR=${1:-/var/tmp/weir-tune-bench}
 ROUNDS=${ROUNDS:-4}
@@ -120,14 +133,27 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [[ -n "$ZRAM" ]]; then
-    ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
+# A new XFS on a freshly reset zram device (the reset frees every page zram held).
+zram_mkfs() {
     echo "$ZRAM" >"/sys/block/zram$ZRAM_ID/disksize"
     mkfs.xfs -q -f "/dev/zram$ZRAM_ID"
-    ZRAM_MNT=$(mktemp -d /tmp/weir-tune-zram.XXXXXX)
     mount -o discard "/dev/zram$ZRAM_ID" "$ZRAM_MNT"
+}
+
+# Before a tool writes, in the `fresh` regime: the same empty device and filesystem for both.
+fresh_state() {
+    [[ -n "$ZRAM" && $WRITE_REGIME == fresh ]] || return 0
+    umount "$ZRAM_MNT"
+    echo 1 >"/sys/block/zram$ZRAM_ID/reset"
+    zram_mkfs
+}
+
+if [[ -n "$ZRAM" ]]; then
+    ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
+    ZRAM_MNT=$(mktemp -d /tmp/weir-tune-zram.XXXXXX)
+    zram_mkfs
     DIR=$ZRAM_MNT
-    echo "zram tier: /dev/zram$ZRAM_ID ($ZRAM, XFS, discard) at $DIR" >&2
+    echo "zram tier: /dev/zram$ZRAM_ID ($ZRAM, XFS, discard) at $DIR, write regime $WRITE_REGIME" >&2
 fi
 mkdir -p "$DIR"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -201,6 +227,7 @@ if [[ -z "${FIO_DEPTHS:-}" ]]; then
     echo "fio depth sweep on $DIR: $JOBS jobs, total QD$SWEEP, ${RAMP_S}+${SWEEP_S} s per point" >&2
     : >"$WORK/sweep.txt"
     for qd in $SWEEP; do
+        fresh_state
         echo "seq_write $qd $(fio_seq_write "$qd" "$SWEEP_S")" >>"$WORK/sweep.txt"
     done
     fio_layout
@@ -243,6 +270,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     lock
     if ((round % 2 == 1)); then order="fio weir"; else order="weir fio"; fi
     for tool in $order; do
+        fresh_state
         sleep "$SETTLE_S"
         echo "round $round: $tool" >&2
         if [[ $tool == fio ]]; then
@@ -280,10 +308,12 @@ done
 rm -f "$DIR"/test-*
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" "$SCHED_ROUNDS" "${ZRAM:+zram $ZRAM XFS}" "$LOAD_START" "$LOAD_END" <<'EOF'
+python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" "$SCHED_ROUNDS" "${ZRAM:+zram $ZRAM XFS}" "$LOAD_START" "$LOAD_END" "$WRITE_REGIME" <<'EOF'
 import json, statistics, sys
 work, rounds, jobs, ramp_s, runtime_s = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 sched_rounds, tier, load_start, load_end = int(sys.argv[6]), sys.argv[7] or "DIR", sys.argv[8], sys.argv[9]
+regime = {"fresh": "fresh (zram reset + new XFS before each tool's turn and each fio sweep write point)",
+          "reused": "reused (one filesystem throughout; each side writes where the other's removed files were)"}[sys.argv[10]]
 names = ("rand_read", "rand_write", "seq_read", "seq_write")
 labels = {"rand_read": "read IOPS (4 KiB)", "rand_write": "write IOPS (4 KiB)",
           "seq_read": "read bandwidth (1 MiB)", "seq_write": "write bandwidth (1 MiB)"}
@@ -302,6 +332,12 @@ for r in range(1, rounds + 1):
         f = rep[keys[n]]
         weir[n].append((f["value"], f["depth_best"]))
         sweep_best[n].append(f.get("sweep_best", f["value"]))
+    second = [n for n in names if rep[keys[n]].get("depth_sweep_best", rep[keys[n]]["depth_best"])
+              != rep[keys[n]]["depth_best"]]
+    extra = len(rep["sweeps"]["confirms"]) - 4
+    print(f"weir round {r}: {extra} second opinion(s); figure taken at the runner-up depth: "
+          + (", ".join(f"{labels[n]} (sweep x{rep[keys[n]]['depth_sweep_best']}, figure x{rep[keys[n]]['depth_best']})"
+                       for n in second) or "none"))
     walls.append(float(open(f"{work}/wall-{r}.txt").read()))
     sectors.append(rep["physical_sector_bytes"])
     written.append(rep.get("written_bytes", 0))
@@ -357,6 +393,6 @@ if sched:
     print("\nat the scheduler's depth (weir run --no-scheduler, 2 shards x 64 random 4 KiB reads): "
           + ", ".join(f"{v/1e3:.1f} K" for v in sched)
           + f" IOPS (median {sm/1e3:.1f} K); weir tune's read IOPS / that: {rr / sm:.3f}")
-print(f"tier: {tier}; load average (1, 5, 15 min) at start {load_start}, at end {load_end} "
-      f"(on {jobs} CPUs)")
+print(f"tier: {tier}; write regime: {regime}; load average (1, 5, 15 min) at start "
+      f"{load_start}, at end {load_end} (on {jobs} CPUs)")
 EOF

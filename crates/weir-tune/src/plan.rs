@@ -1,11 +1,12 @@
 //! The tune itself: which loads, in which order, with how much of the time budget, and the
 //! findings drawn from them. Pure orchestration over a [`Meter`].
 
+use crate::confirm::{Confirmer, Pending};
 use crate::error::TuneError;
 use crate::meter::{Load, Measurement, Meter, Pattern, StopRule};
 use crate::search::{
-    confirm, detect_sector, find_knee, find_saturation, Budget, KneeResult, Phase,
-    SaturationResult, SearchConfig, SectorResult, DEEP_STEP_MIN_STEPS,
+    detect_sector, find_knee, find_saturation, Budget, KneeResult, Phase, SaturationResult,
+    SearchConfig, SectorResult, DEEP_STEP_MIN_STEPS,
 };
 use crate::steady::{Spread, SteadyRule};
 use weir_model::device::Direction;
@@ -32,6 +33,10 @@ pub struct TuneConfig {
     /// from a sweep that stopped at 16 on one noisy step, it capped 4 KiB reads at 73k IOPS on
     /// a disk that gave 86k at 2 x 64 (issue 24).
     pub read_depth_per_shard: u32,
+    /// A figure whose confirmation falls more than `accuracy` under its sweep's best step is
+    /// confirmed again at the runner-up depth after all sweeps, and the higher of the two is
+    /// the figure ([`crate::confirm`]). Off: one confirmation per figure (before session 9).
+    pub second_opinions: bool,
 }
 
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -65,6 +70,7 @@ impl TuneConfig {
             reported_physical_sector_bytes: None,
             sustained: None,
             read_depth_per_shard: 64,
+            second_opinions: true,
         }
     }
 }
@@ -81,10 +87,14 @@ pub struct Figure {
     /// The best short step of the sweeps. Being the luckiest of several noisy steps, it is
     /// usually a little above the confirmed figure; it only chooses the load.
     pub sweep_best: f64,
+    /// The depth of the sweep's best step, where the first confirmation ran (`depth_best`
+    /// differs from it when the runner-up's confirmation won).
+    pub depth_sweep_best: u32,
     /// False when no time was left to confirm: then `peak` is the sweep's best step.
     pub confirmed: bool,
     pub request_bytes: u32,
     pub depth_knee: u32,
+    /// The depth the figure was confirmed at.
     pub depth_best: u32,
     pub latency_us_mean_at_knee: f64,
     /// Per-sample spread inside the measurement the value comes from.
@@ -101,10 +111,11 @@ impl Figure {
             peak: measured.rate(),
             sustained: None,
             sweep_best: best.rate(),
+            depth_sweep_best: best.load.depth,
             confirmed: confirmed.is_some(),
             request_bytes: best.load.request_bytes,
             depth_knee: k.knee().load.depth,
-            depth_best: best.load.depth,
+            depth_best: k.chosen().load.depth,
             latency_us_mean_at_knee: k.knee().latency_us_mean,
             spread: measured.spread,
         }
@@ -123,9 +134,10 @@ fn figure_sweep(
     depth_reach: u32,
     name: &str,
     budget: &mut Budget,
-    s: &SearchConfig,
+    confirmer: &mut Confirmer,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(KneeResult, Option<Measurement>), TuneError> {
+    let s = &{ *confirmer.cfg() };
     let depth_start = meter.shards().max(1);
     let (w, l) = share(index);
     let reserve_ns = if depth_reach > depth_start {
@@ -136,11 +148,8 @@ fn figure_sweep(
     let mut phase = Phase::reserving(budget, s, w, l, reserve_ns);
     let mut k = find_knee(meter, load, depth_start, depth_reach, &mut phase)?;
     progress(&knee_line(name, &k));
-    let confirmed = confirm(meter, &k.best().load, budget, s)?;
+    let confirmed = confirmer.confirm_first(meter, &mut k, budget)?;
     progress(&confirm_line(name, k.best(), confirmed.as_ref()));
-    if let Some(m) = &confirmed {
-        k.rejudge_knee(m.rate(), s.accuracy);
-    }
     Ok((k, confirmed))
 }
 
@@ -229,8 +238,11 @@ pub fn tune_with_progress(
         ..cfg.search
     };
     let s = &search;
-    budget.reserve(4 * (s.confirm_ns + cfg.step_overhead_ns));
-    let mut confirms = Vec::new();
+    // Second opinions double the confirmations' reserve: only when all eight fit in half the
+    // budget (the default 30 s run), so a short --duration keeps its time for the sweeps.
+    let second_opinions =
+        cfg.second_opinions && 8 * (s.confirm_ns + cfg.step_overhead_ns) <= cfg.budget_ns / 2;
+    let mut confirmer = Confirmer::reserving(&mut budget, s, 4, second_opinions);
     let req_min = meter.request_bytes_min().max(1);
     let seq = |direction| Load {
         direction,
@@ -246,24 +258,24 @@ pub fn tune_with_progress(
         depth: 1,
     };
 
-    let (seq_write, write_bw_confirm) = figure_sweep(
+    let (mut seq_write, mut write_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Write),
         0,
         1,
         "sequential write",
         &mut budget,
-        s,
+        &mut confirmer,
         progress,
     )?;
-    let (seq_read, read_bw_confirm) = figure_sweep(
+    let (mut seq_read, mut read_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Read),
         1,
         1,
         "sequential read",
         &mut budget,
-        s,
+        &mut confirmer,
         progress,
     )?;
     let (w, l) = share(2);
@@ -284,14 +296,14 @@ pub fn tune_with_progress(
         &mut Phase::new(&mut budget, s, w, l),
     )?;
     progress(&saturation_line("write", &write_sat));
-    let (rand_write, write_iops_confirm) = figure_sweep(
+    let (mut rand_write, mut write_iops_confirm) = figure_sweep(
         meter,
         rnd(Direction::Write),
         4,
         1,
         "random write",
         &mut budget,
-        s,
+        &mut confirmer,
         progress,
     )?;
     let (w, l) = share(5);
@@ -315,31 +327,49 @@ pub fn tune_with_progress(
         .shards()
         .max(1)
         .saturating_mul(cfg.read_depth_per_shard);
-    let (rand_read, read_iops_confirm) = figure_sweep(
+    let (mut rand_read, mut read_iops_confirm) = figure_sweep(
         meter,
         rnd(Direction::Read),
         6,
         read_depth_reach,
         "random read",
         &mut budget,
-        s,
+        &mut confirmer,
         progress,
     )?;
+
+    let lines = confirmer.second_opinions(
+        meter,
+        &mut [
+            Pending {
+                name: "sequential write",
+                sweep: &mut seq_write,
+                confirmed: &mut write_bw_confirm,
+            },
+            Pending {
+                name: "sequential read",
+                sweep: &mut seq_read,
+                confirmed: &mut read_bw_confirm,
+            },
+            Pending {
+                name: "random write",
+                sweep: &mut rand_write,
+                confirmed: &mut write_iops_confirm,
+            },
+            Pending {
+                name: "random read",
+                sweep: &mut rand_read,
+                confirmed: &mut read_iops_confirm,
+            },
+        ],
+        &mut budget,
+    )?;
+    lines.iter().for_each(|line| progress(line));
 
     let read_bandwidth = Figure::new(&seq_read, read_bw_confirm.as_ref());
     let write_bandwidth = Figure::new(&seq_write, write_bw_confirm.as_ref());
     let read_iops = Figure::new(&rand_read, read_iops_confirm.as_ref());
     let write_iops = Figure::new(&rand_write, write_iops_confirm.as_ref());
-    confirms.extend(
-        [
-            write_bw_confirm,
-            read_bw_confirm,
-            write_iops_confirm,
-            read_iops_confirm,
-        ]
-        .into_iter()
-        .flatten(),
-    );
     let mut report = TuneReport {
         read_iops,
         write_iops,
@@ -357,7 +387,7 @@ pub fn tune_with_progress(
             read_saturation: read_sat,
             random_write: rand_write,
             random_read: rand_read,
-            confirms,
+            confirms: confirmer.runs,
             sustained: Vec::new(),
         },
         findings: Vec::new(),
@@ -456,10 +486,10 @@ fn run_sustained(
         decided_above: None,
     };
     let loads = [
-        report.sweeps.sequential_write.best().load,
-        report.sweeps.sequential_read.best().load,
-        report.sweeps.random_write.best().load,
-        report.sweeps.random_read.best().load,
+        report.sweeps.sequential_write.chosen().load,
+        report.sweeps.sequential_read.chosen().load,
+        report.sweeps.random_write.chosen().load,
+        report.sweeps.random_read.chosen().load,
     ];
     for load in loads {
         let m = Phase::fixed(budget, &cfg.search, rule.max_ns).measure_with(meter, &load, &rule)?;

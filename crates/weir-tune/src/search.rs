@@ -101,7 +101,7 @@ impl Budget {
         released
     }
 
-    fn charge(&mut self, m: &Measurement) {
+    pub(crate) fn charge(&mut self, m: &Measurement) {
         self.spent_ns += m.elapsed_ns + self.overhead_ns;
     }
 }
@@ -245,6 +245,9 @@ pub struct KneeResult {
     pub steps: Vec<Measurement>,
     /// Index in `steps` of the highest rate.
     pub best: usize,
+    /// Index of the step whose load the figure was confirmed at: `best`, unless the
+    /// runner-up's confirmation beat the best's (see [`crate::confirm`]).
+    pub chosen: usize,
     /// Index of the smallest depth within `accuracy` of the best: the knee.
     pub knee: usize,
     pub budget_limited: bool,
@@ -257,6 +260,11 @@ impl KneeResult {
 
     pub fn knee(&self) -> &Measurement {
         &self.steps[self.knee]
+    }
+
+    /// The step at the depth the figure was confirmed at.
+    pub fn chosen(&self) -> &Measurement {
+        &self.steps[self.chosen]
     }
 
     /// Re-picks the knee against `rate`, the figure's confirming measurement, when that is
@@ -362,6 +370,7 @@ pub fn find_knee(
     Ok(KneeResult {
         steps,
         best,
+        chosen: best,
         knee,
         budget_limited: phase.budget_limited,
     })
@@ -474,43 +483,6 @@ pub fn find_saturation(
         best_rate,
         budget_limited: phase.budget_limited,
     })
-}
-
-/// Measures `load` once more for the configured confirming time, from the budget's reserve (so
-/// the sweeps before it can never starve it), counting every sample after a short ramp. This
-/// is the figure a tune reports: one unselected measurement, long enough to average over the
-/// disk's slow swings. `None` when not even a minimal measurement fits.
-pub fn confirm(
-    meter: &mut dyn Meter,
-    load: &Load,
-    budget: &mut Budget,
-    cfg: &SearchConfig,
-) -> Result<Option<Measurement>, TuneError> {
-    let wanted = cfg.confirm_ns + budget.overhead_ns;
-    // The released reserve joins whatever earlier phases left unused.
-    budget.release(wanted);
-    let run_ns = budget
-        .left_ns()
-        .min(wanted)
-        .saturating_sub(budget.overhead_ns);
-    let ramp_ns = cfg.sample_interval_ns * (cfg.confirm_ramp_samples as u64 + 1);
-    if run_ns < ramp_ns + cfg.sample_interval_ns {
-        return Ok(None);
-    }
-    let rule = StopRule {
-        sample_interval_ns: cfg.sample_interval_ns,
-        min_ns: run_ns,
-        max_ns: run_ns,
-        steady: SteadyRule {
-            ramp_samples: cfg.confirm_ramp_samples,
-            window_samples: usize::MAX,
-            drift_max: cfg.steady.drift_max,
-        },
-        decided_above: None,
-    };
-    let m = measure(meter, load, &rule)?;
-    budget.charge(&m);
-    Ok(Some(m))
 }
 
 /// Random-write IOPS per request size, the size where it stops improving, and the verdict

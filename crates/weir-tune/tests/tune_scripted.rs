@@ -217,7 +217,9 @@ fn the_figure_is_the_confirming_measurement_not_the_luckiest_step() {
         assert!(f.sweep_best > truth * 1.05, "{name}: {f:?}");
         assert_eq!(f.depth_knee, 16, "{name}: {f:?}");
     }
-    assert_eq!(r.sweeps.confirms.len(), 4);
+    // Each confirmation read 8% under its sweep's best step, so every figure also confirmed
+    // its runner-up depth (as fast, not faster: the lucky depth stays).
+    assert_eq!(r.sweeps.confirms.len(), 4 + 4, "{:?}", r.sweeps.confirms);
     assert!(r.measuring_ns <= 30_000_000_000, "{} ns", r.measuring_ns);
 }
 
@@ -381,4 +383,54 @@ fn a_share_too_short_for_one_step_still_measures_the_depth_to_reach() {
     let mut budget = Budget::new(200_000_000, 0);
     let mut phase = Phase::reserving(&mut budget, &cfg, 1.0, 1.0, 0);
     assert!(find_knee(&mut meter, load(2), 2, 2, &mut phase).is_err());
+}
+
+#[test]
+fn a_lucky_step_at_a_slower_depth_loses_to_the_runner_up() {
+    // Random reads flat from depth 2 except depth 8, truly 20% slower, whose sweep step (and
+    // the sweep's re-check of it when deeper steps fell) ran 30% fast (lucky windows): it wins
+    // the sweep, its confirmation reads 0.8 of the rest, and the runner-up depth's second
+    // opinion gives the figure back.
+    let mut steps_at_8 = 0;
+    let r = tune_scripted(
+        |l: &Load, _| {
+            let flat = plateau(l, 2);
+            if (l.pattern, l.direction, l.depth) != (Pattern::Random, Direction::Read, 8) {
+                return flat;
+            }
+            steps_at_8 += 1;
+            flat * if steps_at_8 <= 2 { 1.3 } else { 0.8 }
+        },
+        30_000_000_000,
+    );
+    let f = &r.read_iops;
+    assert_eq!(f.depth_sweep_best, 8, "{f:?}");
+    assert_ne!(f.depth_best, 8, "{f:?}");
+    assert!((f.value / 80_000.0 - 1.0).abs() < 0.01, "{f:?}");
+    // The other three figures agreed with their sweeps: one confirmation each.
+    assert_eq!(r.sweeps.confirms.len(), 5, "{:?}", r.sweeps.confirms);
+    // Without second opinions the lucky depth's confirmation is the figure.
+    let mut steps_at_8 = 0;
+    let mut meter = Scripted::new(
+        |l: &Load, _| {
+            let flat = plateau(l, 2);
+            if (l.pattern, l.direction, l.depth) != (Pattern::Random, Direction::Read, 8) {
+                return flat;
+            }
+            steps_at_8 += 1;
+            flat * if steps_at_8 <= 2 { 1.3 } else { 0.8 }
+        },
+        256,
+    );
+    let mut cfg = TuneConfig::new(30_000_000_000);
+    cfg.second_opinions = false;
+    let before = match tune(&mut meter, &cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("tune failed: {e}"),
+    };
+    assert!(
+        (before.read_iops.value / 64_000.0 - 1.0).abs() < 0.01,
+        "{:?}",
+        before.read_iops
+    );
 }

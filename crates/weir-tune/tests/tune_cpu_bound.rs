@@ -1,0 +1,118 @@
+//! Seeded simulation tier: a CPU-bound disk (zram, a fast NVMe behind a busy host) whose rate
+//! is the same at every depth from 2 up, while other threads take the CPU from it in bursts of
+//! 0.5-2 s (one-sided noise: a burst only ever lowers the rate). Which depth wins a sweep is
+//! then chance, and a single confirmation that lands in a burst reads low; the second opinion
+//! (`weir_tune::confirm`) must keep every figure near the undisturbed rate, and two runs with
+//! different bursts (two consecutive tunes) near each other. Each assertion prints its seed.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use weir_sim::{SimConfig, SimDisk, SimRates};
+use weir_tune::drive::ShardTarget;
+use weir_tune::meters::DeviceMeter;
+use weir_tune::{tune, TuneConfig, TuneReport};
+
+const READ_IOPS: f64 = 20_000.0;
+const WRITE_IOPS: f64 = 15_000.0;
+const READ_BYTES_PER_S: f64 = 400e6;
+const WRITE_BYTES_PER_S: f64 = 300e6;
+
+/// Two "CPUs" (channels): flat from depth 2. Interference: bursts 4-12 s apart (uniform),
+/// lasting 0.5-2 s, slowing service by 1.15-1.35x (another thread holding 13-26%
+/// of the CPU), drawn from `seed`.
+fn cpu_bound(seed: u64) -> SimConfig {
+    let mut config = SimConfig {
+        channels: 2,
+        channel_stripe_bytes: 1 << 30,
+        fixed_latency_ns: 5_000,
+        read: SimRates {
+            iops: READ_IOPS,
+            bytes_per_sec: READ_BYTES_PER_S,
+        },
+        write: SimRates {
+            iops: WRITE_IOPS,
+            bytes_per_sec: WRITE_BYTES_PER_S,
+        },
+        jitter: 0.1,
+        read_write_interference: 1.0,
+        queue_depth: 128,
+        ..SimConfig::nvme_like(seed)
+    };
+    let mut rng = SmallRng::seed_from_u64(seed ^ 0x5eed_cafe);
+    let mut at_ns = rng.gen_range(0..4_000_000_000u64);
+    while at_ns < 40_000_000_000 {
+        let duration_ns = rng.gen_range(500_000_000..2_000_000_000u64);
+        config = config.with_slowdown(at_ns, duration_ns, rng.gen_range(1.15..1.35));
+        at_ns += duration_ns + rng.gen_range(4_000_000_000..12_000_000_000u64);
+    }
+    config
+}
+
+fn run(seed: u64, second_opinions: bool) -> TuneReport {
+    let disk = SimDisk::new(cpu_bound(seed));
+    let mut meter = DeviceMeter::new(disk, ShardTarget::new(1, 64 << 30, seed), 512);
+    let mut cfg = TuneConfig::new(30_000_000_000);
+    cfg.second_opinions = second_opinions;
+    match tune(&mut meter, &cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("seed {seed}: tune failed: {e}"),
+    }
+}
+
+/// Each figure over its undisturbed rate (service is `unit * jitter` on each of two channels;
+/// the jitter averages out): read IOPS, write IOPS, read bandwidth, write bandwidth.
+fn ratios(r: &TuneReport) -> [f64; 4] {
+    [
+        r.read_iops.value / READ_IOPS,
+        r.write_iops.value / WRITE_IOPS,
+        r.read_bandwidth.value / READ_BYTES_PER_S,
+        r.write_bandwidth.value / WRITE_BYTES_PER_S,
+    ]
+}
+
+/// Over `seeds` (each a run with its own bursts): how many figures read more than 5% under
+/// the undisturbed rate, the highest figure over it, and how many pairs of consecutive seeds
+/// (two tunes in a row) agreed within 3% on all four figures.
+fn judge(seeds: &[u64], second_opinions: bool) -> (usize, f64, usize) {
+    let mut all = Vec::new();
+    for &seed in seeds {
+        let r = ratios(&run(seed, second_opinions));
+        eprintln!(
+            "seed {seed}, second opinions {second_opinions}: figure / undisturbed rate {r:.3?}"
+        );
+        all.push(r);
+    }
+    let low = all.iter().flatten().filter(|&&x| x < 0.95).count();
+    let high = all.iter().flatten().copied().fold(0.0, f64::max);
+    let agreeing = all
+        .windows(2)
+        .filter(|w| (0..4).all(|i| (w[0][i] / w[1][i] - 1.0).abs() <= 0.03))
+        .count();
+    (low, high, agreeing)
+}
+
+#[test]
+fn second_opinions_keep_a_flat_cpu_bound_disk_stable() {
+    let seeds: Vec<u64> = (1..=8).collect();
+    let (low, high, agreeing) = judge(&seeds, true);
+    let (low_before, _, agreeing_before) = judge(&seeds, false);
+    eprintln!(
+        "seeds {seeds:?}: figures >5% low {low} (one confirmation: {low_before}) of {}; consecutive runs within 3% on all four figures {agreeing} (one confirmation: {agreeing_before}) of {}",
+        4 * seeds.len(),
+        seeds.len() - 1
+    );
+    assert!(low <= 1, "seeds {seeds:?}: {low} figures more than 5% low");
+    assert!(
+        low_before >= 4 * low.max(1),
+        "seeds {seeds:?}: one confirmation per figure had only {low_before} low figures"
+    );
+    // The higher of two windows is not biased up beyond the window noise.
+    assert!(
+        high < 1.02,
+        "seeds {seeds:?}: a figure {high:.3}x the undisturbed rate"
+    );
+    assert!(
+        agreeing >= seeds.len() - 3 && agreeing > agreeing_before,
+        "seeds {seeds:?}: {agreeing} consecutive pairs agree (before: {agreeing_before})"
+    );
+}
