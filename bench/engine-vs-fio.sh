@@ -29,8 +29,13 @@
 # (`--device`) with both backends. Each weir row is compared with the fio row given the same
 # interface and features: weir_uring with fio_reg, weir_aio with fio_aio, and weir_auto
 # (`--backend auto`: weir probes the device and picks) with whichever fio row is faster on
-# that workload. Default there: BACKENDS "uring aio auto", SETTLE_S 1, WORKLOADS
+# that workload. Default there: BACKENDS "uring uring_inline aio auto", SETTLE_S 1, WORKLOADS
 # "randread_qd1 randread_qd32".
+# zram refuses non-blocking requests, so weir's ring sends every request on it with
+# IOSQE_ASYNC (weir_engine::iowq): fio_async is fio_reg plus fio's same switch
+# (`force_async=1`) and is weir_uring's anchor; `uring_inline` is weir with that switch off
+# (WEIR_URING_PUNT=inline: the kernel's try-inline-then-punt path, weir before session 9),
+# the paired A/B of the change. Every weir row's IOPS ratio to every fio row follows the table.
 # Why both interfaces on zram: zram is a bio-based driver without REQ_NOWAIT support, so
 # io_uring cannot issue a read inline and hands every one to an io-wq worker thread, which
 # then wakes the submitter (~0.5-2 context switches per I/O on either side); Linux AIO's
@@ -65,8 +70,8 @@ case "$TIER" in
     zram)
         SETTLE_S=${SETTLE_S:-1}
         WORKLOADS=${WORKLOADS:-"randread_qd1 randread_qd32"}
-        BACKENDS=${BACKENDS-"uring aio auto"}
-        FIO_SIDES=${FIO_SIDES:-"fio fio_reg fio_aio"}
+        BACKENDS=${BACKENDS-"uring uring_inline aio auto"}
+        FIO_SIDES=${FIO_SIDES:-"fio fio_reg fio_async fio_aio"}
         ;;
     *) echo "engine-vs-fio: TIER must be vda or zram, not '$TIER'" >&2; exit 2 ;;
 esac
@@ -201,7 +206,8 @@ def syscalls(out, ios):
 run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring features;
     #                             fio_aio: libaio, reaping in user space as weir does)
     local out="$WORK/$3-$1-$2" features=(--ioengine=io_uring)
-    [[ $3 == fio_reg ]] && features+=(--fixedbufs=1 --registerfiles=1)
+    [[ $3 == fio_reg || $3 == fio_async ]] && features+=(--fixedbufs=1 --registerfiles=1)
+    [[ $3 == fio_async ]] && features+=(--force_async=1)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
     prewrite
     # shellcheck disable=SC2086,SC2046
@@ -230,12 +236,13 @@ print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, d["iops"],
 PY
 }
 
-run_weir() { # workload round backend
-    local out="$WORK/weir_$3-$1-$2"
+run_weir() { # workload round backend (uring_inline: uring without IOSQE_ASYNC on zram)
+    local out="$WORK/weir_$3-$1-$2" backend=$3 punt=async
+    [[ $3 == uring_inline ]] && backend=uring punt=inline
     prewrite
     # shellcheck disable=SC2046
-    if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "$WEIR" run "$WORK/$1.yaml" \
-        "${TARGET[@]}" --duration "${DURATION_S}s" --shards 1 --backend "$3" --output json \
+    if ! sample "$out" env WEIR_URING_PUNT=$punt /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "$WEIR" run "$WORK/$1.yaml" \
+        "${TARGET[@]}" --duration "${DURATION_S}s" --shards 1 --backend "$backend" --output json \
         "${KEEP[@]}" >"$out.json" 2>"$out.err"; then
         echo "weir run failed ($1, round $2, $3); this sample is skipped:" >&2
         cat "$out.err" "$out.time" >&2
@@ -318,15 +325,17 @@ sides = sorted({s for _, s in rows}, key=lambda s: (not s.startswith("fio"), s))
 # with fio_aio (libaio), every other row with fio_reg (io_uring with weir's features) when
 # there is one, else with plain fio; every fio variant's own row is shown as well.
 present = {s for _, s in rows}
-base_anchor = "fio_reg" if "fio_reg" in present else "fio"
+base_anchor = next(s for s in ("fio_async", "fio_reg", "fio") if s in present or s == "fio")
 def anchor_of(side, w):
     if side == "weir_auto":
         # weir picked its interface itself: compare with fio's best interface here.
         fios = [s for s in present if s.startswith("fio")]
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
+    if side == "weir_uring_inline" and "fio_reg" in present:
+        return "fio_reg"  # the kernel's path on both sides
     return "fio_aio" if side == "weir_aio" and "fio_aio" in present else base_anchor
 COLS = 8
-print(f"{'workload':15} {'side':11} {'IOPS':>9} {'MB/s':>8} {'p50 us':>8} {'p99 us':>8} "
+print(f"{'workload':15} {'side':17} {'IOPS':>9} {'MB/s':>8} {'p50 us':>8} {'p99 us':>8} "
       f"{'CPU us/IO':>9} {'mCPU us/IO':>10} {'cs/IO':>6} {'sys/IO':>6} | {'vs':7} {'IOPS x':>6} "
       f"{'MB/s x':>6} {'CPU x':>6} {'mCPU x':>6} {'paired':>6}")
 for w in workloads:
@@ -337,11 +346,24 @@ for w in workloads:
         paired = [ratio(r[s][0], r[anchor][0]) for (ww, _), r in by_round.items()
                   if ww == w and s in r and anchor in r]
         paired = statistics.median(paired) if paired else float("nan")
-        print(f"{w:15} {s:11} {m[0]:9.0f} {m[1]:8.1f} {m[2]:8.1f} {m[3]:8.1f} "
+        print(f"{w:15} {s:17} {m[0]:9.0f} {m[1]:8.1f} {m[2]:8.1f} {m[3]:8.1f} "
               f"{m[4] * 1e6:9.2f} {m[5] * 1e6:10.2f} {m[6]:6.3f} {m[7]:6.3f} | {anchor:7} "
               f"{ratio(m[0], f[0]):6.3f} {ratio(m[1], f[1]):6.3f} {ratio(m[4], f[4]):6.3f} "
               f"{ratio(m[5], f[5]):6.3f} {paired:6.3f}")
 rounds = max((r for _, r in by_round), default=0)
+fio_rows = [s for s in sides if s.startswith("fio")]
+print("IOPS of each weir row over each fio row (ratio of medians; paired in brackets):")
+for w in workloads:
+    for s in sides:
+        if s.startswith("fio"):
+            continue
+        cells = []
+        for f in fio_rows:
+            paired = [ratio(r[s][0], r[f][0]) for (ww, _), r in by_round.items()
+                      if ww == w and s in r and f in r]
+            cells.append(f"{f} {ratio(med(w, s, 0), med(w, f, 0)):.3f} "
+                         f"({statistics.median(paired) if paired else float('nan'):.3f})")
+        print(f"  {w:15} {s:17} " + ", ".join(cells))
 print(f"(medians of {rounds} rounds; ratios are each side / the fio row named under 'vs', of "
       "the medians; 'paired' is the median of each round's IOPS ratio; CPU = user+sys seconds "
       "of the process (its io_uring worker threads included) per completed I/O; mCPU = busy "

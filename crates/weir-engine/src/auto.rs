@@ -12,7 +12,7 @@
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -90,13 +90,19 @@ pub fn choose(target: &Path, support: NowaitSupport) -> Chosen {
 
 /// Reads the first `PROBE_BYTES` of `file` with RWF_NOWAIT.
 pub fn probe_fd(file: &File) -> NowaitSupport {
+    probe_raw_fd(file.as_raw_fd())
+}
+
+/// [`probe_fd`] on a descriptor the caller keeps open (an EBADF, e.g. from a write-only
+/// descriptor, is inconclusive).
+pub fn probe_raw_fd(fd: RawFd) -> NowaitSupport {
     let mut buf = AlignedBlock::new();
     let iov = libc::iovec {
         iov_base: buf.ptr().cast(),
         iov_len: PROBE_BYTES,
     };
     // SAFETY: one iovec over a live, owned, writable buffer of PROBE_BYTES.
-    let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, 0, libc::RWF_NOWAIT) };
+    let n = unsafe { libc::preadv2(fd, &iov, 1, 0, libc::RWF_NOWAIT) };
     if n >= 0 {
         return NowaitSupport::Supported;
     }

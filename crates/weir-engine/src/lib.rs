@@ -5,6 +5,7 @@
 //! - [`align`]: how a file or device wants direct I/O aligned (statx, BLKSSZGET, sysfs).
 //! - [`UringDevice`] and [`AioDevice`] implement [`weir_model::device::Device`]; [`Backend`]
 //!   picks one and [`EngineDevice`] holds either without dynamic dispatch.
+//! - [`iowq`]: io_uring on files that refuse non-blocking requests (zram): IOSQE_ASYNC.
 //! - [`auto`]: `--backend auto`, the backend a file wants (one RWF_NOWAIT read decides).
 //! - [`blockdev`]: raw block devices, claimed exclusively and refused while mounted.
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
@@ -33,6 +34,7 @@ pub mod errno;
 pub mod extent;
 pub mod file;
 pub mod interrupt;
+pub mod iowq;
 pub mod nowait;
 pub mod payload;
 pub mod prepare;

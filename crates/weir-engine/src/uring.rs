@@ -17,6 +17,9 @@
 //! submission queue has a spare entry for the timer, and the in-flight count is capped at the
 //! requested depth, so completions can never overflow.
 //!
+//! A registered file that refuses non-blocking requests (zram) gets its requests sent with
+//! `IOSQE_ASYNC`, straight to io-wq and run there concurrently: see [`crate::iowq`].
+//!
 //! Registered ("fixed") buffers are used when the caller registers a [`DmaBufferPool`]: an
 //! op whose buffer lies inside a registered buffer becomes READ_FIXED/WRITE_FIXED, which saves
 //! the kernel pinning pages on every request.
@@ -28,6 +31,7 @@ use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
 use crate::buffers::DmaBufferPool;
 use crate::clock::{monotonic_ns, sleep_until, until};
+use crate::iowq::{file_punts, PuntPolicy};
 
 /// An io_uring ring implementing [`Device`].
 pub struct UringDevice {
@@ -37,8 +41,10 @@ pub struct UringDevice {
     in_flight: u32,
     /// The registered buffer regions, one per registered pool (empty: none).
     fixed: Vec<FixedRegion>,
-    /// Registered files: (descriptor, index in the ring's file table).
-    files: Vec<(RawFd, u32)>,
+    /// Registered files, in the order of the ring's file table.
+    files: Vec<RegisteredFile>,
+    /// What to do for files that refuse non-blocking requests.
+    punt: PuntPolicy,
     /// Whether the ring defers completions until a GETEVENTS enter (`DEFER_TASKRUN`).
     defer_taskrun: bool,
     timer: DeadlineTimer,
@@ -61,6 +67,15 @@ struct DeadlineTimer {
     armed_ns: Option<u64>,
     /// Read by the kernel when the request is submitted, in the same enter that pushed it.
     ts: types::Timespec,
+}
+
+#[derive(Clone, Copy)]
+struct RegisteredFile {
+    fd: RawFd,
+    /// Its index in the ring's file table.
+    index: u32,
+    /// Send its requests with IOSQE_ASYNC (it refuses non-blocking requests).
+    force_async: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -112,6 +127,7 @@ impl UringDevice {
             in_flight: 0,
             fixed: Vec::new(),
             files: Vec::new(),
+            punt: PuntPolicy::from_env(),
             defer_taskrun,
             timer,
         })
@@ -240,7 +256,8 @@ impl UringDevice {
     }
 
     /// Registers open files so requests on them skip the per-request file lookup and
-    /// reference count (IOSQE_FIXED_FILE). False when the kernel refuses.
+    /// reference count (IOSQE_FIXED_FILE). False when the kernel refuses. Each file is probed
+    /// with one non-blocking read; one that refuses gets the [`crate::iowq`] treatment.
     pub fn register_files(&mut self, fds: &[RawFd]) -> bool {
         self.unregister_files();
         if fds.is_empty() {
@@ -248,13 +265,23 @@ impl UringDevice {
         }
         let ok = self.ring.submitter().register_files(fds).is_ok();
         if ok {
+            let force_async = self.punt.force_async;
             self.files = fds
                 .iter()
                 .enumerate()
-                .map(|(i, &fd)| (fd, i as u32))
+                .map(|(i, &fd)| RegisteredFile {
+                    fd,
+                    index: i as u32,
+                    force_async: force_async && file_punts(fd),
+                })
                 .collect();
         }
         ok
+    }
+
+    /// Whether requests on the registered `fd` go out with IOSQE_ASYNC.
+    pub fn sends_async(&self, fd: RawFd) -> bool {
+        self.files.iter().any(|f| f.fd == fd && f.force_async)
     }
 
     /// Drops the file registration.
@@ -278,10 +305,13 @@ impl UringDevice {
     fn entry(&self, op: &IoOp) -> squeue::Entry {
         // A registered file goes out as its table index with IOSQE_FIXED_FILE: the same
         // submission entry `types::Fixed` builds.
-        let registered = self.files.iter().find(|(fd, _)| *fd == op.fd);
-        let fd = types::Fd(registered.map_or(op.fd, |&(_, index)| index as RawFd));
+        let registered = self.files.iter().find(|f| f.fd == op.fd);
+        let fd = types::Fd(registered.map_or(op.fd, |f| f.index as RawFd));
         let entry = self.entry_on(fd, op);
         match registered {
+            Some(f) if f.force_async => {
+                entry.flags(squeue::Flags::FIXED_FILE | squeue::Flags::ASYNC)
+            }
             Some(_) => entry.flags(squeue::Flags::FIXED_FILE),
             None => entry,
         }

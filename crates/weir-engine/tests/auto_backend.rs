@@ -1,12 +1,18 @@
 //! `--backend auto` on real storage (root tier): a zram device refuses RWF_NOWAIT reads and
-//! gets AIO; a file on ext4 (on a loop device) takes them and keeps io_uring.
+//! gets AIO; a file on ext4 (on a loop device) takes them and keeps io_uring. On io_uring,
+//! requests on a registered zram device go out with IOSQE_ASYNC (weir_engine::iowq), a file
+//! that takes non-blocking requests keeps the inline path, and data round-trips either way.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+
 use weir_engine::auto::{choose_for_dir, choose_for_path, probe_fd, NowaitSupport};
-use weir_engine::Backend;
+use weir_engine::{dio_alignment_fd, Backend, DmaBufferPool, UringDevice};
+use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
 
 /// A zram device of our own (never zram0, which may be swap), reset and removed on drop.
 struct Zram {
@@ -97,4 +103,90 @@ fn missing_target_is_a_clear_error() {
     let msg = e.to_string();
     assert!(msg.contains("absent") && msg.contains("ENOENT"), "{msg}");
     assert!(msg.contains("--backend uring or aio"), "{msg}");
+}
+
+/// Writes `blocks` 4 KiB blocks of a pattern through `dev` (registered buffers and file), reads
+/// them back into other buffers, and says whether every byte matches.
+fn round_trip(dev: &mut UringDevice, fd: i32, blocks: usize) -> bool {
+    let align = dio_alignment_fd(fd);
+    let mut pool = DmaBufferPool::new(2 * blocks, 4096, &align).expect("pool");
+    for i in 0..blocks {
+        common::fill_pattern(pool.slice_mut(i), 3, (i * 4096) as u64);
+    }
+    // SAFETY: the pool outlives the device's use of it (unregistered below).
+    assert!(unsafe { dev.register_buffers(&pool) }, "register buffers");
+    for (direction, first) in [(Direction::Write, 0), (Direction::Read, blocks)] {
+        for i in 0..blocks {
+            let op = IoOp {
+                user_data: i as u64,
+                direction,
+                fd,
+                offset_bytes: (i * 4096) as u64,
+                len_bytes: 4096,
+                buf: pool.ptr(first + i),
+                flags: IoFlags {
+                    nowait: false,
+                    dsync: false,
+                },
+                vectored: None,
+            };
+            // SAFETY: every op is reaped below, before the pool is touched or dropped.
+            unsafe { dev.push(op) }.expect("push");
+        }
+        let mut out: Vec<IoCompletion> = Vec::new();
+        while out.len() < blocks {
+            dev.submit_and_wait(1, None).expect("wait");
+            dev.reap(&mut out);
+        }
+        assert!(
+            out.iter().all(|c| c.result == 4096),
+            "{direction:?}: {out:?}"
+        );
+    }
+    dev.unregister_buffers();
+    (0..blocks).all(|i| pool.slice(i) == pool.slice(blocks + i))
+}
+
+#[test]
+fn zram_requests_go_async_and_read_back() {
+    let Some(zram) = Zram::new("zram_requests_go_async_and_read_back") else {
+        return;
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&zram.path)
+        .expect("open the zram device");
+    let fd = file.as_raw_fd();
+    let mut dev = UringDevice::new(16).expect("io_uring");
+    assert!(!dev.sends_async(fd), "nothing registered yet");
+    assert!(dev.register_files(&[fd]), "register the zram device");
+    // WEIR_URING_PUNT=inline (an A/B run's setting) turns the switch off on purpose.
+    let inline = std::env::var("WEIR_URING_PUNT").is_ok_and(|v| v == "inline");
+    assert_eq!(dev.sends_async(fd), !inline, "zram refuses RWF_NOWAIT");
+    assert!(
+        round_trip(&mut dev, fd, 16),
+        "zram data differs after the round trip"
+    );
+}
+
+#[test]
+fn file_taking_nowait_stays_inline_and_reads_back() {
+    let dir = common::test_dir();
+    let file = common::direct_file(dir.path(), 16 * 4096);
+    let fd = file.as_raw_fd();
+    let support = probe_fd(&file);
+    let mut dev = UringDevice::new(16).expect("io_uring");
+    assert!(dev.register_files(&[fd]), "register the file");
+    println!("{}: probe {support:?}", dir.path().display());
+    assert_eq!(
+        dev.sends_async(fd),
+        support == NowaitSupport::Unsupported,
+        "only a file that refuses RWF_NOWAIT goes async"
+    );
+    assert!(
+        round_trip(&mut dev, fd, 16),
+        "file data differs after the round trip"
+    );
 }

@@ -1,0 +1,45 @@
+//! io_uring on a file that refuses non-blocking requests: how the ring hands them to io-wq.
+//!
+//! io_uring first issues every request inline with `IOCB_NOWAIT`. A file without
+//! `FMODE_NOWAIT` (zram and other bio-based drivers without `REQ_NOWAIT` support) refuses at
+//! once, and the request is then queued to the submitting thread's io-wq, whose worker
+//! threads run it blocking. Queued that way, reads of a block device are *bounded,
+//! non-concurrent* work: io-wq adds a worker only when none is running, so one worker runs
+//! them one after another while the shard waits. The ring learns nothing from the refusal (no
+//! completion flag says "punted"), so the engine asks each file once, when it is registered,
+//! with the `--backend auto` probe (one 4 KiB `preadv2(..., RWF_NOWAIT)`), and sends the
+//! requests on a file that refuses with `IOSQE_ASYNC`: straight to io-wq, without the doomed
+//! inline attempt, and queued as *concurrent* work, so io-wq starts another worker while one
+//! is busy and the reads run on every CPU the process has.
+//!
+//! fio has the same switch (`force_async=1`); bench/engine-vs-fio.sh runs fio with it too.
+//! `WEIR_URING_PUNT=inline` turns it off (the kernel's own path, for A/B runs).
+//!
+//! Not kept: bounding the io-wq's workers (`IORING_REGISTER_IOWQ_MAX_WORKERS`) to the CPUs.
+//! Set from the submitting thread, the kernel reads the bound back (2 bounded, 2 unbounded),
+//! yet 5-6 workers still ran a QD32 zram read job on Linux 6.18 (docs/engine.md).
+
+use std::os::fd::RawFd;
+
+use crate::auto::{probe_raw_fd, NowaitSupport};
+
+/// What the ring does for files that refuse non-blocking requests (read once per ring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PuntPolicy {
+    /// Send their requests with IOSQE_ASYNC.
+    pub force_async: bool,
+}
+
+impl PuntPolicy {
+    /// The default (async), or what `WEIR_URING_PUNT` says (`inline`: the kernel's path).
+    pub fn from_env() -> Self {
+        PuntPolicy {
+            force_async: std::env::var("WEIR_URING_PUNT").map_or(true, |v| v != "inline"),
+        }
+    }
+}
+
+/// Whether requests on `fd` would all be punted to io-wq (the probe says EOPNOTSUPP).
+pub fn file_punts(fd: RawFd) -> bool {
+    probe_raw_fd(fd) == NowaitSupport::Unsupported
+}
