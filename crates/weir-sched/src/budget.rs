@@ -458,6 +458,8 @@ impl SharedBudget {
         let bucket_bound = lane.bucket_refusals_seen.swap(bucket_total, Relaxed) < bucket_total;
         lane.depth.close(&DepthPeriod {
             delivered_q16: rate_of(period.completed_ps, period.elapsed_ps),
+            dispatched_ps: period.dispatched_ps,
+            completed_ps: period.completed_ps,
             in_flight_ps: period.in_flight_end_ps,
             unloaded_ns: self.unloaded_ns(lane),
             window_ps: period.window_ps,

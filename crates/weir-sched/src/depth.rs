@@ -39,6 +39,9 @@ const OFF: u64 = u64::MAX;
 pub(crate) struct DepthPeriod {
     /// Disk time completed per second of the period.
     pub delivered_q16: u64,
+    /// Disk time dispatched and completed in the period.
+    pub dispatched_ps: u64,
+    pub completed_ps: u64,
     pub in_flight_ps: u64,
     /// The lane's unloaded latency (0: not yet measured).
     pub unloaded_ns: u64,
@@ -90,7 +93,12 @@ impl DepthCap {
         if cap == OFF {
             let queueing = p.unloaded_ns > 0 && p.in_flight_ps >= 4 * pipe_ps.max(1);
             let alone = !p.other_limit_bound && !p.other_lane_busy;
-            if queueing && alone && p.in_flight_ps >= 2 * floor_ps {
+            // A stalled device completes and dispatches nothing, so nothing refuses either,
+            // and its latency is all queue: that is not a device the window cannot fill
+            // (on this project's virtio disk such a period engaged the cap with a reference
+            // rate of 0, and it then stepped 128 KiB writes down to two in flight).
+            let busy = p.dispatched_ps.min(p.completed_ps) >= 8 * p.largest_piece_ps.max(1);
+            if queueing && alone && busy && p.in_flight_ps >= 2 * floor_ps {
                 self.reference_q16.store(p.delivered_q16, Relaxed);
                 self.hold.store(0, Relaxed);
                 self.cap_ps
@@ -128,6 +136,8 @@ mod tests {
     fn period(delivered: f64, in_flight_us: u64) -> DepthPeriod {
         DepthPeriod {
             delivered_q16: (delivered * f64::from(1u32 << Q)) as u64,
+            dispatched_ps: (delivered * 4000.0) as u64 * US_PS,
+            completed_ps: (delivered * 4000.0) as u64 * US_PS,
             in_flight_ps: in_flight_us * US_PS,
             unloaded_ns: 10_000,
             window_ps: 750 * US_PS,
@@ -169,6 +179,12 @@ mod tests {
         // Deep, but the window already turned work away: the queue is here already.
         let mut p = period(1.0, 400);
         p.other_limit_bound = true;
+        d.close(&p);
+        assert_eq!(d.cap_ps(), OFF);
+        // Deep, but a stalled period (nothing completed or dispatched): not evidence.
+        let mut p = period(1.0, 400);
+        p.completed_ps = 0;
+        p.dispatched_ps = 0;
         d.close(&p);
         assert_eq!(d.cap_ps(), OFF);
         // Deep, but the other direction's work is in the disk too: not this lane's queue.
