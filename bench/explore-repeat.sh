@@ -7,10 +7,22 @@
 # (the largest frontier difference against the 5% target, beside the same runs' pure-load
 # differences), then unmounts and removes the device, also on Ctrl-C.
 #
+# Each map gets its own new device (made, mkfs'd and mounted with `-o discard` before it,
+# removed after it), so both start from the same state. Until session 9 one device served
+# both maps on a mount without discard: zram frees a page only when the filesystem discards
+# it, so what the first map wrote stayed in zram's memory and the second map ran on another
+# device (session 9's A/A of the pure loads: 2.5 GiB held after map 1, 3.9 GiB after map 2,
+# pure writes -56% / +147%). zram's mm_stat (data, compressed, memory used) is printed after
+# each map so a run shows what the device held. zram is CPU work: on a busy machine the
+# CPU a shard gets moves more than the device (docs/explore.md, session 9).
+#
 # Usage: bench/explore-repeat.sh [OUTDIR]      (default /tmp/weir-explore-repeat; needs root)
 # Environment: REGIME (overwrite), GOAL (1ms), SIZE (8G, the zram disksize), WEIR (a built
 #   weir; default: cargo build --release -p weir), EXPLORE_ARGS (extra flags, e.g. --quick),
-#   DIR (map this directory instead of a zram device: the vda spread, no device is made).
+#   DIR (map this directory instead of a zram device: the vda spread, no device is made),
+#   AA (1: an A/A of the pure loads alone: calibration and the two pure axes, `--quick
+#   --budget 1s`, instead of full maps), ONE_DEVICE (1: the old way, one device without
+#   discard for both maps, to show the difference).
 set -euo pipefail
 
 OUT=${1:-/tmp/weir-explore-repeat}
@@ -42,24 +54,46 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [[ -z "$DIR" ]]; then
-    [[ $(id -u) -eq 0 ]] || { echo "explore-repeat: making a zram device needs root (or set DIR)" >&2; exit 2; }
+AA=${AA:-}
+ONE_DEVICE=${ONE_DEVICE:-}
+[[ "$AA" == 1 ]] && EXPLORE_ARGS="--quick --budget 1s $EXPLORE_ARGS"
+[[ -n "$DIR" || $(id -u) -eq 0 ]] || { echo "explore-repeat: making a zram device needs root (or set DIR)" >&2; exit 2; }
+
+make_device() {
     [[ -e /sys/class/zram-control/hot_add ]] || modprobe zram num_devices=1
     ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
     echo "$SIZE" >"/sys/block/zram$ZRAM_ID/disksize"
     mkfs.xfs -q "/dev/zram$ZRAM_ID"
     MNT=$(mktemp -d /tmp/weir-zram.XXXXXX)
-    mount "/dev/zram$ZRAM_ID" "$MNT"
-    DIR=$MNT/explore
-    echo "explore-repeat: XFS on /dev/zram$ZRAM_ID ($SIZE) at $MNT" >&2
-fi
-mkdir -p "$DIR" "$OUT"
+    local opts=discard
+    [[ "$ONE_DEVICE" == 1 ]] && opts=defaults
+    mount -o "$opts" "/dev/zram$ZRAM_ID" "$MNT"
+    MAP_DIR=$MNT/explore
+    mkdir -p "$MAP_DIR"
+    echo "explore-repeat: XFS on /dev/zram$ZRAM_ID ($SIZE, mount -o $opts) at $MNT" >&2
+}
+zram_state() { # what the device holds: orig_data_size compr_data_size mem_used_total (MiB)
+    [[ -n "$ZRAM_ID" ]] || return 0
+    read -r orig compr used _ <"/sys/block/zram$ZRAM_ID/mm_stat"
+    echo "explore-repeat: zram$ZRAM_ID holds $((orig >> 20)) MiB of data in $((compr >> 20)) MiB, memory used $((used >> 20)) MiB" >&2
+}
 
+mkdir -p "$OUT"
 for n in 1 2; do
-    echo "explore-repeat: map $n ($REGIME, goal $GOAL) from $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    if [[ -n "$DIR" ]]; then
+        MAP_DIR=$DIR
+        mkdir -p "$DIR"
+    elif [[ -z "$ZRAM_ID" ]]; then
+        make_device
+    fi
+    echo "explore-repeat: map $n ($REGIME, goal $GOAL${EXPLORE_ARGS:+, $EXPLORE_ARGS}) from $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     # shellcheck disable=SC2086  # EXPLORE_ARGS is a list of flags
-    "$WEIR" explore --dir "$DIR" --write-regime "$REGIME" --goal "$GOAL" --out "$OUT/map$n" \
+    "$WEIR" explore --dir "$MAP_DIR" --write-regime "$REGIME" --goal "$GOAL" --out "$OUT/map$n" \
         $EXPLORE_ARGS >"$OUT/map$n.log" 2>&1
     grep -E '^(pure loads|[0-9]+ points)' "$OUT/map$n.log" >&2 || true
+    zram_state
+    # A new device for the next map, unless asked to keep the old way.
+    [[ "$ONE_DEVICE" == 1 ]] || cleanup
+    [[ "$ONE_DEVICE" == 1 ]] || { ZRAM_ID=""; MNT=""; }
 done
 "$WEIR" explore --compare "$OUT/map1/explore.json" "$OUT/map2/explore.json" | tee "$OUT/compare.txt"

@@ -31,7 +31,10 @@
 # no round below 0.8, read p99 <= goal).
 #   MAP (an explore.json to use instead of mapping; MAP=none skips the map rows),
 #   MAP_ARGS (extra `weir explore` flags, e.g. "--budget 5m" or "--quick"; default --quick),
-#   QUERY_RPS (default: the mixed frontier point nearest half the largest read rate).
+#   QUERY_RPS (default: the mixed frontier point nearest half the largest read rate),
+#   MAP_ONLY (1: only the map rows: no paired rows, no unscheduled row, no kernel-scheduler
+#   rows, no sweep; vda's kernel scheduler is never switched. With PROPS= a tuned model and
+#   MAP= a map it runs in ROUNDS x 2 x DURATION).
 # Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
 # ALWAYS restores the original, also on Ctrl-C). Holds BENCH_LOCK for the whole run.
 set -euo pipefail
@@ -44,6 +47,7 @@ TUNE_DURATION=${TUNE_DURATION:-30s}
 SWEEP=${SWEEP-"0.25ms 0.5ms 1ms 2ms 4ms"}
 ROUNDS=${ROUNDS:-3}
 PROPS_FROM=${PROPS_FROM:-tune}
+MAP_ONLY=${MAP_ONLY:-}
 MAP=${MAP:-}
 MAP_ARGS=${MAP_ARGS:---quick}
 QUERY_RPS=${QUERY_RPS:-}
@@ -212,8 +216,8 @@ EOF
 }
 
 # fio needs its files laid out before the timed rows.
-fio --name=lay --filename="$DIR/fio-qos-reads" --size=1G --rw=write --bs=1M --direct=1 \
-    --ioengine=io_uring --iodepth=8 >/dev/null 2>&1
+[[ "$MAP_ONLY" == 1 ]] || fio --name=lay --filename="$DIR/fio-qos-reads" --size=1G --rw=write \
+    --bs=1M --direct=1 --ioengine=io_uring --iodepth=8 >/dev/null 2>&1
 
 paired_row() { # index in the rotation
     case $1 in
@@ -225,18 +229,20 @@ paired_row() { # index in the rotation
         --latency-goal "$GOAL" ;;
     esac
 }
-for ((round = 1; round <= ROUNDS; round++)); do
-    for ((k = 0; k < 4; k++)); do
-        ROUND=$round paired_row $(((k + round - 1) % 4))
+if [[ "$MAP_ONLY" != 1 ]]; then
+    for ((round = 1; round <= ROUNDS; round++)); do
+        for ((k = 0; k < 4; k++)); do
+            ROUND=$round paired_row $(((k + round - 1) % 4))
+        done
     done
-done
-weir_row "mixed, no scheduler" "$WORK/mixed.yaml" --io-properties "$PROPS" --no-scheduler
-for sched in mq-deadline kyber bfq; do
-    fio_row "$sched"
-done
-for goal in $SWEEP; do
-    weir_row "sweep: weir goal $goal" "$WORK/mixed.yaml" --io-properties "$PROPS" --latency-goal "$goal"
-done
+    weir_row "mixed, no scheduler" "$WORK/mixed.yaml" --io-properties "$PROPS" --no-scheduler
+    for sched in mq-deadline kyber bfq; do
+        fio_row "$sched"
+    done
+    for goal in $SWEEP; do
+        weir_row "sweep: weir goal $goal" "$WORK/mixed.yaml" --io-properties "$PROPS" --latency-goal "$goal"
+    done
+fi
 
 # ---------------------------------------------------------------- against the map
 if [[ "$MAP" != none ]]; then

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! Disks: `nvme` (weir-sim's `nvme_like`: channels, a rounded knee, reads slowed 1.5x beside
-//! writes; goal 1 ms), and the known-boundary `MixedDisk`s `half`, `duplex`, `concave`, `cliff`
+//! writes; goal 1 ms), `virtio` (`virtio_sparse_writes`: nvme_like whose writes wait 250 us
+//! for the filesystem, which holds no one else — this VM's disk under `fresh` writes; goal
+//! 1 ms), and the known-boundary `MixedDisk`s `half`, `duplex`, `concave`, `cliff`
 //! (5K reads/s, 250 MB/s; goal 50 ms, as in the truth tests).
 
 use std::time::Duration;
@@ -83,7 +85,7 @@ fn map_with<D: Device, F: Fn() -> D + Sync>(make: F, goal_us: f64) -> Map {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(disk), Some(out)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: sim_map nvme|half|duplex|concave|cliff OUTDIR");
+        eprintln!("usage: sim_map nvme|virtio|half|duplex|concave|cliff OUTDIR");
         std::process::exit(2)
     };
     let mixed = |boundary| {
@@ -96,6 +98,7 @@ fn main() {
     };
     let map = match disk.as_str() {
         "nvme" => map_with(|| SimDisk::new(SimConfig::nvme_like(7)), 1000.0),
+        "virtio" => map_with(|| SimDisk::new(SimConfig::virtio_sparse_writes(7)), 1000.0),
         "half" => map_with(mixed(Boundary::HalfDuplex), 50_000.0),
         "duplex" => map_with(mixed(Boundary::FullDuplex), 50_000.0),
         "concave" => map_with(mixed(Boundary::Concave { exponent: 0.6 }), 50_000.0),
@@ -108,7 +111,7 @@ fn main() {
         ),
         other => {
             eprintln!(
-                "sim_map: unknown disk `{other}`: write nvme, half, duplex, concave or cliff"
+                "sim_map: unknown disk `{other}`: write nvme, virtio, half, duplex, concave or cliff"
             );
             std::process::exit(2)
         }

@@ -9,16 +9,26 @@
 //!   p99 of reads alone at that rate, which the map's pure-read ray measured;
 //! - the wait for a place in the window: the window admits a request when half of it fits, so
 //!   it runs over by up to half a write, and a read arriving at a full window waits for about
-//!   half a write to complete — one write's modelled cost in all.
+//!   half a write to complete — one write's modelled cost — while the model's rate binds the
+//!   writes; once the written line lets the window bind instead (the fitted line, see
+//!   `Fits::written_line`), the window is full whenever a read comes and the wait is about a
+//!   second write: [`WRITES_WAITED`] in all. Measured in simulation (weir-sim `nvme_like`,
+//!   qos mix, seeds 1-3): with one write's cost the fitted line's read p99 reached 1,047 us at
+//!   7.2k reads/s under a 1 ms goal; with two, 967 us, and the writes did not move (1.05 of the
+//!   frontier either way): the window is the reads' lever, the line the writes'.
 //!
-//! So the in-disk goal for read rate `r` is `goal - read_alone_p99(r) - write_cost`, never less
-//! than two writes' cost (a smaller window cannot keep two writes in flight, the scheduler's
-//! own floor; such an entry is marked `floored`: the map's goal cannot be promised there).
+//! So the in-disk goal for read rate `r` is `goal - read_alone_p99(r) - 2 x write_cost`, never
+//! less than two writes' cost (a smaller window cannot keep two writes in flight, the
+//! scheduler's own floor; such an entry is marked `floored`: the map's goal cannot be promised
+//! there).
 
 use serde::Serialize;
 
 use crate::map::FrontierPoint;
 use crate::point::{PointResult, Steady};
+
+/// Writes' modelled cost a read waits for beyond its in-disk window (module docs).
+pub const WRITES_WAITED: f64 = 2.0;
 
 /// One frontier read rate and the in-disk goal derived for it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -102,7 +112,7 @@ pub fn derive(
         .filter(|f| f.read_iops > 0.0 && f.write_bytes_per_s > 0.0)
         .filter_map(|f| {
             let alone = read_alone_p99_at(&curve, f.read_iops)?;
-            let formula = goal_us - alone - write_cost_us;
+            let formula = goal_us - alone - WRITES_WAITED * write_cost_us;
             let frontier_read_p99_us = points
                 .iter()
                 .filter(|p| p.within_goal)
@@ -137,7 +147,7 @@ pub fn derive(
         .min_by(|a, b| a.in_disk_goal_us.total_cmp(&b.in_disk_goal_us))?;
     let why = format!(
         "the smallest over {scope}: at {:.0} reads/s, goal {goal_us:.0} us - reads alone p99 \
-         {:.0} us - one write {write_cost_us:.0} us{}",
+         {:.0} us - {WRITES_WAITED:.0} writes x {write_cost_us:.0} us{}",
         chosen.read_iops,
         chosen.read_alone_p99_us,
         if chosen.floored {

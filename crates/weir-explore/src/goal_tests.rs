@@ -31,7 +31,7 @@ fn entry(read_iops: f64, write_bytes_per_s: f64) -> FrontierPoint {
 }
 
 #[test]
-fn goal_is_the_maps_goal_less_reads_alone_and_one_write() {
+fn goal_is_the_maps_goal_less_reads_alone_and_two_writes() {
     // Pure reads: 10k/s p99 300 us, 20k/s 500 us (and a noisy 15k/s at 250 that cannot be
     // lower than 10k/s's: it counts as 300).
     let points = vec![
@@ -53,17 +53,18 @@ fn goal_is_the_maps_goal_less_reads_alone_and_one_write() {
     assert_eq!(g.per_read_rate.len(), 3, "{g:?}");
     // 5k: below the lowest pure-read rate, so that rate's 300 us.
     assert_eq!(g.per_read_rate[0].read_alone_p99_us, 300.0);
-    assert_eq!(g.per_read_rate[0].in_disk_goal_us, 600.0);
+    // 1000 - 300 - two writes of 100.
+    assert_eq!(g.per_read_rate[0].in_disk_goal_us, 500.0);
     assert_eq!(g.per_read_rate[0].frontier_read_p99_us, None);
     // 12.5k: between 10k (300) and 15k (300, the noise lifted): 300.
     assert_eq!(g.per_read_rate[1].read_alone_p99_us, 300.0);
     assert_eq!(g.per_read_rate[1].frontier_read_p99_us, Some(900.0));
-    // 30k: 500 + (950 - 500) / 2 = 725; 1000 - 725 - 100 = 175 < 200: floored.
+    // 30k: 500 + (950 - 500) / 2 = 725; 1000 - 725 - 2 x 100 = 75 < 200: floored.
     assert_eq!(g.per_read_rate[2].read_alone_p99_us, 725.0);
     assert_eq!(g.per_read_rate[2].in_disk_goal_us, 200.0);
     assert!(g.per_read_rate[2].floored);
     // io-properties takes the lower half's smallest (30k is above 40k / 2).
-    assert_eq!(g.in_disk_goal_us, 600.0, "{}", g.why);
+    assert_eq!(g.in_disk_goal_us, 500.0, "{}", g.why);
     assert!(g.why.contains("half"), "{}", g.why);
 }
 

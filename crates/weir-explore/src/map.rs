@@ -153,7 +153,7 @@ impl Map {
             .map(|f| (f.read_iops, f.write_bytes_per_s))
             .collect();
         let fits = fit(&points, or, bw);
-        let line = fits.chosen_fit().seastar_line(bw);
+        let line = fits.written_line(bw);
         let mut model = self.model_out(or, &line, &fits);
         // One write's disk time as the scheduler charges it: len / bandwidth / rate_factor.
         let write_cost_us = f64::from(self.write_bytes)
@@ -181,10 +181,13 @@ impl Map {
             crate::fit::ModelKind::HalfDuplex => "the fitted half-duplex line as is".to_string(),
             crate::fit::ModelKind::Duplex => "the fitted duplex model as is".to_string(),
             crate::fit::ModelKind::Curve => format!(
-                "the largest line under the curve (exponent {:.2}, K {:.3}): rate_factor {:.3}",
+                "the curve (exponent {:.2}, K {:.3}) as its fitted line, rate_factor {:.3} (the \
+                 largest line under it: {:.3}; the scheduler's window and tail guard hold the \
+                 reads where the line promises more)",
                 chosen.exponent.unwrap_or(1.0),
                 chosen.rate_factor,
-                line.rate_factor
+                line.rate_factor,
+                chosen.seastar_line(line.write_bytes_per_s).rate_factor
             ),
             crate::fit::ModelKind::Capped => format!(
                 "the line under the mixed-write ceiling ({:.0}% of pure writes): write_bandwidth {:.0} B/s",
