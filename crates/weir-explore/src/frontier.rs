@@ -1,7 +1,14 @@
 //! The frontier as a disk's boundary is: writes never rise with reads, one entry per read
 //! rate, and one unconfirmed lucky pass does not set it.
 
-use crate::map::FrontierPoint;
+use serde::Serialize;
+
+/// One frontier entry: at this read rate, the most writes with read p99 within the goal.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FrontierPoint {
+    pub read_iops: f64,
+    pub write_bytes_per_s: f64,
+}
 
 /// The frontier as a disk's boundary is: writes never rise with reads, one entry per read
 /// rate. A point within the goal at a higher read rate shows that its writes fit beside fewer

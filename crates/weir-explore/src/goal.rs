@@ -24,7 +24,7 @@
 
 use serde::Serialize;
 
-use crate::map::FrontierPoint;
+use crate::frontier::FrontierPoint;
 use crate::point::{PointResult, Steady};
 
 /// Writes' modelled cost a read waits for beyond its in-disk window (module docs).

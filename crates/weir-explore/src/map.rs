@@ -6,6 +6,7 @@ use weir_model::io_properties::{DiskProperties, IoProperties};
 
 use crate::fit::{fit, Fits, SeastarLine};
 use crate::frontier::envelope;
+pub use crate::frontier::FrontierPoint;
 use crate::goal::SchedulerGoal;
 use crate::meter::{Calibration, WriteRegime};
 use crate::point::PointResult;
@@ -13,13 +14,6 @@ use crate::search::{Ray, SearchOutcome};
 
 /// Bumped when a field changes meaning.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// One frontier entry: at this read rate, the most writes with read p99 within the goal.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct FrontierPoint {
-    pub read_iops: f64,
-    pub write_bytes_per_s: f64,
-}
 
 /// The Seastar model written to io-properties.yaml, and the rates behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
