@@ -43,3 +43,39 @@ impl PuntPolicy {
 pub fn file_punts(fd: RawFd) -> bool {
     probe_raw_fd(fd) == NowaitSupport::Unsupported
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    /// Only EOPNOTSUPP means "punts": a descriptor the probe cannot read (a pipe: ESPIPE; a
+    /// write-only file: EBADF) keeps the kernel's own path.
+    #[test]
+    fn an_inconclusive_probe_does_not_punt() {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+        assert!(matches!(
+            probe_raw_fd(fds[0]),
+            NowaitSupport::Inconclusive(libc::ESPIPE)
+        ));
+        assert!(!file_punts(fds[0]));
+        for fd in fds {
+            // SAFETY: closing descriptors this test opened.
+            unsafe { libc::close(fd) };
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.path().join("write-only"))
+            .expect("create");
+        assert_eq!(
+            probe_raw_fd(file.as_raw_fd()),
+            NowaitSupport::Inconclusive(libc::EBADF)
+        );
+        assert!(!file_punts(file.as_raw_fd()));
+    }
+}
