@@ -7,6 +7,7 @@
 //
 // CQL_BENCH_WARMUP_OPS=N first runs N operations of a sequential benchmark, not counted, so
 // a short run measures V8's and the server's steady state rather than their warm-up.
+// WEIR_CQL_PACKAGE=<dir> loads weir-cql from another build (A/B of two builds with ab.js).
 // Besides seconds and client CPU, the line carries user and system CPU apart and, per thread
 // name, CPU and context switches during the timed part (threads.js).
 
@@ -16,7 +17,9 @@ if (!['weir-cql', 'cassandra-driver'].includes(driverName) || !(ops > 0)) {
   console.error('usage: node one.js <weir-cql|cassandra-driver> <bench> <ops> [host:port]');
   process.exit(2);
 }
-const driver = require(driverName);
+// WEIR_CQL_PACKAGE=/path/to/a/weir-cql build: A/B two builds (ab.js ... WEIR_CQL_PACKAGE=dir).
+const pkgPath = driverName === 'weir-cql' && process.env.WEIR_CQL_PACKAGE || driverName;
+const driver = require(pkgPath);
 const traffic = require('./traffic');
 const threads = require('./threads');
 const { Uuid } = driver.types;

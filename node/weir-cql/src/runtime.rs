@@ -18,10 +18,13 @@
 //! and returns). Timers (request timeouts, speculative executions, heartbeats) fire when
 //! the runtime runs: an unref'd libuv timer, re-armed after every pump, runs it 1 ms later
 //! while a caller waits on a task, 10 ms later otherwise, so a timer fires at most that
-//! late. The same timer bounds the one race left: a socket event that arrives between the
-//! hook's check and tokio's last non-blocking look at epoll is taken off the descriptor
-//! but its task runs only at the next pump (<= 1 ms later; 0.7 % of 2,000 sequential
-//! requests under strace, fewer without).
+//! late. One race needs more: after the hook wakes `block_on`, tokio polls its driver once
+//! more without blocking (tokio issue 8212), and a reply that arrived since the hook's
+//! check is taken off the descriptor there, so libuv never reports it. `pump` sees this in
+//! tokio's count of dispatched I/O events (tokio_unstable metrics, enabled by
+//! .cargo/config.toml) and pumps again at once; a build without that cfg leaves such a
+//! reply to the 1 ms timer, which under load was 3-8 % of sequential requests (README,
+//! "The sequential path").
 
 use std::future::Future;
 use std::os::fd::RawFd;
@@ -38,6 +41,9 @@ static EPOLL_FD: AtomicI32 = AtomicI32::new(-1);
 static IDLE: AtomicBool = AtomicBool::new(false);
 /// The waker of the running pump's `block_on` future.
 static PUMP_WAKER: Mutex<Option<Waker>> = Mutex::new(None);
+/// tokio's count of I/O events dispatched when the park hook last ended a pump (built with
+/// `--cfg tokio_unstable` only; see [`pump`]).
+static EVENTS_AT_IDLE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Whether a pump is running: a pump is never re-entered (a JS callback that submits while
 /// the runtime runs only queues its task; the running pump picks it up).
 static PUMPING: AtomicBool = AtomicBool::new(false);
@@ -196,6 +202,9 @@ fn before_park() {
         return;
     }
     IDLE.store(true, Ordering::Relaxed);
+    if let Some(n) = io_events() {
+        EVENTS_AT_IDLE.store(n, Ordering::Relaxed);
+    }
     if let Ok(mut w) = PUMP_WAKER.lock() {
         if let Some(w) = w.take() {
             w.wake();
@@ -226,10 +235,35 @@ pub fn pump() {
     if PUMPING.swap(true, Ordering::Acquire) {
         return;
     }
-    IDLE.store(false, Ordering::Relaxed);
-    rt.block_on(UntilIdle);
+    loop {
+        IDLE.store(false, Ordering::Relaxed);
+        rt.block_on(UntilIdle);
+        // After the hook ended the pump, tokio polled its driver once more without blocking
+        // (tokio issue 8212). An event it took there is off the epoll descriptor, so libuv
+        // will not report it: its task waits in tokio's queue. Run it now.
+        match io_events() {
+            Some(n) if n > EVENTS_AT_IDLE.load(Ordering::Relaxed) => continue,
+            _ => break,
+        }
+    }
     PUMPING.store(false, Ordering::Release);
     arm_timer();
+}
+
+/// The I/O events tokio's driver has dispatched so far, when tokio reports it (a build with
+/// `--cfg tokio_unstable`, as node/weir-cql/.cargo/config.toml sets); otherwise `None` and a
+/// reply taken by the last driver poll waits for the timer.
+fn io_events() -> Option<u64> {
+    #[cfg(tokio_unstable)]
+    {
+        JS_RUNTIME
+            .get()
+            .map(|rt| rt.metrics().io_driver_ready_count())
+    }
+    #[cfg(not(tokio_unstable))]
+    {
+        None
+    }
 }
 
 /// Tasks of the sessions' runtime that a caller waits on (submitted runs, connect, prepare).

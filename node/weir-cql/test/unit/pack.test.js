@@ -27,7 +27,7 @@ test('npm pack includes the native addon, the sources and the typings', () => {
   assert.equal(r.status, 0, r.stderr);
   const [info] = JSON.parse(r.stdout);
   const files = info.files.map((f) => f.path);
-  for (const f of ['index.js', 'index.d.ts', 'src/lib.rs', 'Cargo.lock', 'scripts/install.js', path.relative(root, addonPath(root))]) {
+  for (const f of ['index.js', 'index.d.ts', 'src/lib.rs', 'Cargo.lock', '.cargo/config.toml', 'scripts/install.js', path.relative(root, addonPath(root))]) {
     assert.ok(files.includes(f), `${f} missing from the tarball`);
   }
   assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('target/')), 'tests or build output packed');
