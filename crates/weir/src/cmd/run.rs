@@ -259,6 +259,10 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         if args.metrics.is_some() {
             return Err(UsageError::MetricsWithoutModel.into());
         }
+        // Without a model there is no scheduler, so a goal would be silently ignored.
+        if args.latency_goal.is_some() {
+            return Err(UsageError::GoalWithoutModel.into());
+        }
         return Ok(None);
     };
     // Read here rather than by IoProperties::load, so an unreadable file gets its fix.
