@@ -88,3 +88,29 @@ fn an_io_tester_example_with_every_class_kind_runs() {
     }
     assert!(files_in(s.dir()).is_empty(), "{:?}", files_in(s.dir()));
 }
+
+/// Seastar refuses an io-properties file with two entries on one device; weir used to take
+/// the first silently.
+#[test]
+fn two_io_properties_entries_on_one_device_are_refused() {
+    let s = Scratch::new();
+    let job = s.job(
+        "r.yaml",
+        "- name: r\n  type: randread\n  data_size: 2MB\n  shard_info:\n    parallelism: 1\n",
+    );
+    let rates = "    read_iops: 95000\n    read_bandwidth: 545165792\n    write_iops: 85000\n    \
+                 write_bandwidth: 510709440\n";
+    let dir = s.dir().display().to_string();
+    let parent = s.dir().parent().expect("parent").display().to_string();
+    let props = s.job(
+        "io.yaml",
+        &format!("disks:\n  - mountpoint: {dir}\n{rates}  - mountpoint: {parent}\n{rates}"),
+    );
+    let props = props.display().to_string();
+    let o = run(
+        &job,
+        s.dir(),
+        &["--duration", "100ms", "--io-properties", &props],
+    );
+    assert_usage_error(&o, &["are the same device", "keep one entry per device"]);
+}
