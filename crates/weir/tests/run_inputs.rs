@@ -114,3 +114,15 @@ fn two_io_properties_entries_on_one_device_are_refused() {
     );
     assert_usage_error(&o, &["are the same device", "keep one entry per device"]);
 }
+
+/// An empty job file (or one with only comments) says so, without naming an empty job.
+#[test]
+fn an_empty_job_file_says_it_lists_no_jobs() {
+    let s = Scratch::new();
+    for (name, text) in [("empty.yaml", ""), ("comment.yaml", "# nothing yet\n")] {
+        let job = s.job(name, text);
+        let o = run(&job, s.dir(), &["--duration", "100ms"]);
+        assert_usage_error(&o, &["the job file lists no jobs", "- name: ..."]);
+        assert!(!stderr(&o).contains("job ``"), "{}", stderr(&o));
+    }
+}
