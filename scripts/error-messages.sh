@@ -108,13 +108,13 @@ case_ run-simulate-bad run --duration 100ms --simulate "$d/sim-bad.yaml" "$d/ok.
 case_ run-plot-unwritable "${r[@]}" --plot /proc/nope/p.svg "$d/ok.yaml"
 case_ run-buffered-device run --duration 100ms --buffered --device "$d/plain-file" "$d/ok.yaml"
 
-case_ tune-dir-missing tune --duration 5s --dir "$d/nope"
-case_ tune-dir-is-file tune --duration 5s --dir "$d/plain-file"
-case_ tune-tmpfs tune --duration 5s --dir /dev/shm
+case_ tune-dir-missing tune --duration 5s --properties-file "$d/out/p.yaml" --dir "$d/nope"
+case_ tune-dir-is-file tune --duration 5s --properties-file "$d/out/p.yaml" --dir "$d/plain-file"
+case_ tune-tmpfs tune --duration 5s --properties-file "$d/out/p.yaml" --dir /dev/shm
 case_ tune-duration-bad tune --duration x --dir "$d/dir"
-case_ tune-backend-bad tune --duration 5s --backend foo --dir "$d/dir"
+case_ tune-backend-bad tune --duration 5s --properties-file "$d/out/p.yaml" --backend foo --dir "$d/dir"
 case_ tune-properties-unwritable tune --duration 5s --properties-file /proc/nope/p.yaml --dir "$d/dir"
-case_ tune-shards-zero tune --duration 5s --shards 0 --dir "$d/dir"
+case_ tune-shards-zero tune --duration 5s --properties-file "$d/out/p.yaml" --shards 0 --dir "$d/dir"
 
 case_ explore-dir-missing explore --quick --dir "$d/nope" --out "$d/out"
 case_ explore-dir-is-file explore --quick --dir "$d/plain-file" --out "$d/out"

@@ -9,6 +9,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use weir_engine::{BlockDeviceError, BufferError, ShardPanic};
+use weir_model::units::format_bytes;
 use weir_sched::SchedError;
 
 use crate::job::JobError;
@@ -57,6 +58,13 @@ pub enum UsageError {
     Job { job: String, message: String },
     /// The `--dir` directory is missing, not a directory, read-only or not writable.
     Directory { dir: PathBuf, message: String },
+    /// The jobs' files need more than the free space of `dir`'s filesystem (reusable test
+    /// files counted as free).
+    NoSpace {
+        dir: PathBuf,
+        need_bytes: u64,
+        free_bytes: u64,
+    },
     /// A request size that is not a multiple of the direct-I/O alignment of `target`.
     Misaligned {
         job: String,
@@ -131,6 +139,18 @@ impl fmt::Display for UsageError {
                  each, laid end to end), but it holds {capacity_bytes} bytes: lower data_size or \
                  the shard count",
                 device.display()
+            ),
+            UsageError::NoSpace {
+                dir,
+                need_bytes,
+                free_bytes,
+            } => write!(
+                f,
+                "the jobs' test files need {} in {}, but its filesystem has {} free: lower \
+                 data_size, run fewer shards (--shards), free space or pass another --dir",
+                format_bytes(*need_bytes),
+                dir.display(),
+                format_bytes(*free_bytes)
             ),
             UsageError::Job { message: m, .. }
             | UsageError::Directory { message: m, .. }

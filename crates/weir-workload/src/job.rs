@@ -620,6 +620,10 @@ pub struct JobError {
 
 impl fmt::Display for JobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A whole-file problem (no jobs at all) belongs to no job: no empty `job ``` prefix.
+        if self.job.is_empty() {
+            return f.write_str(&self.message);
+        }
         write!(f, "job `{}`, {}: {}", self.job, self.field, self.message)
     }
 }

@@ -109,6 +109,7 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
         });
     };
     check_directory(dir)?;
+    check_space(plan, dir, shard_count)?;
     let alignment = weir_engine::dio_alignment(dir).map_err(|errno| {
         dir_usage(
             dir,
@@ -235,6 +236,53 @@ pub(crate) fn lay_out_regions(
         }
     }
     Ok((regions, next))
+}
+
+/// The jobs' files must fit in the free space of `dir`'s filesystem (test files left by an
+/// earlier `--keep-files` run count as free: they are reused). Without this a huge
+/// `data_size` spends minutes prefilling before the disk fills, and fills it for everyone.
+fn check_space(plan: &Plan, dir: &Path, shard_count: usize) -> Result<(), RunError> {
+    let Some(avail_bytes) = free_bytes(dir) else {
+        return Ok(()); // statvfs failed: the file creation reports the real cause
+    };
+    let mut need_bytes = 0u64;
+    let mut reusable_bytes = 0u64;
+    for job in &plan.jobs {
+        let Some(mut bytes) = job.data_per_shard_bytes(shard_count) else {
+            continue;
+        };
+        if job.job_type == crate::job::JobType::Unlink {
+            let (count, file_bytes) = crate::unlink::file_sizes(job, bytes);
+            bytes = count.saturating_mul(file_bytes);
+        }
+        for shard in job.shards.resolve(shard_count) {
+            need_bytes = need_bytes.saturating_add(bytes);
+            let name = weir_engine::data_file_name(&job.name, shard as u32);
+            let existing = std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
+            reusable_bytes = reusable_bytes.saturating_add(existing.min(bytes));
+        }
+    }
+    let free = avail_bytes.saturating_add(reusable_bytes);
+    if need_bytes <= free {
+        return Ok(());
+    }
+    Err(RunError::Usage(UsageError::NoSpace {
+        dir: dir.to_path_buf(),
+        need_bytes,
+        free_bytes: free,
+    }))
+}
+
+/// Bytes an unprivileged writer may still use on `dir`'s filesystem.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let c_path = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain data; the path is NUL-terminated.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers.
+    if unsafe { libc::statvfs(c_path.as_ptr(), &mut vfs) } != 0 {
+        return None;
+    }
+    Some((vfs.f_bavail as u64).saturating_mul(vfs.f_frsize as u64))
 }
 
 fn check_directory(dir: &Path) -> Result<(), RunError> {

@@ -37,6 +37,17 @@ fn file_path(dir: &Path, job: &Job, shard: usize, n: u64) -> PathBuf {
     dir.join(format!("test-{}-shard-{shard}-file-{n}", job.name))
 }
 
+/// How many files a shard of the unlink `job` creates, and the bytes of each (its share of
+/// the data rounded up to 1 MiB, so 5000 files of a 1 GiB share take 5000 MiB, as in io_tester).
+pub(crate) fn file_sizes(job: &Job, data_per_shard_bytes: u64) -> (u64, u64) {
+    let count = job.files_count.unwrap_or(1).max(1);
+    let file_bytes = (data_per_shard_bytes / count)
+        .max(1)
+        .div_ceil(UNLINK_FILE_ALIGN_BYTES)
+        * UNLINK_FILE_ALIGN_BYTES;
+    (count, file_bytes)
+}
+
 /// Creates and fills the job's files for `shard` in `dir`.
 pub(crate) fn create_files(
     dir: &Path,
@@ -45,11 +56,7 @@ pub(crate) fn create_files(
     data_per_shard_bytes: u64,
     keep: bool,
 ) -> Result<UnlinkFiles, RunError> {
-    let count = job.files_count.unwrap_or(1).max(1);
-    let file_bytes = (data_per_shard_bytes / count)
-        .max(1)
-        .div_ceil(UNLINK_FILE_ALIGN_BYTES)
-        * UNLINK_FILE_ALIGN_BYTES;
+    let (count, file_bytes) = file_sizes(job, data_per_shard_bytes);
     let chunk = vec![0x5au8; UNLINK_FILE_ALIGN_BYTES as usize];
     let mut files = UnlinkFiles {
         paths: Vec::with_capacity(count as usize),

@@ -239,3 +239,30 @@ fn a_short_run_on_loop_xfs_writes_yaml_seastar_accepts() {
     assert!(disk.physical_block_size_bytes.is_some(), "{text}");
     assert!(test_files(fs.path()).is_empty(), "test files left behind");
 }
+
+/// `--shards 0` is refused as `weir run` refuses it (it used to tune one shard silently and
+/// write io-properties.yaml).
+#[test]
+fn zero_shards_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let props = dir.path().join("p.yaml");
+    let (d, p) = (
+        dir.path().display().to_string(),
+        props.display().to_string(),
+    );
+    let o = weir(&[
+        "tune",
+        "--duration",
+        "5s",
+        "--shards",
+        "0",
+        "--dir",
+        &d,
+        "--properties-file",
+        &p,
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "stdout {out}\nstderr {err}");
+    assert!(err.contains("--shards must be at least 1"), "{err}");
+    assert!(!props.exists());
+}

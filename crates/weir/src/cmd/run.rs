@@ -259,6 +259,10 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         if args.metrics.is_some() {
             return Err(UsageError::MetricsWithoutModel.into());
         }
+        // Without a model there is no scheduler, so a goal would be silently ignored.
+        if args.latency_goal.is_some() {
+            return Err(UsageError::GoalWithoutModel.into());
+        }
         return Ok(None);
     };
     // Read here rather than by IoProperties::load, so an unreadable file gets its fix.
@@ -269,6 +273,13 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
     })?;
     let properties = IoProperties::parse(&text, &path.display().to_string())
         .map_err(InputError::IoProperties)?;
+    // Seastar refuses two entries on one device, and with several entries each mount point
+    // must resolve for the right one to be picked (a single entry applies wherever it is).
+    if properties.disks.len() > 1 {
+        properties
+            .check_devices(&path.display().to_string())
+            .map_err(InputError::IoProperties)?;
+    }
     let target = args.device.as_ref().unwrap_or(&args.dir);
     // The simulated disk is on no mount point: it takes the file's first disk.
     let simulated = args

@@ -75,6 +75,14 @@ pub fn run(args: TuneArgs) -> CliResult {
         .into());
     }
     let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
+    // As in `weir run`: 0 used to be taken as 1 silently, and the tune ran.
+    if args.shards == Some(0) {
+        return Err(UsageError::Zero {
+            flags: "--shards",
+            rule: "must be at least 1 (omit it for one per core)",
+        }
+        .into());
+    }
     let shards = args
         .shards
         .unwrap_or(weir_engine::shards::available_cores() as u32)

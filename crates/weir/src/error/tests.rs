@@ -163,7 +163,12 @@ fn library_errors_keep_their_type_and_map_to_the_documented_code() {
         fs_type: "tmpfs".into(),
     });
     assert!(matches!(tune_usage, CliError::Usage(UsageError::Tune(_))));
-    check(tune_usage, 2, "/x: on tmpfs");
+    check(
+        tune_usage,
+        2,
+        "/x: on tmpfs, which is memory, not a disk: there is nothing to tune and direct I/O is \
+         refused; pass a --dir on the disk you want to measure",
+    );
     check(
         weir_tune::TuneError::Interrupted,
         1,
@@ -196,7 +201,8 @@ fn library_errors_keep_their_type_and_map_to_the_documented_code() {
             write_bytes_per_s: 0.0,
         },
         1,
-        "the disk did not complete requests",
+        "the calibration measured 0 reads/s and 0 write B/s: the disk did not complete \
+         requests; check the directory with `weir doctor`",
     );
 }
 

@@ -38,6 +38,8 @@ pub enum UsageError {
     VerifyNullStorage,
     /// `--metrics` without `--io-properties`: the metrics are the scheduler's.
     MetricsWithoutModel,
+    /// `--latency-goal` without `--io-properties`: the goal is the scheduler's.
+    GoalWithoutModel,
     /// `--compare` without exactly two files.
     CompareArity,
     /// `--backend` names no backend; the message lists the ones there are.
@@ -109,6 +111,10 @@ impl fmt::Display for UsageError {
             UsageError::MetricsWithoutModel => {
                 f.write_str("--metrics needs --io-properties: the metrics are the scheduler's")
             }
+            UsageError::GoalWithoutModel => f.write_str(
+                "--latency-goal needs --io-properties: the goal is the scheduler's, which runs \
+                 only with a disk model (write one with `weir tune`)",
+            ),
             UsageError::CompareArity => f.write_str("--compare takes two explore.json files"),
             UsageError::Backend(error) => write!(f, "--backend: {error}"),
             UsageError::Modes(error) => write!(f, "--modes: {error}"),
