@@ -18,10 +18,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-function arg(name, dflt) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : dflt;
-}
+const { arg, hostArg, envArg } = require('./cli');
 const BENCH = arg('bench', 'insert');
 const OPS = Number(arg('ops', '5000'));
 const ROUNDS = Number(arg('rounds', '3'));
@@ -29,14 +26,13 @@ const WARMUP = Number(arg('warmup', '2000'));
 const DRIVERS = arg('drivers', 'weir-cql,cassandra-driver,rust-raw').split(',');
 const STRACE = process.argv.includes('--strace');
 const ENV = arg('env', null);
-const host = process.argv.slice(2).find((a) => /^[\d.]+:\d+$/.test(a)) || '127.0.0.1:9042';
+const host = hostArg();
 const rawBin = path.join(__dirname, 'rust-raw/target/release/cql-bench-rust-raw');
 if (!['insert', 'select'].includes(BENCH) || !(OPS > 1) || !(ROUNDS > 0)) {
   console.error('usage: node cost.js [--bench insert|select] [--ops N>1] [--rounds N] [--warmup N] [--drivers ...] [--strace] [--env NAME=VALUE] [host:port]');
   process.exit(2);
 }
-const extraEnv = {};
-if (ENV) { const m = /^([A-Z0-9_]+)=(.*)$/.exec(ENV); if (!m) { console.error(`--env wants NAME=VALUE, got '${ENV}'`); process.exit(2); } extraEnv[m[1]] = m[2]; }
+const extraEnv = envArg();
 
 function command(driver, ops) {
   return driver === 'rust-raw' ? [rawBin, BENCH, String(ops), host]
