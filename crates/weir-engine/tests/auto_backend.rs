@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -14,56 +12,23 @@ use weir_engine::auto::{choose_for_dir, choose_for_path, probe_fd, NowaitSupport
 use weir_engine::{dio_alignment_fd, Backend, DmaBufferPool, UringDevice};
 use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
 
-/// A zram device of our own (never zram0, which may be swap), reset and removed on drop.
-struct Zram {
-    id: String,
-    path: PathBuf,
-}
-
-impl Zram {
-    fn new(test: &str) -> Option<Zram> {
-        weir_testfs::require_root(test)?;
-        let control = Path::new("/sys/class/zram-control/hot_add");
-        if !control.exists() {
-            // Loading the module is part of the setup, as for loop devices.
-            let _ = std::process::Command::new("modprobe").arg("zram").status();
-        }
-        if !control.exists() {
-            weir_testfs::skip(test, "no zram support (modprobe zram failed)");
-            return None;
-        }
-        let id = std::fs::read_to_string(control)
-            .expect("hot_add a zram device")
-            .trim()
-            .to_string();
-        let zram = Zram {
-            path: PathBuf::from(format!("/dev/zram{id}")),
-            id,
-        };
-        std::fs::write(format!("/sys/block/zram{}/disksize", zram.id), "64M")
-            .expect("size the zram device");
-        Some(zram)
-    }
-}
-
-impl Drop for Zram {
-    fn drop(&mut self) {
-        let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
-        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.id);
-    }
+/// A 64 MiB zram device of the test's own (root only; skips with a reason otherwise).
+fn zram(test: &str) -> Option<weir_testfs::Zram> {
+    let root = weir_testfs::require_root(test)?;
+    weir_testfs::Zram::create(&root, test, "64M")
 }
 
 #[test]
 fn zram_device_refuses_nowait_and_gets_aio() {
-    let Some(zram) = Zram::new("zram_device_refuses_nowait_and_gets_aio") else {
+    let Some(zram) = zram("zram_device_refuses_nowait_and_gets_aio") else {
         return;
     };
-    let file = std::fs::File::open(&zram.path).expect("open the zram device");
+    let file = std::fs::File::open(zram.path()).expect("open the zram device");
     assert_eq!(probe_fd(&file), NowaitSupport::Unsupported);
-    let chosen = choose_for_path(&zram.path).expect("probe the zram device");
+    let chosen = choose_for_path(zram.path()).expect("probe the zram device");
     println!(
         "{}: {:?} ({})",
-        zram.path.display(),
+        zram.path().display(),
         chosen.backend,
         chosen.reason
     );
@@ -149,14 +114,14 @@ fn round_trip(dev: &mut UringDevice, fd: i32, blocks: usize) -> bool {
 
 #[test]
 fn zram_requests_go_async_and_read_back() {
-    let Some(zram) = Zram::new("zram_requests_go_async_and_read_back") else {
+    let Some(zram) = zram("zram_requests_go_async_and_read_back") else {
         return;
     };
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(libc::O_DIRECT)
-        .open(&zram.path)
+        .open(zram.path())
         .expect("open the zram device");
     let fd = file.as_raw_fd();
     let mut dev = UringDevice::new(16).expect("io_uring");

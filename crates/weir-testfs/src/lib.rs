@@ -16,9 +16,13 @@
 //! ioctls: their behaviour is what an operator reproducing a finding would type, and each
 //! failure message below quotes the exact command that failed.
 
+mod zram;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+pub use zram::Zram;
 
 /// Proof that the process may create loop devices and mounts (root, tools present).
 /// Obtained from [`require_root`]; needed to build a [`TestFs`].

@@ -78,33 +78,15 @@ fn auto_on_a_directory_says_what_it_probed_and_leaves_nothing() {
 #[test]
 fn auto_picks_aio_on_zram() {
     let name = "auto_picks_aio_on_zram";
-    if weir_testfs::require_root(name).is_none() {
+    let Some(root) = weir_testfs::require_root(name) else {
         return;
-    }
-    let control = std::path::Path::new("/sys/class/zram-control/hot_add");
-    if !control.exists() {
-        let _ = std::process::Command::new("modprobe").arg("zram").status();
-    }
-    if !control.exists() {
-        weir_testfs::skip(name, "no zram support (modprobe zram failed)");
+    };
+    let Some(zram) = weir_testfs::Zram::create(&root, name, "64M") else {
         return;
-    }
-    let id = std::fs::read_to_string(control)
-        .expect("hot_add")
-        .trim()
-        .to_string();
-    struct Remove(String);
-    impl Drop for Remove {
-        fn drop(&mut self) {
-            let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.0), "1");
-            let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.0);
-        }
-    }
-    let _remove = Remove(id.clone());
-    std::fs::write(format!("/sys/block/zram{id}/disksize"), "64M").expect("disksize");
+    };
     let s = Scratch::new();
     let job = s.job("job.yaml", JOB);
-    let device = format!("/dev/zram{id}");
+    let device = zram.path().display().to_string();
     let o = weir_with(&[
         "run",
         job.to_str().expect("utf-8 path"),
