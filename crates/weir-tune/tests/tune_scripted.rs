@@ -385,24 +385,27 @@ fn a_share_too_short_for_one_step_still_measures_the_depth_to_reach() {
     assert!(find_knee(&mut meter, load(2), 2, 2, &mut phase).is_err());
 }
 
+/// Random reads flat from depth 2, except depth 8: its first two steps run 30% fast (lucky
+/// windows), every later one 20% slow (its true rate).
+fn lucky_at_depth_8() -> impl FnMut(&Load, usize) -> f64 {
+    let mut steps_at_8 = 0;
+    move |l: &Load, _| {
+        let flat = plateau(l, 2);
+        if (l.pattern, l.direction, l.depth) != (Pattern::Random, Direction::Read, 8) {
+            return flat;
+        }
+        steps_at_8 += 1;
+        flat * if steps_at_8 <= 2 { 1.3 } else { 0.8 }
+    }
+}
+
 #[test]
 fn a_lucky_step_at_a_slower_depth_loses_to_the_runner_up() {
     // Random reads flat from depth 2 except depth 8, truly 20% slower, whose sweep step (and
     // the sweep's re-check of it when deeper steps fell) ran 30% fast (lucky windows): it wins
     // the sweep, its confirmation reads 0.8 of the rest, and the runner-up depth's second
     // opinion gives the figure back.
-    let mut steps_at_8 = 0;
-    let r = tune_scripted(
-        |l: &Load, _| {
-            let flat = plateau(l, 2);
-            if (l.pattern, l.direction, l.depth) != (Pattern::Random, Direction::Read, 8) {
-                return flat;
-            }
-            steps_at_8 += 1;
-            flat * if steps_at_8 <= 2 { 1.3 } else { 0.8 }
-        },
-        30_000_000_000,
-    );
+    let r = tune_scripted(lucky_at_depth_8(), 30_000_000_000);
     let f = &r.read_iops;
     assert_eq!(f.depth_sweep_best, 8, "{f:?}");
     assert_ne!(f.depth_best, 8, "{f:?}");
@@ -410,18 +413,7 @@ fn a_lucky_step_at_a_slower_depth_loses_to_the_runner_up() {
     // The other three figures agreed with their sweeps: one confirmation each.
     assert_eq!(r.sweeps.confirms.len(), 5, "{:?}", r.sweeps.confirms);
     // Without second opinions the lucky depth's confirmation is the figure.
-    let mut steps_at_8 = 0;
-    let mut meter = Scripted::new(
-        |l: &Load, _| {
-            let flat = plateau(l, 2);
-            if (l.pattern, l.direction, l.depth) != (Pattern::Random, Direction::Read, 8) {
-                return flat;
-            }
-            steps_at_8 += 1;
-            flat * if steps_at_8 <= 2 { 1.3 } else { 0.8 }
-        },
-        256,
-    );
+    let mut meter = Scripted::new(lucky_at_depth_8(), 256);
     let mut cfg = TuneConfig::new(30_000_000_000);
     cfg.second_opinions = false;
     let before = match tune(&mut meter, &cfg) {
