@@ -173,9 +173,17 @@ row = {"label": label, "round": int(rnd) if rnd else None}
 for j in r["jobs"]:
     if j["name"] == "reads":
         row.update(read_iops=j["iops"], read_p50_us=j["latency_us"]["p50"],
-                   read_p99_us=j["latency_us"]["p99"])
+                   read_p99_us=j["latency_us"]["p99"],
+                   read_queue_p99_us=j.get("queue_latency_us", {}).get("p99"),
+                   read_disk_p99_us=j.get("disk_latency_us", {}).get("p99"))
     if j["name"] == "writes":
         row.update(write_mbps=j["bandwidth_bytes_per_s"] / 1e6)
+# The scheduler's state at the end of the row: what a round over the goal had (its window,
+# measured drain speed, tail guard and run-time K; docs/scheduler.md items 2-6).
+s = r.get("scheduler") or {}
+if s.get("limiting"):
+    row.update(window_us=s.get("latency_goal_us"), speed_factor=s.get("speed_factor"),
+               tail_guard=s.get("tail_guard"), runtime_k=s.get("rate_factor"))
 print(json.dumps(row))
 EOF
 }
@@ -426,4 +434,16 @@ if frontier_w:
             ok = statistics.median(shares) >= 0.9 and min(shares) >= 0.8 and within == len(rs)
             line += f"; target (>= 0.9, no round < 0.8, p99 <= goal): {'yes' if ok else 'NO'}"
         print(line)
+        # Each round's figures: which round went over and what the scheduler had then. The
+        # read p99 from arrival is about its queue (wait for a place in the window) plus its
+        # time in the disk; speed < 1 means the disk drained slower than modelled, a tail
+        # guard < 1 that the reads' tail held the writes back.
+        for r in sorted(rs, key=lambda r: r.get("round") or 0):
+            g = lambda k, fmt: format(r[k], fmt) if isinstance(r.get(k), (int, float)) else "-"
+            over = "OVER" if r.get("read_p99_us", float("inf")) > goal_us else "ok"
+            print(f"    round {r.get('round')}: writes {r.get('write_mbps', 0) * 1e6 / fw:.2f} of the frontier "
+                  f"({g('write_mbps', '.0f')} MB/s), read p99 {g('read_p99_us', '.0f')} us {over} "
+                  f"(queue p99 {g('read_queue_p99_us', '.0f')}, in-disk p99 {g('read_disk_p99_us', '.0f')}), "
+                  f"window {g('window_us', '.0f')} us, speed {g('speed_factor', '.2f')}, "
+                  f"tail guard {g('tail_guard', '.2f')}, run-time K {g('runtime_k', '.2f')}")
 EOF

@@ -76,3 +76,61 @@ fn no_goal_without_pure_reads_or_mixed_entries() {
     let axes_only = [entry(0.0, 2e9), entry(10_000.0, 0.0)];
     assert_eq!(derive(&reads, &axes_only, 1000.0, 100.0, 10_000.0), None);
 }
+
+/// The first test's map with `pairs` extra points each measured twice (p99 `a` and `b`).
+fn map_with_repeats(pairs: &[(f64, f64)]) -> (Vec<PointResult>, [FrontierPoint; 3]) {
+    let mut points = vec![
+        point(10_000.0, 0.0, 300.0, 1000.0),
+        point(40_000.0, 0.0, 950.0, 1000.0),
+    ];
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        let write = 100e6 * (i + 1) as f64;
+        points.push(point(12_000.0, write, a, 1000.0));
+        points.push(point(12_000.0, write, b, 1000.0));
+    }
+    let frontier = [entry(0.0, 2e9), entry(5_000.0, 800e6), entry(40_000.0, 0.0)];
+    (points, frontier)
+}
+
+#[test]
+fn the_disks_own_p99_spread_takes_a_margin_off_the_goal() {
+    // Spreads 0.21, 0.44 and 0.69: median 0.44, so the median round is aimed at
+    // 1000 / sqrt(1.44) = 833 us, and the in-disk goal is 833 - 300 - 2 x 100.
+    let (points, frontier) = map_with_repeats(&[(500.0, 605.0), (600.0, 864.0), (400.0, 676.0)]);
+    let spread = p99_spread(&points).expect("three repeated points");
+    assert_eq!(spread.repeated_points, 3);
+    assert!((spread.median_spread - 0.44).abs() < 1e-9, "{spread:?}");
+    let g = derive(&points, &frontier, 1000.0, 100.0, 40_000.0).expect("a goal");
+    assert!((g.aimed_read_p99_us - 1000.0 / 1.2).abs() < 1e-6, "{g:?}");
+    assert_eq!(
+        g.in_disk_goal_us,
+        (1000.0 / 1.2 - 300.0 - 200.0_f64).round()
+    );
+    assert!(g.why.contains("44%"), "{}", g.why);
+}
+
+#[test]
+fn too_few_repeats_or_abandoned_ones_take_no_margin() {
+    let (points, frontier) = map_with_repeats(&[(500.0, 605.0), (600.0, 864.0)]);
+    assert_eq!(p99_spread(&points), None);
+    let g = derive(&points, &frontier, 1000.0, 100.0, 40_000.0).expect("a goal");
+    assert_eq!(g.aimed_read_p99_us, 1000.0);
+    assert_eq!(g.in_disk_goal_us, 500.0);
+    assert!(g.why.contains("no margin"), "{}", g.why);
+    // A third pair whose second measurement was abandoned does not count.
+    let (mut points, _) = map_with_repeats(&[(500.0, 605.0), (600.0, 864.0), (400.0, 40_000.0)]);
+    points.last_mut().expect("a point").steady = Steady::Abandoned;
+    assert_eq!(p99_spread(&points), None);
+}
+
+#[test]
+fn a_wild_spread_is_capped() {
+    // Every pair 4x apart: spread 3.0, capped at 1.0, so the aim is 1000 / sqrt(2).
+    let (points, frontier) = map_with_repeats(&[(250.0, 1000.0); 3]);
+    let g = derive(&points, &frontier, 1000.0, 100.0, 40_000.0).expect("a goal");
+    assert!(
+        (g.aimed_read_p99_us - 1000.0 / 2f64.sqrt()).abs() < 1e-6,
+        "{g:?}"
+    );
+    assert!(g.why.contains("capped"), "{}", g.why);
+}

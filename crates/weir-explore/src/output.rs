@@ -103,7 +103,8 @@ pub fn summary(map: &Map) -> String {
     if let Some(g) = &map.scheduler_goal {
         let _ = writeln!(
             s,
-            "scheduler in-disk goal per read rate (map goal - reads alone p99 - 2 x one write {}):",
+            "scheduler in-disk goal per read rate (aim {} - reads alone p99 - 2 x one write {}):",
+            format_si(g.aimed_read_p99_us, "us"),
             format_si(g.write_cost_us, "us")
         );
         for e in &g.per_read_rate {
