@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use weir_explore::meter::{WorkloadMeter, WriteRegime};
-use weir_explore::{output, search, Map, SearchSettings, SteadyRule};
+use weir_explore::{output, search, Map, SearchSettings, Slice, SteadyRule};
 use weir_model::device::Device;
 use weir_sim::mixed::{Boundary, MixedConfig, MixedDisk};
 use weir_sim::{SimConfig, SimDisk};
@@ -35,8 +35,9 @@ impl<D: Device, F: Fn() -> D + Sync> DeviceFactory for Factory<D, F> {
     }
 }
 
-fn map_with<D: Device, F: Fn() -> D + Sync>(make: F, goal_us: f64) -> Map {
+fn map_with<D: Device, F: Fn() -> D + Sync>(make: F, goal_us: f64, slice: Slice) -> Map {
     let factory = Factory(make);
+    let (read_bytes, write_bytes) = slice.default_sizes_bytes();
     let rule = SteadyRule {
         warmup: Duration::from_millis(500),
         window: Duration::from_millis(500),
@@ -49,8 +50,8 @@ fn map_with<D: Device, F: Fn() -> D + Sync>(make: F, goal_us: f64) -> Map {
             shards: 1,
             ..RunOptions::default()
         },
-        read_bytes: 4096,
-        write_bytes: 128 * 1024,
+        read_bytes,
+        write_bytes,
         regime: WriteRegime::Overwrite,
         read_region_bytes: 1 << 30,
         overwrite_region_bytes: 1 << 30,
@@ -77,7 +78,14 @@ fn map_with<D: Device, F: Fn() -> D + Sync>(make: F, goal_us: f64) -> Map {
         eprintln!("sim_map: {e}");
         std::process::exit(1)
     });
-    let mut map = Map::from_search(outcome, WriteRegime::Overwrite, goal_us, 4096, 128 * 1024);
+    let mut map = Map::from_search(
+        outcome,
+        WriteRegime::Overwrite,
+        goal_us,
+        read_bytes,
+        write_bytes,
+    );
+    map.set_slice(slice);
     map.source = "weir explore (simulated disk)".into();
     map
 }
@@ -85,7 +93,12 @@ fn map_with<D: Device, F: Fn() -> D + Sync>(make: F, goal_us: f64) -> Map {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(disk), Some(out)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: sim_map nvme|virtio|half|duplex|concave|cliff OUTDIR");
+        eprintln!("usage: sim_map nvme|virtio|half|duplex|concave|cliff OUTDIR [SLICE]");
+        std::process::exit(2)
+    };
+    let slice_name = args.get(2).map_or("read-iops-write-bw", String::as_str);
+    let Some(slice) = Slice::from_name(slice_name) else {
+        eprintln!("sim_map: unknown slice `{slice_name}`: {}", Slice::NAMES);
         std::process::exit(2)
     };
     let mixed = |boundary| {
@@ -97,17 +110,22 @@ fn main() {
         move || MixedDisk::new(config.clone())
     };
     let map = match disk.as_str() {
-        "nvme" => map_with(|| SimDisk::new(SimConfig::nvme_like(7)), 1000.0),
-        "virtio" => map_with(|| SimDisk::new(SimConfig::virtio_sparse_writes(7)), 1000.0),
-        "half" => map_with(mixed(Boundary::HalfDuplex), 50_000.0),
-        "duplex" => map_with(mixed(Boundary::FullDuplex), 50_000.0),
-        "concave" => map_with(mixed(Boundary::Concave { exponent: 0.6 }), 50_000.0),
+        "nvme" => map_with(|| SimDisk::new(SimConfig::nvme_like(7)), 1000.0, slice),
+        "virtio" => map_with(
+            || SimDisk::new(SimConfig::virtio_sparse_writes(7)),
+            1000.0,
+            slice,
+        ),
+        "half" => map_with(mixed(Boundary::HalfDuplex), 50_000.0, slice),
+        "duplex" => map_with(mixed(Boundary::FullDuplex), 50_000.0, slice),
+        "concave" => map_with(mixed(Boundary::Concave { exponent: 0.6 }), 50_000.0, slice),
         "cliff" => map_with(
             mixed(Boundary::WriteCliff {
                 mixed_write_limit_bytes_per_s: 100e6,
                 read_slowdown: 200.0,
             }),
             50_000.0,
+            slice,
         ),
         other => {
             eprintln!(

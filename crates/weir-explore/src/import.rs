@@ -146,6 +146,9 @@ pub fn import(
         goal_us,
         read_bytes,
         write_bytes,
+        slice: crate::slice::Slice::default(),
+        axes: crate::slice::Slice::default().axes(),
+        frontier_in_axes: Vec::new(),
         calibration: None,
         points: cells.into_iter().map(|(_, p)| p).collect(),
         rays: Vec::new(),
@@ -160,6 +163,7 @@ pub fn import(
         interrupted: false,
     };
     map.fit();
+    map.set_slice(crate::slice::Slice::default());
     Ok(map)
 }
 

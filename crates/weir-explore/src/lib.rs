@@ -16,6 +16,8 @@
 //!   writes fail above a ceiling); one is chosen, and the Seastar model it implies is written.
 //! - [`map`], [`output`], [`plots`]: explore.json, explore.csv, heatmaps (drawn by weir-plot),
 //!   io-properties.yaml and a text summary.
+//! - [`slice`]: which slice a map shows (read IOPS x write bandwidth, the seed's, or read
+//!   bandwidth x write IOPS): request sizes' defaults, axis names and units.
 //! - [`import`]: Diskplorer's fio JSON read into the same map.
 //! - [`compare`]: weir measured at a Diskplorer grid's loads, and two maps' frontiers side by
 //!   side beside their pure loads' spread.
@@ -33,9 +35,11 @@ pub mod plots;
 pub mod point;
 pub mod regions;
 pub mod search;
+pub mod slice;
 
 pub use error::ExploreError;
 pub use map::Map;
 pub use meter::{Calibration, Meter, WorkloadMeter, WriteRegime};
 pub use point::{Load, PointResult, SteadyRule};
 pub use search::{search, SearchProgress, SearchSettings};
+pub use slice::Slice;

@@ -11,6 +11,7 @@ use crate::goal::SchedulerGoal;
 use crate::meter::{Calibration, WriteRegime};
 use crate::point::PointResult;
 use crate::search::{Ray, SearchOutcome};
+use crate::slice::{AxisPoint, Slice, SliceAxes};
 
 /// Bumped when a field changes meaning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -40,6 +41,13 @@ pub struct Map {
     pub goal_us: f64,
     pub read_bytes: u32,
     pub write_bytes: u32,
+    /// The slice drawn (`--slice`) and its axes: names, units and the fields that carry them.
+    /// Points and `frontier` keep the issue's fields in every slice (see `slice`).
+    pub slice: Slice,
+    pub axes: SliceAxes,
+    /// `frontier` in the slice's units (`axes`): for each read-axis value the highest
+    /// write-axis value with read p99 <= goal.
+    pub frontier_in_axes: Vec<AxisPoint>,
     /// Closed-loop maxima, including both regimes' pure write rates (None for an import).
     pub calibration: Option<Calibration>,
     pub points: Vec<PointResult>,
@@ -102,6 +110,9 @@ impl Map {
             goal_us,
             read_bytes,
             write_bytes,
+            slice: Slice::default(),
+            axes: Slice::default().axes(),
+            frontier_in_axes: Vec::new(),
             calibration: Some(outcome.calibration),
             points: outcome.points,
             rays: outcome.rays,
@@ -116,7 +127,32 @@ impl Map {
             interrupted: outcome.interrupted,
         };
         map.fit();
+        map.set_slice(Slice::default());
         map
+    }
+
+    /// Shows the map in `slice`'s axes (the points and the fits do not change).
+    pub fn set_slice(&mut self, slice: Slice) {
+        self.slice = slice;
+        self.axes = slice.axes();
+        self.frontier_in_axes = self
+            .frontier
+            .iter()
+            .map(|f| AxisPoint {
+                read: self.read_axis_value(f.read_iops),
+                write: self.write_axis_value(f.write_bytes_per_s),
+            })
+            .collect();
+    }
+
+    /// A read rate in requests/s on the slice's read axis.
+    pub fn read_axis_value(&self, read_iops: f64) -> f64 {
+        self.slice.read_value(read_iops, self.read_bytes)
+    }
+
+    /// A write rate in bytes/s on the slice's write axis.
+    pub fn write_axis_value(&self, write_bytes_per_s: f64) -> f64 {
+        self.slice.write_value(write_bytes_per_s, self.write_bytes)
     }
 
     /// Fits the frontier and derives the Seastar model. The axes are the frontier's own
@@ -246,6 +282,20 @@ impl Map {
             head.push_str(&format!(
                 "# weir field (explore.json fits.curve): boundary (x^a + y^a)^(1/a) <= K, a = {a:.3}, K = {:.3}\n",
                 chosen.rate_factor
+            ));
+        }
+        if self.slice != Slice::default() {
+            // The model prices every request from the two sizes measured here: a small read
+            // costs as much as one of these large ones, a large write as many small ones.
+            head.push_str(&format!(
+                "# Slice {}: safe for other sizes, not exact: a read smaller than {} B is charged \
+                 as one of {} B, a write larger than {} B as that many writes of {} B; for \
+                 small reads beside large writes, map the seed's slice (read-iops-write-bw).\n",
+                self.slice.as_str(),
+                self.read_bytes,
+                self.read_bytes,
+                self.write_bytes,
+                self.write_bytes
             ));
         }
         Some(head + &body)

@@ -13,7 +13,7 @@ use crate::plots::{heatmap, Direction};
 /// The CSV header; one row per point.
 pub const CSV_HEADER: &str = "read_iops,write_bytes_per_s,achieved_read_iops,achieved_write_bytes_per_s,\
 read_p50_us,read_p95_us,read_p99_us,read_p999_us,write_p50_us,write_p95_us,write_p99_us,write_p999_us,\
-kept_up,within_goal,seconds,steady,windows";
+kept_up,within_goal,seconds,steady,windows,read_bytes_per_s,write_iops";
 
 pub fn to_csv(map: &Map) -> String {
     let mut s = String::from(CSV_HEADER);
@@ -22,7 +22,7 @@ pub fn to_csv(map: &Map) -> String {
         let (r, w) = (p.read_latency_us, p.write_latency_us);
         let _ = writeln!(
             s,
-            "{:.1},{:.0},{:.1},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{:.2},{},{}",
+            "{:.1},{:.0},{:.1},{:.0},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{:.2},{},{},{:.0},{:.1}",
             p.read_iops,
             p.write_bytes_per_s,
             p.achieved_read_iops,
@@ -42,7 +42,9 @@ pub fn to_csv(map: &Map) -> String {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
-            p.windows
+            p.windows,
+            p.read_iops * f64::from(map.read_bytes),
+            p.write_bytes_per_s / f64::from(map.write_bytes.max(1))
         );
     }
     s
@@ -83,13 +85,19 @@ pub fn summary(map: &Map) -> String {
             ""
         }
     );
-    let _ = writeln!(s, "frontier (most writes with read p99 <= goal):");
-    for f in &map.frontier {
+    let axes = map.axes;
+    let _ = writeln!(
+        s,
+        "frontier ({} with read p99 <= goal; slice {}):",
+        map.slice.frontier_words(),
+        map.slice.as_str()
+    );
+    for f in &map.frontier_in_axes {
         let _ = writeln!(
             s,
             "  {:>12}  {:>12}",
-            format_si(f.read_iops, "IOPS"),
-            format_si(f.write_bytes_per_s, "B/s")
+            format_si(f.read, axes.read.unit),
+            format_si(f.write, axes.write.unit)
         );
     }
     if !map.frontier_dominated.is_empty() {
@@ -111,7 +119,7 @@ pub fn summary(map: &Map) -> String {
             let _ = writeln!(
                 s,
                 "  {:>12}  reads alone p99 {:>8}  goal {:>8}{}",
-                format_si(e.read_iops, "IOPS"),
+                format_si(map.read_axis_value(e.read_iops), axes.read.unit),
                 format_si(e.read_alone_p99_us, "us"),
                 format_si(e.in_disk_goal_us, "us"),
                 if e.floored {

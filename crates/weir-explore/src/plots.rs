@@ -1,10 +1,10 @@
-//! The heatmaps: read (or write) p99 over write bandwidth x read IOPS, as Diskplorer draws
-//! them, with the goal contour (the measured frontier) and the chosen fit's boundary.
+//! The heatmaps: read (or write) p99 over the map's slice (write bandwidth x read IOPS, as
+//! Diskplorer draws them, or write IOPS x read bandwidth), with the goal contour (the measured
+//! frontier) and the chosen fit's boundary.
 
 use weir_plot::{format_si, Axis, Cell, ColorScale, Figure, Layer, Stroke};
 
 use crate::map::Map;
-use crate::point::PointResult;
 
 /// Which latency a heatmap colours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,11 +19,19 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
         Direction::Read => "Read p99",
         Direction::Write => "Write p99",
     };
+    let axes = map.axes;
     let mut fig = Figure::new(
         &format!("{name} latency (arrival to completion)"),
-        Axis::linear("write bandwidth", "B/s"),
-        Axis::linear("read rate", "IOPS"),
+        Axis::linear(axes.write.name, axes.write.unit),
+        Axis::linear(axes.read.name, axes.read.unit),
     );
+    // (x, y) of a load given in the fields.
+    let at = |read_iops: f64, write_bytes_per_s: f64| {
+        (
+            map.write_axis_value(write_bytes_per_s),
+            map.read_axis_value(read_iops),
+        )
+    };
     fig.subtitle = format!(
         "{}: {} writes, {} KiB reads x {} KiB writes, goal read p99 {}, {} points",
         map.source,
@@ -33,25 +41,31 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
         format_si(map.goal_us, "us"),
         map.points.len()
     );
-    let (half_w, half_r) = cell_half_sizes(&map.points);
+    let xy: Vec<(f64, f64)> = map
+        .points
+        .iter()
+        .map(|p| at(p.read_iops, p.write_bytes_per_s))
+        .collect();
+    let (half_w, half_r) = cell_half_sizes(&xy);
     let cells = map
         .points
         .iter()
-        .map(|p| {
+        .zip(&xy)
+        .map(|(p, &(x, y))| {
             let value = match direction {
                 Direction::Read => p.read_latency_us.p99,
                 Direction::Write => p.write_latency_us.p99,
             };
             Cell {
-                x0: (p.write_bytes_per_s - half_w).max(0.0),
-                x1: p.write_bytes_per_s + half_w,
-                y0: (p.read_iops - half_r).max(0.0),
-                y1: p.read_iops + half_r,
+                x0: (x - half_w).max(0.0),
+                x1: x + half_w,
+                y0: (y - half_r).max(0.0),
+                y1: y + half_r,
                 value: (p.kept_up && value > 0.0).then_some(value),
                 title: Some(format!(
                     "{} reads, {} writes: read p99 {}, write p99 {}{}",
-                    format_si(p.read_iops, "IOPS"),
-                    format_si(p.write_bytes_per_s, "B/s"),
+                    format_si(y, axes.read.unit),
+                    format_si(x, axes.write.unit),
                     format_si(p.read_latency_us.p99, "us"),
                     format_si(p.write_latency_us.p99, "us"),
                     if p.kept_up { "" } else { " (did not keep up)" }
@@ -66,7 +80,7 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
     let contour: Vec<(f64, f64)> = map
         .frontier
         .iter()
-        .map(|f| (f.write_bytes_per_s, f.read_iops))
+        .map(|f| at(f.read_iops, f.write_bytes_per_s))
         .collect();
     fig.layers.push(Layer::Line {
         points: contour.clone(),
@@ -83,7 +97,7 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
         let boundary = fit
             .boundary(60)
             .into_iter()
-            .map(|(x, y)| (y * fits.write_bytes_per_s_axis, x * fits.read_iops_axis))
+            .map(|(x, y)| at(x * fits.read_iops_axis, y * fits.write_bytes_per_s_axis))
             .collect();
         fig.layers.push(Layer::Line {
             points: boundary,
@@ -95,7 +109,7 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
             let (or, bw) = (model.read_iops as f64 * k, model.write_bandwidth as f64 * k);
             if !model.duplex && fit.model != crate::fit::ModelKind::HalfDuplex {
                 fig.layers.push(Layer::Line {
-                    points: vec![(0.0, or), (bw, 0.0)],
+                    points: vec![at(or, 0.0), at(0.0, bw)],
                     stroke: Stroke::dashed("#555"),
                     label: Some("Seastar line (io-properties)".into()),
                 });
@@ -106,7 +120,7 @@ pub fn heatmap(map: &Map, direction: Direction) -> Figure {
 }
 
 /// Half the cell size: the grid step for a grid (Diskplorer), 1/40 of the range for rays.
-fn cell_half_sizes(points: &[PointResult]) -> (f64, f64) {
+fn cell_half_sizes(points: &[(f64, f64)]) -> (f64, f64) {
     let step = |values: Vec<f64>| -> f64 {
         let mut v = values;
         v.sort_by(f64::total_cmp);
@@ -122,7 +136,7 @@ fn cell_half_sizes(points: &[PointResult]) -> (f64, f64) {
         }
     };
     (
-        step(points.iter().map(|p| p.write_bytes_per_s).collect()),
-        step(points.iter().map(|p| p.read_iops).collect()),
+        step(points.iter().map(|p| p.0).collect()),
+        step(points.iter().map(|p| p.1).collect()),
     )
 }

@@ -9,7 +9,7 @@
 
 use weir_explore::fit::ModelKind;
 use weir_explore::meter::{WorkloadMeter, WriteRegime};
-use weir_explore::{search, Map, SearchSettings, SteadyRule};
+use weir_explore::{search, Map, SearchSettings, Slice, SteadyRule};
 use weir_sim::mixed::{Boundary, MixedConfig, MixedDisk};
 use weir_workload::{DeviceFactory, RunOptions};
 
@@ -40,7 +40,9 @@ fn disk(seed: u64, boundary: Boundary) -> MixedConfig {
     }
 }
 
-fn explore(config: &MixedConfig) -> Map {
+/// The map of `config` in `slice`, with that slice's request sizes.
+fn explore_slice(config: &MixedConfig, slice: Slice) -> Map {
+    let (read_bytes, write_bytes) = slice.default_sizes_bytes();
     let factory = Factory {
         config: config.clone(),
     };
@@ -58,8 +60,8 @@ fn explore(config: &MixedConfig) -> Map {
             seed: config.seed,
             ..RunOptions::default()
         },
-        read_bytes: 4096,
-        write_bytes: 128 * 1024,
+        read_bytes,
+        write_bytes,
         regime: WriteRegime::Overwrite,
         read_region_bytes: 1 << 30,
         overwrite_region_bytes: 1 << 30,
@@ -76,14 +78,26 @@ fn explore(config: &MixedConfig) -> Map {
         )
     };
     let outcome = search(&mut meter, &settings, &mut |_| {}).expect("the search runs on the sim");
-    Map::from_search(outcome, WriteRegime::Overwrite, GOAL_US, 4096, 128 * 1024)
+    let mut map = Map::from_search(
+        outcome,
+        WriteRegime::Overwrite,
+        GOAL_US,
+        read_bytes,
+        write_bytes,
+    );
+    map.set_slice(slice);
+    map
 }
 
 /// Every frontier point lies within 5% of the true boundary along its own ray (in the plane
 /// normalised by the true pure maxima), and the chosen model is `want`.
 fn check(name: &str, config: &MixedConfig, want: ModelKind) -> Map {
+    check_slice(name, config, want, Slice::ReadIopsWriteBw)
+}
+
+fn check_slice(name: &str, config: &MixedConfig, want: ModelKind, slice: Slice) -> Map {
     let seed = config.seed;
-    let map = explore(config);
+    let map = explore_slice(config, slice);
     let ctx = format!(
         "{name} (seed {seed}):\n{}",
         weir_explore::output::summary(&map)
@@ -170,4 +184,43 @@ fn disk_failing_mixed_writes_above_a_rate() {
     let fits = map.fits.expect("fits");
     let ceiling = fits.capped.mixed_write_ceiling.expect("ceiling") * fits.write_bytes_per_s_axis;
     assert!((ceiling / 100e6 - 1.0).abs() <= 0.05, "ceiling {ceiling}");
+}
+
+/// The other slice (128 KiB reads x 4 KiB writes) on the half-duplex disk: the same pipeline
+/// finds the boundary (the disk charges a read 1/read_iops whatever its size, a write its
+/// length / bandwidth), and the map shows it as read bandwidth x write IOPS.
+#[test]
+fn read_bandwidth_x_write_iops_slice() {
+    let config = disk(15, Boundary::HalfDuplex);
+    let map = check_slice(
+        "half-duplex, read-bw-write-iops",
+        &config,
+        ModelKind::HalfDuplex,
+        Slice::ReadBwWriteIops,
+    );
+    assert_eq!((map.read_bytes, map.write_bytes), (128 * 1024, 4096));
+    assert_eq!(map.axes.read.unit, "B/s");
+    assert_eq!(map.axes.write.unit, "IOPS");
+    assert_eq!(map.frontier_in_axes.len(), map.frontier.len());
+    for (f, a) in map.frontier.iter().zip(&map.frontier_in_axes) {
+        assert_eq!(a.read, f.read_iops * 131_072.0);
+        assert_eq!(a.write, f.write_bytes_per_s / 4096.0);
+    }
+    // The pure-write end: 250 MB/s of 4 KiB writes is 61k IOPS.
+    let most_writes = map
+        .frontier_in_axes
+        .iter()
+        .map(|a| a.write)
+        .fold(0.0, f64::max);
+    assert!(
+        (most_writes / (250e6 / 4096.0) - 1.0).abs() <= 0.05,
+        "{most_writes}"
+    );
+    let summary = weir_explore::output::summary(&map);
+    assert!(
+        summary.contains("for each read bandwidth the highest write rate"),
+        "{summary}"
+    );
+    let svg = weir_explore::plots::heatmap(&map, weir_explore::plots::Direction::Read).to_svg();
+    assert!(svg.contains("read bandwidth") && svg.contains("write rate"));
 }

@@ -107,6 +107,7 @@ fn bad_flags_are_usage_errors_that_name_the_fix() {
         ),
         (vec!["--goal", "0ms"], "--goal 0ms"),
         (vec!["--read-size", "1000"], "multiple of 512"),
+        (vec!["--slice", "reads-x-writes"], "read-bw-write-iops"),
         (
             vec!["--import", "/nonexistent/result.json"],
             "cannot read /nonexistent/result.json",
@@ -141,6 +142,69 @@ fn a_bad_dir_is_refused_before_anything_starts() {
         assert!(!stderr.contains("calibrating"), "{stderr}");
         assert!(!stderr.contains("warning"), "{stderr}");
     }
+}
+
+/// The other slice on a real file: 128 KiB reads x 4 KiB writes by default, shown as read
+/// bandwidth x write IOPS in explore.json, the CSV, the summary and the heatmap.
+#[test]
+fn quick_map_of_the_read_bandwidth_x_write_iops_slice_on_loop_xfs() {
+    let test = "quick_map_of_the_read_bandwidth_x_write_iops_slice_on_loop_xfs";
+    let Some(fs) = loop_xfs(test) else {
+        return;
+    };
+    let s = Scratch::new();
+    let out = s.dir().join("out");
+    let o = weir_with(&[
+        "explore",
+        "--dir",
+        fs.path().to_str().expect("utf-8"),
+        "--quick",
+        "--budget",
+        "5s",
+        "--shards",
+        "1",
+        "--slice",
+        "read-bw-write-iops",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_exit(&o, 0);
+    let map: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("explore.json")).expect("json"))
+            .expect("explore.json parses");
+    assert_eq!(map["slice"], "read-bw-write-iops");
+    assert_eq!(
+        (map["read_bytes"].as_u64(), map["write_bytes"].as_u64()),
+        (Some(131_072), Some(4096))
+    );
+    assert_eq!(map["axes"]["read"]["unit"], "B/s");
+    assert_eq!(map["axes"]["write"]["field"], "write_iops");
+    let frontier = map["frontier"].as_array().expect("frontier");
+    let in_axes = map["frontier_in_axes"]
+        .as_array()
+        .expect("frontier_in_axes");
+    assert_eq!(frontier.len(), in_axes.len());
+    for (f, a) in frontier.iter().zip(in_axes) {
+        let read_iops = f["read_iops"].as_f64().expect("read_iops");
+        assert_eq!(
+            a["read"].as_f64(),
+            Some(read_iops * 131_072.0),
+            "{f} vs {a}"
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("explore.csv")).expect("csv");
+    assert!(csv
+        .lines()
+        .next()
+        .expect("header")
+        .ends_with("read_bytes_per_s,write_iops"));
+    let summary = std::fs::read_to_string(out.join("summary.txt")).expect("summary");
+    assert!(
+        summary.contains("for each read bandwidth the highest write rate"),
+        "{summary}"
+    );
+    let svg = std::fs::read_to_string(out.join("read-p99.svg")).expect("svg");
+    assert!(svg.contains("read bandwidth"), "the heatmap's axis");
 }
 
 #[test]

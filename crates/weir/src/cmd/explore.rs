@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use weir_engine::backend::Backend;
 use weir_explore::meter::{leftover_files, WorkloadMeter, WriteRegime};
-use weir_explore::{output, Map, SearchProgress, SearchSettings, SteadyRule};
+use weir_explore::{output, Map, SearchProgress, SearchSettings, Slice, SteadyRule};
 use weir_model::units::{parse_duration, parse_size, UnitError};
 use weir_workload::run::EngineFactory;
 use weir_workload::RunOptions;
@@ -38,12 +38,17 @@ pub struct ExploreArgs {
     /// output and `weir tune`) or `overwrite` (a region written before the map, as Diskplorer).
     #[arg(long, default_value = "fresh")]
     write_regime: String,
-    /// Size of the random reads.
-    #[arg(long, default_value = "4k")]
-    read_size: String,
-    /// Size of the sequential writes.
-    #[arg(long, default_value = "128k")]
-    write_size: String,
+    /// Which slice to map: `read-iops-write-bw` (the seed's: 4 KiB reads x 128 KiB writes)
+    /// or `read-bw-write-iops` (128 KiB reads x 4 KiB writes); the axes, frontier and
+    /// summary use its units.
+    #[arg(long, default_value = "read-iops-write-bw")]
+    slice: String,
+    /// Size of the random reads (default: the slice's, 4k or 128k).
+    #[arg(long)]
+    read_size: Option<String>,
+    /// Size of the sequential writes (default: the slice's, 128k or 4k).
+    #[arg(long)]
+    write_size: Option<String>,
     /// Output directory: explore.json, explore.csv, read-p99.svg, write-p99.svg,
     /// io-properties.yaml, summary.txt.
     #[arg(long, value_name = "OUTDIR", default_value = "explore-out")]
@@ -106,8 +111,17 @@ pub fn run(args: ExploreArgs) -> CliResult {
         )
         .into());
     }
-    let read_bytes = size_flag("--read-size", &args.read_size)?;
-    let write_bytes = size_flag("--write-size", &args.write_size)?;
+    let slice = Slice::from_name(&args.slice)
+        .ok_or_else(|| out_of_range("--slice", &args.slice, Slice::NAMES))?;
+    let (default_read, default_write) = slice.default_sizes_bytes();
+    let read_bytes = match &args.read_size {
+        Some(size) => size_flag("--read-size", size)?,
+        None => default_read,
+    };
+    let write_bytes = match &args.write_size {
+        Some(size) => size_flag("--write-size", size)?,
+        None => default_write,
+    };
     let regime = WriteRegime::from_name(&args.write_regime).ok_or_else(|| {
         out_of_range(
             "--write-regime",
@@ -122,7 +136,9 @@ pub fn run(args: ExploreArgs) -> CliResult {
         Some(file) => {
             let text = read_input(file, InputFile::DiskplorerResult)?;
             let name = file.display().to_string();
-            let map = weir_explore::import::import(&text, &name, goal_us, read_bytes, write_bytes)?;
+            let mut map =
+                weir_explore::import::import(&text, &name, goal_us, read_bytes, write_bytes)?;
+            map.set_slice(slice);
             Some(map)
         }
         None => None,
@@ -168,9 +184,10 @@ pub fn run(args: ExploreArgs) -> CliResult {
             Err(e) => eprintln!("weir: warning: cannot remove {}: {e}", file.display()),
         }
     }
-    let Some(map) = map? else {
+    let Some(mut map) = map? else {
         return Ok(());
     };
+    map.set_slice(slice);
     let mountpoint = std::fs::canonicalize(&args.dir)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| args.dir.display().to_string());
