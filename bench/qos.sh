@@ -32,6 +32,8 @@
 #   MAP (an explore.json to use instead of mapping; MAP=none skips the map rows),
 #   MAP_ARGS (extra `weir explore` flags, e.g. "--budget 5m" or "--quick"; default --quick),
 #   QUERY_RPS (default: the mixed frontier point nearest half the largest read rate),
+#   ALT_GOAL (e.g. 492us: a third model row, "explored-alt", runs the explored model with
+#   this in-disk goal instead of the file's, in the same rotated rounds: an A/B of the goal),
 #   MAP_ONLY (1: only the map rows: no paired rows, no unscheduled row, no kernel-scheduler
 #   rows, no sweep; vda's kernel scheduler is never switched. With PROPS= a tuned model and
 #   MAP= a map it runs in ROUNDS x 2 x DURATION).
@@ -51,6 +53,7 @@ MAP_ONLY=${MAP_ONLY:-}
 MAP=${MAP:-}
 MAP_ARGS=${MAP_ARGS:---quick}
 QUERY_RPS=${QUERY_RPS:-}
+ALT_GOAL=${ALT_GOAL:-}
 DUPLEX=${DUPLEX:-true}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCHED_FILE=/sys/block/$DEV/queue/scheduler
@@ -311,12 +314,18 @@ EOF
         else
             echo "qos: explored model: no weir_latency_goal_us in $EXPLORED, so weir run takes 0.75ms" >&2
         fi
+        base=("tuned:$PROPS" "explored:$EXPLORED")
+        [[ -n "$ALT_GOAL" ]] && base+=("explored-alt:$EXPLORED")
         for ((round = 1; round <= ROUNDS; round++)); do
-            models=("tuned:$PROPS" "explored:$EXPLORED")
-            ((round % 2 == 0)) && models=("explored:$EXPLORED" "tuned:$PROPS")
+            # Rotated by one each round, so no model always runs first or last.
+            models=()
+            for ((k = 0; k < ${#base[@]}; k++)); do
+                models+=("${base[(k + round - 1) % ${#base[@]}]}")
+            done
             for m in "${models[@]}"; do
                 goal_args=(--latency-goal "$GOAL")
                 [[ ${m%%:*} == explored ]] && goal_args=()
+                [[ ${m%%:*} == explored-alt ]] && goal_args=(--latency-goal "$ALT_GOAL")
                 ROUND=$round weir_row "map: query at $QUERY_RPS/s, ${m%%:*} model" \
                     "$WORK/map-mixed.yaml" --io-properties "${m#*:}" "${goal_args[@]}"
             done
@@ -325,10 +334,10 @@ EOF
 fi
 
 # ---------------------------------------------------------------- table
-python3 - "$RESULTS" "$GOAL" "$DURATION" "${FRONTIER_W:-}" "${QUERY_RPS:-}" "${EXPLORED_GOAL:-}" <<'EOF'
+python3 - "$RESULTS" "$GOAL" "$DURATION" "${FRONTIER_W:-}" "${QUERY_RPS:-}" "${EXPLORED_GOAL:-}" "$ALT_GOAL" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-frontier_w, query_rps, explored_goal = sys.argv[4], sys.argv[5], sys.argv[6]
+frontier_w, query_rps, explored_goal, alt_goal = sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
 goal, duration = sys.argv[2], sys.argv[3]
 goal_us = float(goal[:-2]) * 1000 if goal.endswith("ms") else float(goal[:-2])
 FIELDS = ("read_iops", "read_p50_us", "read_p99_us", "write_mbps")
@@ -417,8 +426,9 @@ if frontier_w:
     print(f"\nagainst the map (query class at {query_rps} reads/s, open loop; frontier writes "
           f"{fw / 1e6:.0f} MB/s there; goal read p99 {goal_us:.0f} us from arrival):")
     windows = {"tuned": f"in-disk goal {goal}",
-               "explored": f"in-disk goal {explored_goal} us from the map" if explored_goal else "in-disk goal 0.75ms (the map wrote none)"}
-    for model in ("tuned", "explored"):
+               "explored": f"in-disk goal {explored_goal} us from the map" if explored_goal else "in-disk goal 0.75ms (the map wrote none)",
+               "explored-alt": f"the map's model, in-disk goal {alt_goal} (ALT_GOAL)"}
+    for model in ("tuned", "explored", "explored-alt"):
         rs = [r for l, rr in by_label.items() if l.startswith("map:") and l.endswith(f"{model} model") for r in rr]
         if not rs:
             continue
@@ -430,7 +440,7 @@ if frontier_w:
                 f"{len(rs)}; lowest round {min(shares):.2f}; rounds {' '.join(f'{x:.2f}' for x in shares)}), "
                 f"read p99 {statistics.median(p99s):.0f} us (within the goal in {within} of {len(rs)}), "
                 f"reads {statistics.median(got):.0f}/s")
-        if model == "explored":
+        if model.startswith("explored"):
             ok = statistics.median(shares) >= 0.9 and min(shares) >= 0.8 and within == len(rs)
             line += f"; target (>= 0.9, no round < 0.8, p99 <= goal): {'yes' if ok else 'NO'}"
         print(line)
