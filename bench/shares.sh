@@ -160,6 +160,9 @@ if sched:
 if os.path.exists(prom):
     lane = "write" if "write" in op else "read"
     for line in open(prom):
+        m = re.match(r'weir_io_queue_lag_stalls\{[^}]*\} (\S+)', line)
+        if m:
+            row["lag_stalls"] = row.get("lag_stalls", 0.0) + float(m.group(1))
         m = re.match(r'weir_io_lane_(\w+)\{[^}]*direction="(\w+)"\} (\S+)', line)
         if m and m.group(2) == lane:
             row["lane_" + m.group(1)] = float(m.group(3))
@@ -267,12 +270,15 @@ def controllers(r):
             f"pipeline {g('pipeline_sec') * 1e6:.0f} us; of {n:.0f} periods: window bound "
             f"{g('window_bound_periods') / n:.2f}, bucket bound {g('bucket_bound_periods') / n:.2f}, "
             f"pipeline open {g('pipeline_open_periods') / n:.2f}, share gate shut "
-            f"{g('share_gate_periods') / n:.2f}; depth cap: {g('depth_cap_engagements'):.0f} "
+            f"{g('share_gate_periods') / n:.2f}, solo probe {g('solo_probe_periods') / n:.2f}; depth cap: {g('depth_cap_engagements'):.0f} "
             f"engagements, on {g('depth_cap_periods') * g('period_sec'):.2f} s, queueing "
             f"uncapped {g('depth_queueing_periods'):.0f} periods (bound "
             f"{g('depth_blocked_bound'):.0f}, other lane {g('depth_blocked_other_lane'):.0f}, "
             f"idle {g('depth_blocked_idle'):.0f}), Little ratio max {g('queue_ratio_max'):.1f} "
-            f"last {g('queue_ratio_last'):.1f} (cap engages at 4)")
+            f"last {g('queue_ratio_last'):.1f} (cap engages at 4; unloaded latency "
+            f"{g('unloaded_sec') * 1e6:.0f} us, smallest seen {g('min_latency_sec') * 1e6:.0f} us); "
+            f"cross-shard stalls "
+            f"{r.get('lag_stalls', 0):.0f}")
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")
 groups = {}
 for r in rows:

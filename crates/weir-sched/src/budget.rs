@@ -187,6 +187,10 @@ pub struct LaneStats {
     pub bucket_refusals: u64,
     /// What the controllers did, per period of run-time K, since start.
     pub counters: LaneCounters,
+    /// The unloaded latency the pipeline and the depth cap use (`unloaded_ns`), and the
+    /// smallest in-disk latency ever seen in the lane's direction, in seconds.
+    pub unloaded_sec: f64,
+    pub min_latency_sec: f64,
 }
 
 /// The budget shared by all shards of one disk. Build it once, wrap it in an `Arc`, and give
@@ -485,6 +489,7 @@ impl SharedBudget {
             bucket_bound,
             pipeline_open: self.pipeline_ps(lane) > 0,
             share_gate_shut: lane.drained_classes.load(Relaxed) > 0,
+            solo_probe: lane.solo_probe.load(Relaxed) > 0,
             judged,
             queue_ratio_x16: DepthCap::queue_ratio_x16(&depth_period),
         });
@@ -774,6 +779,11 @@ impl SharedBudget {
             window_refusals: lane.window_refusals.load(Relaxed),
             bucket_refusals: lane.bucket_refusals.load(Relaxed),
             counters: lane.counters.snapshot(self.period_ns as f64 / 1e9),
+            unloaded_sec: self.unloaded_ns(lane) as f64 / 1e9,
+            min_latency_sec: match self.base_latency_ns[direction.index()].load(Relaxed) {
+                u64::MAX => 0.0,
+                ns => ns as f64 / 1e9,
+            },
         }
     }
 }

@@ -24,6 +24,9 @@ pub struct LaneCounters {
     /// Periods that ended with the share gate shut: a class drained on the lane, so the
     /// window held no pipeline (`queue_drained.rs`).
     pub share_gate_periods: u64,
+    /// Periods that ended with the unloaded latency being re-measured (the window shut to one
+    /// request at a time: `maybe_probe_solo`).
+    pub solo_probe_periods: u64,
     /// Times the depth cap engaged, and the periods it was on (`depth.rs`).
     pub depth_cap_engagements: u64,
     pub depth_cap_periods: u64,
@@ -48,6 +51,7 @@ pub(crate) struct PeriodCounters {
     bucket_bound: AtomicU64,
     pipeline_open: AtomicU64,
     share_gate: AtomicU64,
+    solo_probe: AtomicU64,
     cap_engagements: AtomicU64,
     cap_periods: AtomicU64,
     queueing: AtomicU64,
@@ -64,6 +68,7 @@ pub(crate) struct PeriodSeen {
     pub bucket_bound: bool,
     pub pipeline_open: bool,
     pub share_gate_shut: bool,
+    pub solo_probe: bool,
     pub judged: Judged,
     pub queue_ratio_x16: u64,
 }
@@ -81,6 +86,7 @@ impl PeriodCounters {
         bump(&self.bucket_bound, seen.bucket_bound);
         bump(&self.pipeline_open, seen.pipeline_open);
         bump(&self.share_gate, seen.share_gate_shut);
+        bump(&self.solo_probe, seen.solo_probe);
         match seen.judged {
             Judged::Light | Judged::Released => {}
             Judged::Engaged => {
@@ -112,6 +118,7 @@ impl PeriodCounters {
             bucket_bound_periods: get(&self.bucket_bound),
             pipeline_open_periods: get(&self.pipeline_open),
             share_gate_periods: get(&self.share_gate),
+            solo_probe_periods: get(&self.solo_probe),
             depth_cap_engagements: get(&self.cap_engagements),
             depth_cap_periods: get(&self.cap_periods),
             depth_queueing_periods: get(&self.queueing),
@@ -136,6 +143,7 @@ mod tests {
             bucket_bound: true,
             pipeline_open: false,
             share_gate_shut: true,
+            solo_probe: false,
             judged,
             queue_ratio_x16: ratio,
         };
@@ -153,7 +161,7 @@ mod tests {
         let s = c.snapshot(0.003);
         assert_eq!(s.periods, 4);
         assert_eq!((s.bucket_bound_periods, s.window_bound_periods), (4, 0));
-        assert_eq!(s.share_gate_periods, 4);
+        assert_eq!((s.share_gate_periods, s.solo_probe_periods), (4, 0));
         assert_eq!((s.depth_cap_engagements, s.depth_cap_periods), (1, 2));
         assert_eq!(s.depth_queueing_periods, 1);
         assert_eq!(

@@ -182,6 +182,8 @@ pub struct ShardMetrics {
     /// Both lanes of the shared budget (read, write; one lane twice on a half-duplex disk),
     /// with what their controllers did (`LaneStats::counters`).
     pub lanes: [LaneStats; 2],
+    /// `dispatch` calls that stopped to let another shard catch up in virtual time.
+    pub lag_stalls: u64,
 }
 
 fn escape(label: &str) -> String {
@@ -315,10 +317,23 @@ type LaneFigure = fn(&LaneStats) -> f64;
 /// The lanes belong to the budget every shard shares, so they are written once (shard 0's
 /// view).
 fn render_lanes(out: &mut String, mp: &str, shards: &[ShardMetrics]) {
+    let _ = writeln!(out, "# TYPE weir_io_queue_lag_stalls counter");
+    for shard in shards {
+        let _ = writeln!(
+            out,
+            "weir_io_queue_lag_stalls{{mountpoint=\"{mp}\",shard=\"{}\"}} {}",
+            shard.shard, shard.lag_stalls
+        );
+    }
     let Some(first) = shards.first() else {
         return;
     };
-    let rows: [(&str, LaneFigure); 23] = [
+    let rows: [(&str, LaneFigure); 26] = [
+        ("solo_probe_periods", |l| {
+            l.counters.solo_probe_periods as f64
+        }),
+        ("unloaded_sec", |l| l.unloaded_sec),
+        ("min_latency_sec", |l| l.min_latency_sec),
         ("in_flight_sec", |l| l.in_flight_sec),
         ("window_sec", |l| l.window_sec),
         ("speed_factor", |l| l.speed_factor),

@@ -765,6 +765,7 @@ impl ShardQueue {
                 self.budget.lane_stats(Direction::Read),
                 self.budget.lane_stats(Direction::Write),
             ],
+            lag_stalls: self.lag_stalls,
         }
     }
 
