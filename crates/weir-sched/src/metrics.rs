@@ -456,6 +456,7 @@ mod tests {
                 tail_guard: 1.0,
                 rate_factor: 1.0,
                 lanes: Default::default(),
+                lag_stalls: 0,
             }],
         );
         assert!(text.contains("# TYPE weir_io_queue_total_ops counter"));
