@@ -31,7 +31,11 @@ impl ShardQueue {
     pub(super) fn share_held(&self, index: u32, direction: Direction, cost_ps: u64) -> bool {
         let dir = direction.index();
         let class = &self.classes[index as usize];
-        if !self.budget.any_drained(direction) || !self.groups[class.group as usize].implicit {
+        // `--no-scheduler` measures the classes and holds nothing back (the bench's anchor).
+        if self.budget.config().unlimited
+            || !self.budget.any_drained(direction)
+            || !self.groups[class.group as usize].implicit
+        {
             return false;
         }
         let mut active_shares = 0u128;

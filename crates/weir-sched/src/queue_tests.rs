@@ -444,8 +444,11 @@ fn a_drained_class_near_its_share_holds_the_others_to_its_proportion() {
     };
     // Heavy (1000 shares) puts `heavy_reads` in the disk with nothing queued, then bulk (100)
     // asks for 40; returns what bulk got. A goal holds ~63 reads of this model.
-    let bulk_got = |heavy_reads: u64| {
-        let mut q = queue(SchedConfig::default());
+    let bulk_got = |heavy_reads: u64, unlimited: bool| {
+        let mut q = queue(SchedConfig {
+            unlimited,
+            ..SchedConfig::default()
+        });
         let heavy = q.add_class(ClassConfig::new("heavy", 1000)).expect("class");
         let bulk = q.add_class(ClassConfig::new("bulk", 100)).expect("class");
         let mut out = Vec::new();
@@ -462,8 +465,14 @@ fn a_drained_class_near_its_share_holds_the_others_to_its_proportion() {
         out.len() as u64
     };
     // 50 reads: over 3/4 of heavy's share of the window (1000/1100 of 63): bulk gets a tenth.
-    let held = bulk_got(50);
+    let held = bulk_got(50, false);
     assert!((4..=5).contains(&held), "bulk got {held} reads beside 50");
     // 20 reads: a third of its share, a class that simply runs shallow: bulk takes the rest.
-    assert_eq!(bulk_got(20), 40, "a shallow class held the bulk load");
+    assert_eq!(
+        bulk_got(20, false),
+        40,
+        "a shallow class held the bulk load"
+    );
+    // Unlimited (`--no-scheduler`): nothing is held back, whatever is drained.
+    assert_eq!(bulk_got(50, true), 40, "the hold acted without a scheduler");
 }
