@@ -11,7 +11,13 @@
 # order rotated by the round, so each scheduled row is judged against the unscheduled row of
 # its own round (the disk moves 10-20% within minutes). Printed: every round's total MB/s,
 # scheduled / unscheduled, and the share ratio measured / asked; then per op x size x split
-# the median of the rounds and the spread (max - min) of the per-round ratios.
+# the median of the rounds and the spread (max - min) of the per-round ratios. Under every
+# scheduled row: the backend (and the unscheduled row's), EAGAIN retries, requests in flight
+# and in the disk per class, and the scheduler's lane counters from `--metrics` (speed, K,
+# window, pipeline; the share of periods the window / bucket bound, the pipeline was open,
+# the share gate shut, the solo probe ran; depth-cap engagements and time on, and why it
+# stayed off; Little's ratio against the unloaded latency; cross-shard stalls), so a row
+# says which controller held the disk (docs/scheduler-rate.md section 13).
 #
 # Tiers: `vda` (DIR, default /var/tmp/weir-shares, on the virtio disk) and `zram` (a zram
 # device of our own from /sys/class/zram-control/hot_add, never zram0, with ext4 on it,
