@@ -11,7 +11,13 @@
 # order rotated by the round, so each scheduled row is judged against the unscheduled row of
 # its own round (the disk moves 10-20% within minutes). Printed: every round's total MB/s,
 # scheduled / unscheduled, and the share ratio measured / asked; then per op x size x split
-# the median of the rounds and the spread (max - min) of the per-round ratios.
+# the median of the rounds and the spread (max - min) of the per-round ratios. Under every
+# scheduled row: the backend (and the unscheduled row's), EAGAIN retries, requests in flight
+# and in the disk per class, and the scheduler's lane counters from `--metrics` (speed, K,
+# window, pipeline; the share of periods the window / bucket bound, the pipeline was open,
+# the share gate shut, the solo probe ran; depth-cap engagements and time on, and why it
+# stayed off; Little's ratio against the unloaded latency; cross-shard stalls), so a row
+# says which controller held the disk (docs/scheduler-rate.md section 13).
 #
 # Tiers: `vda` (DIR, default /var/tmp/weir-shares, on the virtio disk) and `zram` (a zram
 # device of our own from /sys/class/zram-control/hot_add, never zram0, with ext4 on it,
@@ -123,23 +129,50 @@ row() { # tier dir duration op size split round [flags...]
     [[ $pair == none ]] && pair=1:1
     local sa=${pair%%:*} sb=${pair##*:}
     job_file "$op" "$size" "$sa" "$sb" >"$WORK/job.yaml"
-    local t0=$SECONDS limit=$(($(seconds_of "$duration") + 30))
+    local t0=$SECONDS limit=$(($(seconds_of "$duration") + 30)) metrics=()
+    rm -f "$WORK/row.prom"
+    # The scheduler's lane counters (which controller held the disk, and for how long).
+    [[ $split != none ]] && metrics=(--metrics "$WORK/row.prom")
     # weir run stops gracefully on SIGTERM (it drains what is in flight): KILL 10 s later.
     if ! timeout -k 10 "$limit" "$WEIR" run "$WORK/job.yaml" --dir "$dir" \
-        --duration "$duration" --shards 2 --keep-files --output json "$@" >"$WORK/row.json"; then
+        --duration "$duration" --shards 2 --keep-files --output json "${metrics[@]}" "$@" \
+        >"$WORK/row.json"; then
         echo "shares: FAILED $tier $op $size $split round $round: failed or ran over $limit s;" \
             "the row is left out of the summary" >&2
         FAILED_ROWS="$FAILED_ROWS $tier/$op/$size/$split/$round"
         return 0
     fi
     echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s ($*)" >&2
-    python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" >>"$RESULTS" <<'EOF'
-import json, sys
-tier, op, size, split, rnd, path = sys.argv[1:]
-jobs = {j["name"]: j for j in json.load(open(path))["jobs"]}
-print(json.dumps({"tier": tier, "op": op, "size": size, "split": split, "round": int(rnd),
-                  "a": jobs["a"]["bandwidth_bytes_per_s"] / 1e6,
-                  "b": jobs["b"]["bandwidth_bytes_per_s"] / 1e6}))
+    python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" "$WORK/row.prom" \
+        >>"$RESULTS" <<'EOF'
+import json, os, re, sys
+tier, op, size, split, rnd, path, prom = sys.argv[1:]
+doc = json.load(open(path))
+jobs = {j["name"]: j for j in doc["jobs"]}
+def in_flight(job):  # Little's law: completions a second x mean latency (queue + disk)
+    return job["iops"] * job["latency_us"]["avg"] / 1e6
+row = {"tier": tier, "op": op, "size": size, "split": split, "round": int(rnd),
+       "a": jobs["a"]["bandwidth_bytes_per_s"] / 1e6,
+       "b": jobs["b"]["bandwidth_bytes_per_s"] / 1e6,
+       "backend": doc["backend"], "eagain": doc["eagain_retries"],
+       "inflight_a": in_flight(jobs["a"]), "inflight_b": in_flight(jobs["b"])}
+sched = doc.get("scheduler")
+if sched:
+    classes = {c["name"]: c for c in sched["classes"]}
+    # In the disk per class: completions a second x mean in-disk latency.
+    for n in "ab":
+        c = classes[n]
+        row["indisk_" + n] = c["iops"] * c["disk_latency_us"]["avg"] / 1e6
+if os.path.exists(prom):
+    lane = "write" if "write" in op else "read"
+    for line in open(prom):
+        m = re.match(r'weir_io_queue_lag_stalls\{[^}]*\} (\S+)', line)
+        if m:
+            row["lag_stalls"] = row.get("lag_stalls", 0.0) + float(m.group(1))
+        m = re.match(r'weir_io_lane_(\w+)\{[^}]*direction="(\w+)"\} (\S+)', line)
+        if m and m.group(2) == lane:
+            row["lane_" + m.group(1)] = float(m.group(3))
+print(json.dumps(row))
 EOF
 }
 
@@ -226,6 +259,32 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 def key(r):
     return (r["tier"], r["op"], r["size"])
 bare = {(key(r), r["round"]): r["a"] + r["b"] for r in rows if r["split"] == "none"}
+bare_rows = {(key(r), r["round"]): r for r in rows if r["split"] == "none"}
+def controllers(r):
+    """One line of what the scheduler did in a row (docs/scheduler-rate.md section 13)."""
+    u = bare_rows.get((key(r), r["round"]), {})
+    text = (f"backend {r.get('backend')} (unsched {u.get('backend')}), eagain {r.get('eagain')}; "
+            f"in flight a {r.get('inflight_a', 0):.1f} b {r.get('inflight_b', 0):.1f} "
+            f"(in disk {r.get('indisk_a', 0):.1f} / {r.get('indisk_b', 0):.1f}; unsched "
+            f"{u.get('inflight_a', 0):.1f} / {u.get('inflight_b', 0):.1f})")
+    if "lane_periods" not in r:
+        return text
+    g = lambda k: r.get("lane_" + k, 0.0)
+    n = max(g("periods"), 1)
+    return (text + f"\n       speed {g('speed_factor'):.2f} K {g('rate_factor'):.2f} "
+            f"guard {g('tail_guard'):.2f} window {g('window_sec') * 1e6:.0f} us "
+            f"pipeline {g('pipeline_sec') * 1e6:.0f} us; of {n:.0f} periods: window bound "
+            f"{g('window_bound_periods') / n:.2f}, bucket bound {g('bucket_bound_periods') / n:.2f}, "
+            f"pipeline open {g('pipeline_open_periods') / n:.2f}, share gate shut "
+            f"{g('share_gate_periods') / n:.2f}, solo probe {g('solo_probe_periods') / n:.2f}; depth cap: {g('depth_cap_engagements'):.0f} "
+            f"engagements, on {g('depth_cap_periods') * g('period_sec'):.2f} s, queueing "
+            f"uncapped {g('depth_queueing_periods'):.0f} periods (bound "
+            f"{g('depth_blocked_bound'):.0f}, other lane {g('depth_blocked_other_lane'):.0f}, "
+            f"idle {g('depth_blocked_idle'):.0f}), Little ratio max {g('queue_ratio_max'):.1f} "
+            f"last {g('queue_ratio_last'):.1f} (cap engages at 4; unloaded latency "
+            f"{g('unloaded_sec') * 1e6:.0f} us, smallest seen {g('min_latency_sec') * 1e6:.0f} us); "
+            f"cross-shard stalls "
+            f"{r.get('lag_stalls', 0):.0f}")
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")
 groups = {}
 for r in rows:
@@ -240,6 +299,7 @@ for r in rows:
     print(f"  {r['tier']:4} {r['op']:9} {r['size']:>6} {r['split']:>9} round {r['round']}: "
           f"{total:8.1f} MB/s / {anchor or float('nan'):8.1f} = {frac:.3f}, ratio {r['a'] / max(r['b'], 1e-9):7.3f} "
           f"({share:.3f} of asked)")
+    print("       " + controllers(r))
 print("\nmedians over rounds (spread = max - min of the per-round figure)")
 print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'unsched MB/s':>12} {'sched MB/s':>10} "
       f"{'sched/unsched':>13} {'spread':>6} {'ratio/asked':>11} {'spread':>6}")

@@ -4,6 +4,7 @@
 //! never take a lock and never wait for each other.
 
 use crate::depth::{DepthCap, DepthPeriod};
+use crate::lane_counters::{LaneCounters, PeriodCounters, PeriodSeen};
 use crate::rate::{rate_of, RateControl, Verdict, RATE_ONE};
 use crate::SchedError;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -115,6 +116,8 @@ struct Lane {
     /// The depth cap (`depth.rs`), and the bucket refusals it has seen.
     depth: DepthCap,
     bucket_refusals_seen: AtomicU64,
+    /// What the controllers did, per period (`lane_counters.rs`).
+    counters: PeriodCounters,
 }
 
 impl Lane {
@@ -135,6 +138,7 @@ impl Lane {
             drained_classes: AtomicU64::new(0),
             depth: DepthCap::new(),
             bucket_refusals_seen: AtomicU64::new(0),
+            counters: PeriodCounters::default(),
         }
     }
 }
@@ -156,7 +160,7 @@ pub(crate) enum Blocked {
 }
 
 /// A snapshot of one lane, for metrics, tests and the docs.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LaneStats {
     /// Disk time in flight now, in seconds.
     pub in_flight_sec: f64,
@@ -181,6 +185,12 @@ pub struct LaneStats {
     pub window_refusals: u64,
     /// Dispatch attempts the token bucket turned away since start.
     pub bucket_refusals: u64,
+    /// What the controllers did, per period of run-time K, since start.
+    pub counters: LaneCounters,
+    /// The unloaded latency the pipeline and the depth cap use (`unloaded_ns`), and the
+    /// smallest in-disk latency ever seen in the lane's direction, in seconds.
+    pub unloaded_sec: f64,
+    pub min_latency_sec: f64,
 }
 
 /// The budget shared by all shards of one disk. Build it once, wrap it in an `Arc`, and give
@@ -456,7 +466,7 @@ impl SharedBudget {
     fn close_depth(&self, lane: &Lane, period: &crate::rate::Period) {
         let bucket_total = lane.bucket_refusals.load(Relaxed);
         let bucket_bound = lane.bucket_refusals_seen.swap(bucket_total, Relaxed) < bucket_total;
-        lane.depth.close(&DepthPeriod {
+        let depth_period = DepthPeriod {
             delivered_q16: rate_of(period.completed_ps, period.elapsed_ps),
             dispatched_ps: period.dispatched_ps,
             completed_ps: period.completed_ps,
@@ -472,6 +482,16 @@ impl SharedBudget {
                 && self.lanes.iter().any(|other| {
                     !std::ptr::eq(other, lane) && other.in_flight_ps.load(Relaxed) > 0
                 }),
+        };
+        let judged = lane.depth.close(&depth_period);
+        lane.counters.count(&PeriodSeen {
+            window_bound: period.window_refused,
+            bucket_bound,
+            pipeline_open: self.pipeline_ps(lane) > 0,
+            share_gate_shut: lane.drained_classes.load(Relaxed) > 0,
+            solo_probe: lane.solo_probe.load(Relaxed) > 0,
+            judged,
+            queue_ratio_x16: DepthCap::queue_ratio_x16(&depth_period),
         });
     }
 
@@ -758,6 +778,12 @@ impl SharedBudget {
             },
             window_refusals: lane.window_refusals.load(Relaxed),
             bucket_refusals: lane.bucket_refusals.load(Relaxed),
+            counters: lane.counters.snapshot(self.period_ns as f64 / 1e9),
+            unloaded_sec: self.unloaded_ns(lane) as f64 / 1e9,
+            min_latency_sec: match self.base_latency_ns[direction.index()].load(Relaxed) {
+                u64::MAX => 0.0,
+                ns => ns as f64 / 1e9,
+            },
         }
     }
 }

@@ -87,3 +87,16 @@ impl SharedBudget {
         }
     }
 }
+
+impl SharedBudget {
+    /// Whether any class of any shard is drained on `direction`'s lane (the share hold's
+    /// cheap first test, `queue_hold.rs`).
+    pub(crate) fn any_drained(&self, direction: Direction) -> bool {
+        self.lane(direction).drained_classes.load(Relaxed) > 0
+    }
+
+    /// The lane's in-disk window now, in picoseconds of model disk time.
+    pub(crate) fn window_now_ps(&self, direction: Direction) -> u64 {
+        self.window_ps(self.lane(direction))
+    }
+}

@@ -54,6 +54,26 @@ pub(crate) struct DepthPeriod {
     pub other_lane_busy: bool,
 }
 
+/// What one period's judgement did (counted per lane for the run's report, `lane_counters.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Judged {
+    /// No cap, and the device holds less than four pipes: no queue in it worth capping.
+    Light,
+    /// No cap although the device held four pipes or more: the window or the bucket bound
+    /// (`bound`), the other lane was busy, or the period was stalled (`idle`).
+    Blocked {
+        bound: bool,
+        other_lane: bool,
+        idle: bool,
+    },
+    /// The cap engaged this period.
+    Engaged,
+    /// The cap was on and stays on (stepped, gave back or held).
+    Capped,
+    /// The cap was on and went off.
+    Released,
+}
+
 /// The cap of one lane. Only the shard that closes a period writes it.
 #[derive(Debug)]
 pub(crate) struct DepthCap {
@@ -82,13 +102,22 @@ impl DepthCap {
         self.refused.fetch_add(1, Relaxed);
     }
 
+    /// Little's law's figure for a period: mean latency over unloaded latency, x 16 (0 while
+    /// the unloaded latency is unknown). The cap engages at 4 (64 here).
+    pub(crate) fn queue_ratio_x16(p: &DepthPeriod) -> u64 {
+        let pipe_ps = pipe_ps(p);
+        if p.unloaded_ns == 0 || pipe_ps == 0 {
+            return 0;
+        }
+        (u128::from(p.in_flight_ps) * 16 / u128::from(pipe_ps)).min(u128::from(u64::MAX)) as u64
+    }
+
     /// Judges the period that just closed and moves the cap.
-    pub(crate) fn close(&self, p: &DepthPeriod) {
+    pub(crate) fn close(&self, p: &DepthPeriod) -> Judged {
         let bound = self.refused.swap(0, Relaxed) > 0;
         let cap = self.cap_ps.load(Relaxed);
         // Twice what a pipe of this rate and unloaded latency holds.
-        let pipe_ps = ((u128::from(p.delivered_q16) * u128::from(p.unloaded_ns) * 1000) >> Q)
-            .min(u128::from(u64::MAX / 8)) as u64;
+        let pipe_ps = pipe_ps(p);
         let floor_ps = (2 * pipe_ps).max(2 * p.largest_piece_ps).max(1);
         if cap == OFF {
             let queueing = p.unloaded_ns > 0 && p.in_flight_ps >= 4 * pipe_ps.max(1);
@@ -103,26 +132,41 @@ impl DepthCap {
                 self.hold.store(0, Relaxed);
                 self.cap_ps
                     .store(p.in_flight_ps - p.in_flight_ps / 4, Relaxed);
+                return Judged::Engaged;
             }
-            return;
+            if !queueing {
+                return Judged::Light;
+            }
+            return Judged::Blocked {
+                bound: p.other_limit_bound,
+                other_lane: p.other_lane_busy,
+                idle: !busy,
+            };
         }
         if !bound || cap >= p.window_ps || p.other_lane_busy {
             self.cap_ps.store(OFF, Relaxed);
-            return;
+            return Judged::Released;
         }
         let reference = self.reference_q16.load(Relaxed);
         if p.delivered_q16 < reference - reference / 64 {
             self.hold.store(HOLD_PERIODS, Relaxed);
             self.cap_ps.store(cap + cap / 4, Relaxed);
-            return;
+            return Judged::Capped;
         }
         self.reference_q16.fetch_max(p.delivered_q16, Relaxed);
         if self.hold.load(Relaxed) > 0 {
             self.hold.fetch_sub(1, Relaxed);
-            return;
+            return Judged::Capped;
         }
         self.cap_ps.store((cap - cap / 8).max(floor_ps), Relaxed);
+        Judged::Capped
     }
+}
+
+/// What a pipe of the period's rate and the lane's unloaded latency holds, in ps.
+fn pipe_ps(p: &DepthPeriod) -> u64 {
+    ((u128::from(p.delivered_q16) * u128::from(p.unloaded_ns) * 1000) >> Q)
+        .min(u128::from(u64::MAX / 8)) as u64
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 
 use std::fmt::Write as _;
 
+use crate::LaneStats;
+
 const SUB_BUCKET_BITS: u32 = 4;
 const SUB_BUCKETS: usize = 1 << SUB_BUCKET_BITS;
 const OCTAVES: usize = 41;
@@ -177,6 +179,11 @@ pub struct ShardMetrics {
     pub tail_guard: f64,
     /// Run-time K of the write lane (see `LaneStats::rate_factor`).
     pub rate_factor: f64,
+    /// Both lanes of the shared budget (read, write; one lane twice on a half-duplex disk),
+    /// with what their controllers did (`LaneStats::counters`).
+    pub lanes: [LaneStats; 2],
+    /// `dispatch` calls that stopped to let another shard catch up in virtual time.
+    pub lag_stalls: u64,
 }
 
 fn escape(label: &str) -> String {
@@ -299,7 +306,86 @@ pub fn render_prometheus(mountpoint: &str, shards: &[ShardMetrics]) -> String {
             }
         }
     }
+    render_lanes(&mut out, &mp, shards);
     out
+}
+
+/// One figure of a lane, for `render_lanes`.
+type LaneFigure = fn(&LaneStats) -> f64;
+
+/// The lanes' state and controller counters, `weir_io_lane_*{mountpoint,direction}` gauges.
+/// The lanes belong to the budget every shard shares, so they are written once (shard 0's
+/// view).
+fn render_lanes(out: &mut String, mp: &str, shards: &[ShardMetrics]) {
+    let _ = writeln!(out, "# TYPE weir_io_queue_lag_stalls counter");
+    for shard in shards {
+        let _ = writeln!(
+            out,
+            "weir_io_queue_lag_stalls{{mountpoint=\"{mp}\",shard=\"{}\"}} {}",
+            shard.shard, shard.lag_stalls
+        );
+    }
+    let Some(first) = shards.first() else {
+        return;
+    };
+    let rows: [(&str, LaneFigure); 26] = [
+        ("solo_probe_periods", |l| {
+            l.counters.solo_probe_periods as f64
+        }),
+        ("unloaded_sec", |l| l.unloaded_sec),
+        ("min_latency_sec", |l| l.min_latency_sec),
+        ("in_flight_sec", |l| l.in_flight_sec),
+        ("window_sec", |l| l.window_sec),
+        ("speed_factor", |l| l.speed_factor),
+        ("tail_guard", |l| l.tail_guard),
+        ("rate_factor", |l| l.rate_factor),
+        ("pipeline_sec", |l| l.pipeline_sec),
+        ("depth_cap_sec", |l| l.depth_cap_sec),
+        ("window_refusals", |l| l.window_refusals as f64),
+        ("bucket_refusals", |l| l.bucket_refusals as f64),
+        ("period_sec", |l| l.counters.period_sec),
+        ("periods", |l| l.counters.periods as f64),
+        ("window_bound_periods", |l| {
+            l.counters.window_bound_periods as f64
+        }),
+        ("bucket_bound_periods", |l| {
+            l.counters.bucket_bound_periods as f64
+        }),
+        ("pipeline_open_periods", |l| {
+            l.counters.pipeline_open_periods as f64
+        }),
+        ("share_gate_periods", |l| {
+            l.counters.share_gate_periods as f64
+        }),
+        ("depth_cap_engagements", |l| {
+            l.counters.depth_cap_engagements as f64
+        }),
+        ("depth_cap_periods", |l| l.counters.depth_cap_periods as f64),
+        ("depth_queueing_periods", |l| {
+            l.counters.depth_queueing_periods as f64
+        }),
+        ("depth_blocked_bound", |l| {
+            l.counters.depth_blocked_bound as f64
+        }),
+        ("depth_blocked_other_lane", |l| {
+            l.counters.depth_blocked_other_lane as f64
+        }),
+        ("depth_blocked_idle", |l| {
+            l.counters.depth_blocked_idle as f64
+        }),
+        ("queue_ratio_max", |l| l.counters.queue_ratio_max),
+        ("queue_ratio_last", |l| l.counters.queue_ratio_last),
+    ];
+    for (name, value) in rows {
+        let _ = writeln!(out, "# TYPE weir_io_lane_{name} gauge");
+        for (direction, lane) in ["read", "write"].iter().zip(&first.lanes) {
+            let _ = writeln!(
+                out,
+                "weir_io_lane_{name}{{mountpoint=\"{mp}\",direction=\"{direction}\"}} {}",
+                value(lane)
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -369,6 +455,8 @@ mod tests {
                 speed_factor: 1.0,
                 tail_guard: 1.0,
                 rate_factor: 1.0,
+                lanes: Default::default(),
+                lag_stalls: 0,
             }],
         );
         assert!(text.contains("# TYPE weir_io_queue_total_ops counter"));
@@ -376,6 +464,10 @@ mod tests {
             "weir_io_queue_total_ops{class=\"query \\\"a\\\"\",mountpoint=\"/var/lib/weir\",shard=\"1\",direction=\"read\"} 3"
         ), "{text}");
         assert!(text.contains("weir_io_queue_shares{"));
+        assert!(
+            text.contains("weir_io_lane_depth_cap_engagements{mountpoint=\"/var/lib/weir\",direction=\"write\"} 0"),
+            "{text}"
+        );
         assert!(
             text.contains("stage=\"disk\",quantile=\"0.99\"} 0.0001"),
             "{text}"

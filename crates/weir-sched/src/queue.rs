@@ -460,6 +460,11 @@ impl ShardQueue {
                 self.wake_at(until);
                 continue;
             }
+            if self.share_held(index, direction, cost_ps) {
+                // A drained class's completion brings it back (`queue_hold.rs`).
+                self.set_class_aside(group_index, class_vt, index);
+                continue;
+            }
             let ahead_ps = match self.budget.try_acquire(direction, cost_ps) {
                 Ok(ahead) => ahead,
                 Err(blocked) => {
@@ -756,6 +761,11 @@ impl ShardQueue {
             speed_factor: self.budget.lane_stats(Direction::Write).speed_factor,
             tail_guard: self.budget.lane_stats(Direction::Write).tail_guard,
             rate_factor: self.budget.lane_stats(Direction::Write).rate_factor,
+            lanes: [
+                self.budget.lane_stats(Direction::Read),
+                self.budget.lane_stats(Direction::Write),
+            ],
+            lag_stalls: self.lag_stalls,
         }
     }
 
@@ -790,6 +800,8 @@ fn cap_increment_ns(config: &ClassConfig, piece_bytes: u64) -> Option<u64> {
 
 #[path = "queue_drained.rs"]
 mod drained;
+#[path = "queue_hold.rs"]
+mod hold;
 
 #[cfg(test)]
 #[path = "queue_tests.rs"]

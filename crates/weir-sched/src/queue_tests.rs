@@ -432,3 +432,47 @@ fn a_class_with_all_its_work_in_the_disk_holds_the_pipeline_shut_until_it_queues
     drop(q);
     assert!(pipeline_us(&budget) > 500.0, "a stopped shard kept it shut");
 }
+
+/// The share hold (`queue_hold.rs`): a drained class near its share of the window holds the
+/// others to its proportion; a shallow one (far under its share) holds nothing.
+#[test]
+fn a_drained_class_near_its_share_holds_the_others_to_its_proportion() {
+    let read = |user_data| Request {
+        direction: Direction::Read,
+        len_bytes: 4096,
+        user_data,
+    };
+    // Heavy (1000 shares) puts `heavy_reads` in the disk with nothing queued, then bulk (100)
+    // asks for 40; returns what bulk got. A goal holds ~63 reads of this model.
+    let bulk_got = |heavy_reads: u64, unlimited: bool| {
+        let mut q = queue(SchedConfig {
+            unlimited,
+            ..SchedConfig::default()
+        });
+        let heavy = q.add_class(ClassConfig::new("heavy", 1000)).expect("class");
+        let bulk = q.add_class(ClassConfig::new("bulk", 100)).expect("class");
+        let mut out = Vec::new();
+        for i in 0..heavy_reads {
+            q.enqueue(heavy, read(i), 0).expect("enqueue");
+        }
+        q.dispatch(0, &mut out);
+        assert_eq!(out.len() as u64, heavy_reads);
+        for i in 0..40 {
+            q.enqueue(bulk, read(1000 + i), 0).expect("enqueue");
+        }
+        out.clear();
+        q.dispatch(0, &mut out);
+        out.len() as u64
+    };
+    // 50 reads: over 3/4 of heavy's share of the window (1000/1100 of 63): bulk gets a tenth.
+    let held = bulk_got(50, false);
+    assert!((4..=5).contains(&held), "bulk got {held} reads beside 50");
+    // 20 reads: a third of its share, a class that simply runs shallow: bulk takes the rest.
+    assert_eq!(
+        bulk_got(20, false),
+        40,
+        "a shallow class held the bulk load"
+    );
+    // Unlimited (`--no-scheduler`): nothing is held back, whatever is drained.
+    assert_eq!(bulk_got(50, true), 40, "the hold acted without a scheduler");
+}

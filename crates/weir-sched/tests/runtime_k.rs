@@ -525,3 +525,41 @@ fn a_cpu_bound_device_holds_the_shares() {
         }
     }
 }
+
+/// The share hold (`queue_hold.rs`; docs/scheduler-rate.md section 13). This project's
+/// virtio disk is modelled at ~107 K 4 KiB writes a second, so a goal of model time holds
+/// ~80 writes, more than the bench's 1000-share class has (64: 32 per shard); once all of
+/// its requests are in the disk the rest of the window went to the other class whatever its
+/// shares. The session-9 quiet bench measured 0.88 / 1.11 of the asked ratio at 4 KiB and
+/// 0.78 / 1.27 at 16 KiB, reads (65 in a goal) within 0.4%. Here, before the hold, a 300 us
+/// pipeline gave 0.919 / 1.088 and a 500 us one 0.851 / 1.176.
+#[test]
+fn fast_writes_hold_the_ratio_at_the_benchs_depth() {
+    let seed = seed(249);
+    for pipeline_ns in [300_000, 500_000] {
+        let mut sim = SimConfig::nvme_like(seed);
+        sim.fixed_latency_ns = pipeline_ns;
+        sim.write.iops = 107_000.0;
+        sim.write.bytes_per_sec = 2.1e9;
+        for shares in [(1000, 100), (100, 1000)] {
+            let o = with_disk(sim.clone(), (Write, 4096), 32, shares);
+            let asked = f64::from(shares.0) / f64::from(shares.1);
+            let what = format!(
+                "seed {seed}: pipeline {pipeline_ns} ns, writes at {}:{}",
+                shares.0, shares.1
+            );
+            assert!(o.reach >= 0.95, "{what}: {:.3} of unscheduled", o.reach);
+            assert!(
+                (o.share_ratio / asked - 1.0).abs() <= 0.05,
+                "{what}: ratio {:.3} of asked",
+                o.share_ratio / asked
+            );
+            assert!(
+                o.disk_p99_ns <= o.solo_p99_ns + GOAL_NS + GOAL_NS / 10,
+                "{what}: in-disk p99 {} ns, solo p99 {} ns",
+                o.disk_p99_ns,
+                o.solo_p99_ns
+            );
+        }
+    }
+}
