@@ -25,7 +25,8 @@ const threads = require('./threads');
 const { Uuid } = driver.types;
 const INSERT = 'INSERT INTO benchmarks.basic (id, val) VALUES (?, ?)';
 const SELECT = 'SELECT * FROM benchmarks.basic';
-const CONCURRENCY = 100;
+// CQL_BENCH_CONCURRENCY: executeConcurrent's concurrencyLevel (default 100, the seed's JS value).
+const CONCURRENCY = Number(process.env.CQL_BENCH_CONCURRENCY || 100);
 const WARMUP_OPS = Number(process.env.CQL_BENCH_WARMUP_OPS || 0);
 
 async function main() {
@@ -67,8 +68,12 @@ async function main() {
     }
     case 'concurrent_select': {
       const params = new Array(ops).fill([]);
+      // The seed's shape: the whole 10-row table in one page of the drivers' default
+      // fetchSize (5000). (It had fetchSize 10, which cassandra-driver's executeConcurrent
+      // does not pass on: it sent 5000 while weir-cql sent 10, so the two asked the server
+      // for different work.)
       const g = await driver.concurrent.executeConcurrent(client, SELECT, params,
-        { concurrencyLevel: CONCURRENCY, collectResults: true, prepare: true, fetchSize: 10 });
+        { concurrencyLevel: CONCURRENCY, collectResults: true, prepare: true });
       if (g.resultItems.length !== ops) throw new Error(`collected ${g.resultItems.length} of ${ops}`);
       for (const rs of g.resultItems) if (rs.rowLength !== 10) throw new Error(`a select returned ${rs.rowLength} rows`);
       break;

@@ -238,10 +238,20 @@ class Client extends EventEmitter {
    */
   _submit(buf, concurrency, onResult) {
     const seq = ++this._runSeq;
-    this._native.submit(buf, concurrency, seq);
+    // Registered before the native call: a native side that answers from inside submit
+    // (direct delivery from the JS-thread runtime's pump) must find the run, or its answer is
+    // dropped and the caller waits forever (the likely cause of session 9's hang in connect).
     this._runsInFlight.add(seq);
     this._waiting.set(seq, onResult);
     if (this._waiting.size === 1) this._keepAlive.ref();
+    try {
+      this._native.submit(buf, concurrency, seq);
+    } catch (e) {
+      this._runsInFlight.delete(seq);
+      this._waiting.delete(seq);
+      if (this._waiting.size === 0) this._keepAlive.unref();
+      throw e;
+    }
     return seq;
   }
 

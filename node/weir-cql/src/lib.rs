@@ -16,6 +16,7 @@
 //!   libuv handle, so a process that never calls it still exits.
 
 mod config;
+mod direct;
 mod errors;
 mod exec;
 mod history;
@@ -60,6 +61,8 @@ type Completion = ThreadsafeFunction<Buffer, (), Buffer, Status, false, true>;
 
 struct Inner {
     completion: Mutex<Option<Arc<Completion>>>,
+    /// `js` runtime mode: the completion function, called directly after each pump.
+    direct: Mutex<Option<Arc<direct::Target>>>,
     session: RwLock<Option<Arc<Session>>>,
     prepared: Mutex<PreparedMap>,
     next_handle: AtomicU32,
@@ -136,6 +139,7 @@ impl NativeSession {
         NativeSession {
             inner: Arc::new(Inner {
                 completion: Mutex::new(None),
+                direct: Mutex::new(None),
                 session: RwLock::new(None),
                 prepared: Mutex::new(PreparedMap::new()),
                 next_handle: AtomicU32::new(1),
@@ -262,6 +266,16 @@ impl NativeSession {
         if let Ok(mut slot) = self.inner.completion.lock() {
             *slot = Some(Arc::new(tsfn));
         }
+        if runtime::mode() == runtime::Mode::Js {
+            let target = direct::Target::new(env, &callback).map_err(|e| {
+                napi::Error::from_reason(format!(
+                    "weir-cql: cannot hold the completion function ({e}); set WEIR_CQL_RUNTIME=worker"
+                ))
+            })?;
+            if let Ok(mut slot) = self.inner.direct.lock() {
+                *slot = Some(target);
+            }
+        }
         Ok(())
     }
 
@@ -280,11 +294,16 @@ impl NativeSession {
             .ok_or_else(|| {
                 napi::Error::from_reason("setCompletion must be called before submit")
             })?;
+        let direct = self.inner.direct.lock().ok().and_then(|d| d.clone());
         let inner = self.inner.clone();
         let requests = bytes::Bytes::from(requests.to_vec());
         runtime::spawn(async move {
-            run_requests(inner, requests, concurrency, token, |out| {
-                completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
+            run_requests(inner, requests, concurrency, token, |out| match &direct {
+                // `js` mode: handed over after the pump returns (src/direct.rs).
+                Some(target) => direct::queue(target, out),
+                None => {
+                    completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
+                }
             })
             .await;
         });
@@ -321,6 +340,9 @@ impl NativeSession {
         }
         if let Ok(mut completion) = self.inner.completion.lock() {
             completion.take();
+        }
+        if let Ok(mut direct) = self.inner.direct.lock() {
+            direct.take();
         }
         // JS-thread runtime: let the connection tasks see the session gone and close now.
         runtime::pump();

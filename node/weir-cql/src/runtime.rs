@@ -248,6 +248,8 @@ pub fn pump() {
     }
     PUMPING.store(false, Ordering::Release);
     arm_timer();
+    // Answers of this pump go to JS now, outside block_on (src/direct.rs).
+    crate::direct::drain();
 }
 
 /// The I/O events tokio's driver has dispatched so far, when tokio reports it (a build with

@@ -116,7 +116,7 @@ fn thread_diff_json(
 }
 
 async fn select_once(session: &Session, select: &PreparedStatement) -> Result<usize, String> {
-    // One page of at most 10 rows, like the JS drivers' fetchSize: 10.
+    // One page (of at most 10 rows for `select`, the JS drivers' fetchSize: 10).
     let (res, _) = session
         .execute_single_page(select, &[], PagingState::start())
         .await
@@ -212,11 +212,18 @@ async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
             }
         }
         "concurrent_select" => {
+            // The JS drivers' executeConcurrent pages at their default fetchSize (5000): the
+            // same request on the wire, the whole 10-row table in one page.
+            let mut whole = select.clone();
+            whole.set_page_size(5000);
             let mut s = futures::stream::iter(0..ops)
-                .map(|_| select_once(&session, &select))
+                .map(|_| select_once(&session, &whole))
                 .buffer_unordered(CONCURRENCY);
             while let Some(r) = s.next().await {
-                r?;
+                let n = r?;
+                if n != 10 {
+                    return Err(format!("a select returned {n} rows, expected 10"));
+                }
             }
         }
         other => return Err(format!("unknown benchmark '{other}'")),

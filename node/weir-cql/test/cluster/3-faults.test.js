@@ -17,7 +17,12 @@ test.before(async () => {
   await admin.execute(`CREATE KEYSPACE ${ks}_rf1 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`);
   await admin.execute(`CREATE TABLE ${ks}_rf1.t (id int PRIMARY KEY, v int)`);
   await admin.execute(`CREATE KEYSPACE ${ks} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`);
-  await admin.execute(`CREATE TABLE ${ks}.t (id int PRIMARY KEY, v int)`);
+  // A coordinator reading at ONE sends the data read to one replica in its snitch's order,
+  // which on a fresh cluster is often the paused node 3, and asks another replica only after
+  // the table's speculative_retry (default 99p: ~2.5 s on this cluster) - measured: 9 of 24
+  // reads coordinated by live nodes answered after 2.55 s. A fixed 20 ms keeps the
+  // coordinators out of what the SIGSTOP test measures: the driver's own choice of node.
+  await admin.execute(`CREATE TABLE ${ks}.t (id int PRIMARY KEY, v int) WITH speculative_retry = '20ms'`);
 });
 test.after(async () => {
   if (!admin) return;
@@ -70,6 +75,7 @@ test('a paused node (SIGSTOP) yields OperationTimedOutError within readTimeout',
 test('speculative execution answers from another replica while one is paused (SIGSTOP)', opts, async () => {
   const READ_TIMEOUT_MS = 3000;
   const N = 24;
+  const NODE3 = '127.0.0.3:9042';
   const select = `SELECT v FROM ${ks}.t WHERE id = ?`;
   const o = { prepare: true, isIdempotent: true, consistency: consistencies.one };
   const ids = Array.from({ length: N }, (_, i) => 1000000 + i);
@@ -84,7 +90,7 @@ test('speculative execution answers from another replica while one is paused (SI
     const t0 = Date.now();
     try {
       const rs = await client.execute(select, [id], o);
-      return { ms: Date.now() - t0, v: rs.first().v };
+      return { ms: Date.now() - t0, v: rs.first().v, host: rs.info.queriedHost, speculative: rs.info.speculativeExecutions };
     } catch (e) { return { ms: Date.now() - t0, error: e }; }
   };
   try {
@@ -99,25 +105,35 @@ test('speculative execution answers from another replica while one is paused (SI
       process.kill(pid, 'SIGCONT');
     }
     const timedOut = without.filter((r) => r.error);
+    const answered = without.filter((r) => !r.error);
     const ms = (rs) => rs.map((r) => r.ms).sort((a, b) => a - b);
-    console.log(`node 3 paused: without speculation ${timedOut.length} of ${N} reads timed out (answered ones took ${ms(without.filter((r) => !r.error))} ms); `
-      + `with it ${withSpec.filter((r) => r.error).length} failed, took ${ms(withSpec)} ms`);
-    // The control: reads that started on the paused replica waited for readTimeout.
+    const hosts = (rs) => rs.map((r) => (r.host || '-').replace(/^127\.0\.0\.(\d+):9042$/, '$1')).join('');
+    console.log(`node 3 paused: without speculation ${timedOut.length} of ${N} reads timed out (answered ones took ${ms(answered)} ms, by nodes ${hosts(answered)}); `
+      + `with it ${withSpec.filter((r) => r.error).length} failed, ${withSpec.filter((r) => r.speculative > 0).length} speculated, took ${ms(withSpec)} ms, by nodes ${hosts(withSpec)}`);
+    // The control: the driver picks the first replica at random (about a third of the reads
+    // start on node 3; P(none of 24) = (2/3)^24 < 1e-4), and a read that started on the
+    // paused node waits for readTimeout: no speculation, no answer.
     assert.ok(timedOut.length > 0, 'no read started on the paused node: the control shows nothing');
     for (const r of timedOut) assert.ok(r.error instanceof c.cql.errors.OperationTimedOutError, String(r.error));
-    // The reads issued in the same tick cross in one native run; the ones served by a live
-    // replica must not wait for the run's slowest (they once all took readTimeout). Those
-    // that started on the paused node may be answered late by another, so only the
-    // majority is bounded: about two thirds of the reads started on a live replica.
-    const fast = without.filter((x) => !x.error && x.ms < READ_TIMEOUT_MS / 2).length;
-    assert.ok(fast >= N / 2, `only ${fast} of ${N} reads answered within ${READ_TIMEOUT_MS / 2} ms`);
+    for (const r of answered) assert.notEqual(r.host, NODE3, 'the paused node answered');
+    // The reads issued in the same tick cross in one native run; those served by a live
+    // node must not wait for the run's slowest (they once all took readTimeout), so their
+    // median is far below it (a count such as "half answered fast" is not: about a third
+    // of the reads time out, and more than half do in ~3 % of runs).
+    if (answered.length) {
+      const median = ms(answered)[answered.length >> 1];
+      assert.ok(median < READ_TIMEOUT_MS / 2, `reads answered by live nodes took ${median} ms (median), readTimeout ${READ_TIMEOUT_MS} ms: held back by the timed-out ones?`);
+    }
     withSpec.forEach((r, i) => {
       assert.ok(!r.error, `read ${i} failed with speculative execution: ${r.error}`);
       assert.equal(r.v, ids[i]);
+      assert.notEqual(r.host, NODE3, `read ${i} was answered by the paused node`);
       // Answered, and before readTimeout: it did not wait for the paused replica. (On the
       // loaded 2-core VM a read can take seconds, so no tighter bound is asserted.)
       assert.ok(r.ms < READ_TIMEOUT_MS, `read ${i} took ${r.ms} ms with a 100 ms speculative delay`);
     });
+    // The reads that started on node 3 were saved by a speculative execution.
+    assert.ok(withSpec.some((r) => r.speculative > 0), 'no read needed a speculative execution: none started on the paused node');
   } finally {
     await plain.shutdown();
     await speculative.shutdown();
