@@ -11,7 +11,7 @@
 //! reads and random writes cover each file's current size; sequential writes start at offset
 //! 0 and never pass `WRITE_LIMIT_BYTES` (default 16 GiB), so an empty file is extended, a
 //! sparse file has its holes filled and a written file is overwritten. Prints the rate over
-//! the whole run after a 0.5 s ramp: `iops bytes_per_s`. Shards are pinned one per CPU, as
+//! the whole run after a ramp of `RAMP_MS` (default 500 ms): `iops bytes_per_s`. Shards are pinned one per CPU, as
 //! in `weir tune`; `UNPINNED=1` leaves them unpinned.
 
 use std::fs::OpenOptions;
@@ -26,7 +26,7 @@ use weir_tune::meters::ShardedMeter;
 use weir_tune::target::ShardTarget;
 use weir_tune::TuneError;
 
-const RAMP_NS: u64 = 500_000_000;
+const RAMP_MS_DEFAULT: u64 = 500;
 const SAMPLE_NS: u64 = 100_000_000;
 
 fn usage(why: &str) -> ExitCode {
@@ -110,11 +110,17 @@ fn run(load: Load, targets: Vec<ShardTarget>, seconds: f64) -> Result<(f64, f64)
     };
     let never = || false;
     let mut meter = ShardedMeter::new(&factory, targets, 1024, 512, &never);
-    let end_ns = RAMP_NS + (seconds * 1e9) as u64;
+    // bench/tune-vs-fio.sh gives the meter fio's ramp, so both windows start alike.
+    let ramp_ns = std::env::var("RAMP_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(RAMP_MS_DEFAULT)
+        * 1_000_000;
+    let end_ns = ramp_ns + (seconds * 1e9) as u64;
     let mut first: Option<Sample> = None;
     let mut last = Sample::default();
     meter.run(&load, SAMPLE_NS, &mut |s: &Sample| {
-        if first.is_none() && s.elapsed_ns >= RAMP_NS {
+        if first.is_none() && s.elapsed_ns >= ramp_ns {
             first = Some(*s);
         }
         last = *s;
