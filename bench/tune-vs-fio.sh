@@ -109,6 +109,11 @@ FIO_BUFFERS=${FIO_BUFFERS:-"--scramble_buffers=0 --refill_buffers=1"}
 # default, so two jobs can share a CPU while io-wq workers take the other. The default gives
 # fio weir's placement (job i on CPU i); FIO_PLACEMENT="" lets them float as before session 10.
 FIO_PLACEMENT=${FIO_PLACEMENT-"--cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split"}
+# The io_uring features weir tune's meter uses (since session 10 it registers its buffers and
+# files, as `weir run` does): fio gets the same. FIO_FEATURES="" gives fio's plain path (the
+# meter's counterpart is meter_point with UNREGISTERED=1). On XFS over zram a RWF_NOWAIT read
+# succeeds, so neither side forces io-wq (no force_async; the raw zram device refuses it).
+FIO_FEATURES=${FIO_FEATURES-"--fixedbufs=1 --registerfiles=1"}
 # SAME_SHAPE=1 (default) runs weir tune's own meter (crates/weir-tune/examples/meter_point.rs)
 # right after each fio point of a round, at fio's shape on fio's files: weir's engine against
 # fio with everything else equal, so a weir/fio ratio away from 1 can be split into the engine
@@ -136,7 +141,7 @@ cleanup() {
     [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
     rm -f "$DIR"/fio-tune-* "$DIR"/test-* 2>/dev/null || true
     if [[ -n "$ZRAM_MNT" ]]; then
-        umount "$ZRAM_MNT" 2>/dev/null || true
+        umount_retry "$ZRAM_MNT" 2>/dev/null || true
         rmdir "$ZRAM_MNT" 2>/dev/null || true
     fi
     if [[ -n "$ZRAM_ID" ]]; then
@@ -154,10 +159,21 @@ zram_mkfs() {
     mount -o discard "/dev/zram$ZRAM_ID" "$ZRAM_MNT"
 }
 
+# A ring with registered files (weir's meter, fio --registerfiles) drops them in a kernel
+# worker after its process exits, so an unmount right after can meet EBUSY for a moment.
+umount_retry() { # mountpoint
+    local i
+    for ((i = 0; i < 50; i++)); do
+        umount "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    umount "$1"
+}
+
 # Before a tool writes, in the `fresh` regime: the same empty device and filesystem for both.
 fresh_state() {
     [[ -n "$ZRAM" && $WRITE_REGIME == fresh ]] || return 0
-    umount "$ZRAM_MNT"
+    umount_retry "$ZRAM_MNT"
     echo 1 >"/sys/block/zram$ZRAM_ID/reset"
     zram_mkfs
 }
@@ -189,8 +205,8 @@ fio_point() { # rw bs total_qd name file_bytes seconds [extra fio args...]
         # shellcheck disable=SC2086 # FIO_BUFFERS is a list of options
         set -- $FIO_BUFFERS "$@"
     fi
-    # shellcheck disable=SC2086 # FIO_PLACEMENT is a list of options
-    fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting $FIO_PLACEMENT \
+    # shellcheck disable=SC2086 # FIO_PLACEMENT and FIO_FEATURES are lists of options
+    fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting $FIO_PLACEMENT $FIO_FEATURES \
         --size=$((file_bytes / JOBS)) --direct=1 --ioengine=io_uring --norandommap \
         --rw="$rw" --bs="$bs" --iodepth=$((qd / JOBS)) --ramp_time="$RAMP_S" --runtime="$seconds" \
         --time_based --output-format=json "$@" 2>/dev/null |
@@ -366,7 +382,7 @@ done
 rm -f "$DIR"/test-*
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" "$SCHED_ROUNDS" "${ZRAM:+zram $ZRAM XFS}" "$LOAD_START" "$LOAD_END" "$WRITE_REGIME" "${FIO_PLACEMENT:-floating}" <<'EOF'
+python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" "$SCHED_ROUNDS" "${ZRAM:+zram $ZRAM XFS}" "$LOAD_START" "$LOAD_END" "$WRITE_REGIME" "${FIO_PLACEMENT:-floating}" "${FIO_FEATURES:-none}" <<'EOF'
 import json, statistics, sys
 work, rounds, jobs, ramp_s, runtime_s = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 sched_rounds, tier, load_start, load_end = int(sys.argv[6]), sys.argv[7] or "DIR", sys.argv[8], sys.argv[9]
@@ -451,7 +467,8 @@ if again:
           + ", ".join(f"{v/1e6:,.0f}" for v in again)
           + f" MB/s (median {av/1e6:,.0f}; weir/fio second pass {wv / av:.3f})")
 print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per point, placement "
-      f"{sys.argv[11]}; weir: its default shards (one per CPU, pinned)")
+      f"{sys.argv[11]}, io_uring features {sys.argv[12]}; weir: its default shards (one per CPU, "
+      "pinned, buffers and files registered)")
 print("weir tune wall time: " + ", ".join(f"{w:.1f} s" for w in walls) + " (iotune default: ~144 s)")
 print("physical sector: " + ", ".join(f"{s} B" for s in sectors))
 print("weir's read region (bytes it wrote): " + ", ".join(f"{w / 1e9:.1f} GB" for w in written))

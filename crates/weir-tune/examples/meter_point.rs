@@ -12,7 +12,8 @@
 //! 0 and never pass `WRITE_LIMIT_BYTES` (default 16 GiB), so an empty file is extended, a
 //! sparse file has its holes filled and a written file is overwritten. Prints the rate over
 //! the whole run after a ramp of `RAMP_MS` (default 500 ms): `iops bytes_per_s`. Shards are pinned one per CPU, as
-//! in `weir tune`; `UNPINNED=1` leaves them unpinned.
+//! in `weir tune`; `UNPINNED=1` leaves them unpinned. Buffers and files are registered with
+//! the ring, as in `weir tune` and `weir run`; `UNREGISTERED=1` does not register them.
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
@@ -21,6 +22,7 @@ use std::process::ExitCode;
 use weir_engine::backend::{Backend, EngineDevice};
 use weir_engine::shards;
 use weir_model::device::Direction;
+use weir_tune::drive::register_engine;
 use weir_tune::meter::{Control, Load, Meter, Pattern, Sample};
 use weir_tune::meters::ShardedMeter;
 use weir_tune::target::ShardTarget;
@@ -110,6 +112,11 @@ fn run(load: Load, targets: Vec<ShardTarget>, seconds: f64) -> Result<(f64, f64)
     };
     let never = || false;
     let mut meter = ShardedMeter::new(&factory, targets, 1024, 512, &never);
+    // Tune registers buffers and files as `weir run` does; UNREGISTERED=1 takes the plain
+    // path (the meter before session 10), for A/B runs.
+    if std::env::var_os("UNREGISTERED").is_none() {
+        meter = meter.with_registration(register_engine);
+    }
     // bench/tune-vs-fio.sh gives the meter fio's ramp, so both windows start alike.
     let ramp_ns = std::env::var("RAMP_MS")
         .ok()
