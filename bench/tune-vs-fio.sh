@@ -38,7 +38,10 @@
 #
 # Both sides load the disk alike: JOBS fio jobs with a file each (weir: as many shards, a file
 # each), total depth split evenly, direct=1, io_uring, 1 MiB sequential and 4 KiB random requests
-# (random offsets uniform with replacement: norandommap, like weir). File state matches weir's:
+# (random offsets uniform with replacement: norandommap, like weir), job i on CPU i as weir's
+# shard i (FIO_PLACEMENT), fixed buffers and files as weir's meter registers (FIO_FEATURES),
+# and tune's own meter beside each fio point at fio's shape on fio's files (SAME_SHAPE), so a
+# weir/fio ratio splits into the engine (meter/fio) and the tune (tune/meter). File state:
 #   - sequential writes go into new files (fallocate=none: each write extends its file) large
 #     enough that a point never wraps onto blocks it wrote (overwrites run ~2x faster here than
 #     first writes);

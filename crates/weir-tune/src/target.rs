@@ -128,6 +128,11 @@ impl ShardTarget {
         let offset = self.seq_write_cursor;
         self.seq_write_cursor += req;
         self.written_bytes = self.written_bytes.max(self.seq_write_cursor);
+        if self.wrapped {
+            // Past the end once, writes replace earlier ones: what they overwrite is no longer
+            // the layout's (a deep write over it), nor to be counted twice (a shallow one).
+            self.forget_layout(offset..offset + req);
+        }
         if self.laying_out {
             self.layout_bytes += req;
             match self.layout.last_mut() {
@@ -136,6 +141,34 @@ impl ShardTarget {
             }
         }
         offset
+    }
+
+    /// Drops the bytes of `cut` from the layout ranges, in place (no allocation per write).
+    fn forget_layout(&mut self, cut: Range<u64>) {
+        let mut split = None;
+        let mut removed = 0;
+        for r in self.layout.iter_mut() {
+            let (start, end) = (r.start.max(cut.start), r.end.min(cut.end));
+            if start >= end {
+                continue;
+            }
+            removed += end - start;
+            if r.start < cut.start && r.end > cut.end {
+                split = Some(cut.end..r.end);
+                r.end = cut.start;
+            } else if r.start < cut.start {
+                r.end = cut.start;
+            } else {
+                r.start = end;
+            }
+        }
+        if removed == 0 {
+            return;
+        }
+        self.layout.retain(|r| r.start < r.end);
+        self.layout.extend(split);
+        self.layout_bytes -= removed;
+        self.read_range = 0;
     }
 
     /// Reads everything written, in file order, wrapping at the end.
@@ -208,6 +241,28 @@ mod tests {
         // Smaller reads walk the same ranges.
         let small = seq(Direction::Read, 256 << 10);
         assert_eq!(t.next_offset(&small) % (256 << 10), 0);
+    }
+
+    /// On a small disk the writes reach the end of the file and start again at 0: the bytes
+    /// they replace leave the layout (and its count) whatever depth replaced them.
+    #[test]
+    fn writes_past_the_end_replace_the_layout_they_overwrite() {
+        let mut t = ShardTarget::new(-1, 2 << 30, 1);
+        write(&mut t, 1536 << 20, 2); // 0 .. 1.5 GiB, shallow
+        write(&mut t, 1 << 30, 128); // 1.5 .. 2 GiB, then 0 .. 0.5 GiB again, deep
+        assert!(t.wrapped);
+        assert_eq!(t.sequential_read_bytes(), 1 << 30);
+        let read = seq(Direction::Read, 1 << 20);
+        let overwritten = 0..(512u64 << 20);
+        for _ in 0..(3 << 10) {
+            let o = t.next_offset(&read);
+            assert!(
+                !overwritten.contains(&o),
+                "read {o}, overwritten by a deep write"
+            );
+        }
+        write(&mut t, 1 << 30, 2); // 0.5 .. 1.5 GiB again, shallow: no byte counted twice
+        assert_eq!(t.sequential_read_bytes(), 1 << 30);
     }
 
     #[test]
