@@ -209,8 +209,9 @@ fio_point() { # rw bs total_qd name file_bytes seconds [extra fio args...]
         set -- $FIO_BUFFERS "$@"
     fi
     # shellcheck disable=SC2086 # FIO_PLACEMENT and FIO_FEATURES are lists of options
-    fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting $FIO_PLACEMENT $FIO_FEATURES \
-        --size=$((file_bytes / JOBS)) --direct=1 --ioengine=io_uring --norandommap \
+    # (engine options such as --fixedbufs are known to fio only after --ioengine)
+    fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting $FIO_PLACEMENT \
+        --size=$((file_bytes / JOBS)) --direct=1 --ioengine=io_uring $FIO_FEATURES --norandommap \
         --rw="$rw" --bs="$bs" --iodepth=$((qd / JOBS)) --ramp_time="$RAMP_S" --runtime="$seconds" \
         --time_based --output-format=json "$@" 2>/dev/null |
         python3 -c 'import json,sys
