@@ -108,10 +108,15 @@ LOCK=${LOCK:-}
 # with offset and sequence, like a database's compressed SSTables), so fio gets the same:
 # refilled random buffers on every write (unique blocks for a deduplicating host too).
 FIO_BUFFERS=${FIO_BUFFERS:-"--scramble_buffers=0 --refill_buffers=1"}
-# Where fio's jobs run. weir pins shard i to CPU i (one ring per CPU); fio's jobs float by
-# default, so two jobs can share a CPU while io-wq workers take the other. The default gives
-# fio weir's placement (job i on CPU i); FIO_PLACEMENT="" lets them float as before session 10.
-FIO_PLACEMENT=${FIO_PLACEMENT-"--cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split"}
+# Where fio's jobs run, and how the CPU scheduler weighs them. weir pins shard i to CPU i (one
+# ring per CPU); fio's jobs float by default. And fio forks each job as a process that calls
+# setsid(): with sched_autogroup_enabled=1 (this VM) every job is then an autogroup of its own
+# and gets a whole group's share of a CPU against other sessions, where weir's shards are
+# threads of one process sharing one group. Under other engineers' builds that gave fio ~2x
+# weir's CPU at the same CPU per I/O (docs/tune.md, session 10). The default gives fio weir's
+# shape: threads of one process (`--thread`, in the script's session, as weir's shards are),
+# job i on CPU i. FIO_PLACEMENT="" restores fio's defaults (before session 10).
+FIO_PLACEMENT=${FIO_PLACEMENT-"--thread --cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split"}
 # The io_uring features weir tune's meter uses (since session 10 it registers its buffers and
 # files, as `weir run` does): fio gets the same. FIO_FEATURES="" gives fio's plain path (the
 # meter's counterpart is meter_point with UNREGISTERED=1). On XFS over zram a RWF_NOWAIT read

@@ -13,7 +13,8 @@
 //! sparse file has its holes filled and a written file is overwritten. Prints the rate over
 //! the whole run after a ramp of `RAMP_MS` (default 500 ms): `iops bytes_per_s`. Shards are pinned one per CPU, as
 //! in `weir tune`; `UNPINNED=1` leaves them unpinned. Buffers and files are registered with
-//! the ring, as in `weir tune` and `weir run`; `UNREGISTERED=1` does not register them.
+//! the ring, as in `weir tune` and `weir run`; `UNREGISTERED=1` does not register them, and
+//! `BACKEND=aio` uses Linux AIO instead of io_uring.
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
@@ -104,11 +105,16 @@ fn run(load: Load, targets: Vec<ShardTarget>, seconds: f64) -> Result<(f64, f64)
     let cores = shards::available_cores().max(1);
     // Tune pins each shard to a CPU; UNPINNED=1 leaves them free to move, as fio's jobs are.
     let pin = std::env::var_os("UNPINNED").is_none();
+    // BACKEND=aio runs the same loads through Linux AIO (no registration there), for A/B runs.
+    let backend = match std::env::var("BACKEND").as_deref() {
+        Ok("aio") => Backend::Aio,
+        _ => Backend::Uring,
+    };
     let factory = move |shard: u32, depth: u32| -> Result<EngineDevice, TuneError> {
         if pin {
             let _ = shards::pin_current_thread(shard as usize % cores);
         }
-        EngineDevice::open(Backend::Uring, depth).map_err(TuneError::RingOpen)
+        EngineDevice::open(backend, depth).map_err(TuneError::RingOpen)
     };
     let never = || false;
     let mut meter = ShardedMeter::new(&factory, targets, 1024, 512, &never);
