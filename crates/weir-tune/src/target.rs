@@ -265,6 +265,33 @@ mod tests {
         assert_eq!(t.sequential_read_bytes(), 1 << 30);
     }
 
+    /// Seeded mixes of sequential write loads (sizes 64 KiB-1 MiB, depths 1-256) over a small
+    /// file, wrapping many times: the layout never counts a byte twice nor a byte outside the
+    /// file, and its ranges never overlap.
+    #[test]
+    fn the_layout_stays_within_the_file_through_many_wraps() {
+        for seed in 1..=20u64 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let file_bytes = 64u64 << 20;
+            let mut t = ShardTarget::new(-1, file_bytes, seed);
+            for _ in 0..40 {
+                let load = seq(Direction::Write, 64 << (10 + rng.gen_range(0..5)));
+                t.begin_load(&load, 1 << rng.gen_range(0..9));
+                for _ in 0..rng.gen_range(1..200) {
+                    t.next_offset(&load);
+                }
+                let mut ranges = t.layout.clone();
+                ranges.sort_by_key(|r| r.start);
+                let sum: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+                assert_eq!(sum, t.layout_bytes, "seed {seed}: layout count");
+                assert!(t.layout_bytes <= file_bytes, "seed {seed}: beyond the file");
+                for pair in ranges.windows(2) {
+                    assert!(pair[0].end <= pair[1].start, "seed {seed}: overlap {pair:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn too_little_shallow_data_reads_everything_written() {
         let mut t = ShardTarget::new(-1, 64 << 30, 1);
