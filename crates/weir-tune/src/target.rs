@@ -286,7 +286,10 @@ mod tests {
                 assert_eq!(sum, t.layout_bytes, "seed {seed}: layout count");
                 assert!(t.layout_bytes <= file_bytes, "seed {seed}: beyond the file");
                 for pair in ranges.windows(2) {
-                    assert!(pair[0].end <= pair[1].start, "seed {seed}: overlap {pair:?}");
+                    assert!(
+                        pair[0].end <= pair[1].start,
+                        "seed {seed}: overlap {pair:?}"
+                    );
                 }
             }
         }
