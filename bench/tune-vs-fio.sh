@@ -50,7 +50,8 @@
 #   - reads and random writes use a file written just before, in the same round (weir reads
 #     data it wrote seconds earlier; a file written minutes ago may sit differently in the
 #     host's cache), about as large as what weir writes before its reads (8-11 GB here: its
-#     `written_bytes`, printed at the end).
+#     `written_bytes`, printed at the end), written into a pre-truncated file as weir fills
+#     its own (FIO_LAYOUT=holes; `extend` lets each write extend the file instead).
 #
 # Environment: ROUNDS (4), QDS ("2 4 8 16 32 64 128 256", total in flight; weir's sweep goes up
 # to the device's nr_requests, 256 on vda), JOBS (nproc), RAMP_S (1), SWEEP_S (2), RUNTIME (1300ms),
