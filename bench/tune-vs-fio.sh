@@ -38,7 +38,10 @@
 #
 # Both sides load the disk alike: JOBS fio jobs with a file each (weir: as many shards, a file
 # each), total depth split evenly, direct=1, io_uring, 1 MiB sequential and 4 KiB random requests
-# (random offsets uniform with replacement: norandommap, like weir). File state matches weir's:
+# (random offsets uniform with replacement: norandommap, like weir), job i on CPU i as weir's
+# shard i (FIO_PLACEMENT), fixed buffers and files as weir's meter registers (FIO_FEATURES),
+# and tune's own meter beside each fio point at fio's shape on fio's files (SAME_SHAPE), so a
+# weir/fio ratio splits into the engine (meter/fio) and the tune (tune/meter). File state:
 #   - sequential writes go into new files (fallocate=none: each write extends its file) large
 #     enough that a point never wraps onto blocks it wrote (overwrites run ~2x faster here than
 #     first writes);
@@ -47,7 +50,8 @@
 #   - reads and random writes use a file written just before, in the same round (weir reads
 #     data it wrote seconds earlier; a file written minutes ago may sit differently in the
 #     host's cache), about as large as what weir writes before its reads (8-11 GB here: its
-#     `written_bytes`, printed at the end).
+#     `written_bytes`, printed at the end), written into a pre-truncated file as weir fills
+#     its own (FIO_LAYOUT=holes; `extend` lets each write extend the file instead).
 #
 # Environment: ROUNDS (4), QDS ("2 4 8 16 32 64 128 256", total in flight; weir's sweep goes up
 # to the device's nr_requests, 256 on vda), JOBS (nproc), RAMP_S (1), SWEEP_S (2), RUNTIME (1300ms),
@@ -105,6 +109,25 @@ LOCK=${LOCK:-}
 # with offset and sequence, like a database's compressed SSTables), so fio gets the same:
 # refilled random buffers on every write (unique blocks for a deduplicating host too).
 FIO_BUFFERS=${FIO_BUFFERS:-"--scramble_buffers=0 --refill_buffers=1"}
+# Where fio's jobs run, and how the CPU scheduler weighs them. weir pins shard i to CPU i (one
+# ring per CPU); fio's jobs float by default. And fio forks each job as a process that calls
+# setsid(): with sched_autogroup_enabled=1 (this VM) every job is then an autogroup of its own
+# and gets a whole group's share of a CPU against other sessions, where weir's shards are
+# threads of one process sharing one group. Under other engineers' builds that gave fio ~2x
+# weir's CPU at the same CPU per I/O (docs/tune.md, session 10). The default gives fio weir's
+# shape: threads of one process (`--thread`, in the script's session, as weir's shards are),
+# job i on CPU i. FIO_PLACEMENT="" restores fio's defaults (before session 10).
+FIO_PLACEMENT=${FIO_PLACEMENT-"--thread --cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split"}
+# The io_uring features weir tune's meter uses (since session 10 it registers its buffers and
+# files, as `weir run` does): fio gets the same. FIO_FEATURES="" gives fio's plain path (the
+# meter's counterpart is meter_point with UNREGISTERED=1). On XFS over zram a RWF_NOWAIT read
+# succeeds, so neither side forces io-wq (no force_async; the raw zram device refuses it).
+FIO_FEATURES=${FIO_FEATURES-"--fixedbufs=1 --registerfiles=1"}
+# SAME_SHAPE=1 (default) runs weir tune's own meter (crates/weir-tune/examples/meter_point.rs)
+# right after each fio point of a round, at fio's shape on fio's files: weir's engine against
+# fio with everything else equal, so a weir/fio ratio away from 1 can be split into the engine
+# (meter/fio at the same shape) and the tune (its figure/meter: its own files, depth, window).
+SAME_SHAPE=${SAME_SHAPE:-1}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 for tool in fio python3 flock; do
@@ -115,6 +138,11 @@ if [[ -z "${WEIR:-}" ]]; then
     WEIR="${CARGO_TARGET_DIR:-$REPO/target}/release/weir"
 fi
 [[ -x "$WEIR" ]] || { echo "tune-vs-fio: no weir binary at $WEIR" >&2; exit 2; }
+METER=""
+if [[ $SAME_SHAPE == 1 ]]; then
+    METER=${METER:-"${CARGO_TARGET_DIR:-$REPO/target}/release/examples/meter_point"}
+    (cd "$REPO" && cargo build --release -p weir-tune --example meter_point >&2)
+fi
 
 WORK=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/weir-tune-bench.XXXXXX")}
 mkdir -p "$WORK"
@@ -122,7 +150,7 @@ cleanup() {
     [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
     rm -f "$DIR"/fio-tune-* "$DIR"/test-* 2>/dev/null || true
     if [[ -n "$ZRAM_MNT" ]]; then
-        umount "$ZRAM_MNT" 2>/dev/null || true
+        umount_retry "$ZRAM_MNT" 2>/dev/null || true
         rmdir "$ZRAM_MNT" 2>/dev/null || true
     fi
     if [[ -n "$ZRAM_ID" ]]; then
@@ -140,10 +168,21 @@ zram_mkfs() {
     mount -o discard "/dev/zram$ZRAM_ID" "$ZRAM_MNT"
 }
 
+# A ring with registered files (weir's meter, fio --registerfiles) drops them in a kernel
+# worker after its process exits, so an unmount right after can meet EBUSY for a moment.
+umount_retry() { # mountpoint
+    local i
+    for ((i = 0; i < 50; i++)); do
+        umount "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    umount "$1"
+}
+
 # Before a tool writes, in the `fresh` regime: the same empty device and filesystem for both.
 fresh_state() {
     [[ -n "$ZRAM" && $WRITE_REGIME == fresh ]] || return 0
-    umount "$ZRAM_MNT"
+    umount_retry "$ZRAM_MNT"
     echo 1 >"/sys/block/zram$ZRAM_ID/reset"
     zram_mkfs
 }
@@ -175,8 +214,10 @@ fio_point() { # rw bs total_qd name file_bytes seconds [extra fio args...]
         # shellcheck disable=SC2086 # FIO_BUFFERS is a list of options
         set -- $FIO_BUFFERS "$@"
     fi
-    fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting \
-        --size=$((file_bytes / JOBS)) --direct=1 --ioengine=io_uring --norandommap \
+    # shellcheck disable=SC2086 # FIO_PLACEMENT and FIO_FEATURES are lists of options
+    # (engine options such as --fixedbufs are known to fio only after --ioengine)
+    fio --name="$name" --directory="$DIR" --numjobs="$JOBS" --group_reporting $FIO_PLACEMENT \
+        --size=$((file_bytes / JOBS)) --direct=1 --ioengine=io_uring $FIO_FEATURES --norandommap \
         --rw="$rw" --bs="$bs" --iodepth=$((qd / JOBS)) --ramp_time="$RAMP_S" --runtime="$seconds" \
         --time_based --output-format=json "$@" 2>/dev/null |
         python3 -c 'import json,sys
@@ -185,34 +226,86 @@ s = j["read"] if j["read"]["io_bytes"] else j["write"]
 print(int(s["iops"]), int(s["bw_bytes"]))'
 }
 
+# Files removed in the middle of a tool's turn: XFS discards their blocks in the background
+# (zram then frees its pages on a kernel worker), so a measurement started right after an `rm`
+# of 3 GB shares the CPUs with that work; weir tune never removes files until it ends. So every
+# removal syncs, trims what is free (zram tier) and idles SETTLE_S before the next point.
+remove_settled() { # files...
+    rm -f "$@"
+    sync
+    [[ -z "$ZRAM" ]] || fstrim "$DIR" 2>/dev/null || true
+    sleep "$SETTLE_S"
+}
+
 # Sequential writes into new files, each write extending its file (fio does not pre-size a
 # write-only job's file; weir fills a pre-truncated one: the same cost on zram XFS), removed
 # afterwards.
 fio_seq_write() { # total_qd seconds
     fio_point write 1M "$1" fio-tune-w "$WRITE_BYTES" "$2" --fallocate=none
-    rm -f "$DIR"/fio-tune-w.*
+    remove_settled "$DIR"/fio-tune-w.*
 }
 
-# A freshly written file for the reads and random writes of this round.
+# A freshly written file for the reads and random writes of this round. FIO_LAYOUT=holes
+# (default) writes it as weir tune writes its own: into a pre-truncated (sparse) file, filling
+# the holes; `extend` lets each write extend the file, as before session 10. On zram XFS, tune's
+# meter read 1 MiB requests 1.45-2.15x faster from files it had filled into holes than from
+# fio's extended files (docs/tune.md, session 10).
 fio_layout() {
     rm -f "$DIR"/fio-tune-data.*
-    # shellcheck disable=SC2086 # FIO_BUFFERS is a list of options
+    if [[ ${FIO_LAYOUT:-holes} == holes ]]; then
+        for ((j = 0; j < JOBS; j++)); do
+            truncate -s $((READ_BYTES / JOBS)) "$DIR/fio-tune-data.$j.0"
+        done
+    fi
+    # shellcheck disable=SC2086 # FIO_BUFFERS and FIO_PLACEMENT are lists of options
     fio --name=fio-tune-data --directory="$DIR" --numjobs="$JOBS" --size=$((READ_BYTES / JOBS)) \
-        $FIO_BUFFERS --direct=1 --ioengine=io_uring --rw=write --bs=1M --iodepth=8 --fallocate=none \
+        $FIO_BUFFERS $FIO_PLACEMENT --direct=1 --ioengine=io_uring --rw=write --bs=1M --iodepth=8 --fallocate=none \
         --output-format=json >/dev/null 2>&1
 }
 
-# fio's four figures at the given depths: lines "figure qd iops bytes_per_s".
-fio_four() { # sw_qd sr_qd rw_qd rr_qd seconds
-    local s=$5
-    echo "seq_write $1 $(fio_seq_write "$1" "$s")"
+# weir tune's meter at fio's shape: the same total depth over JOBS shards (one pinned thread
+# and ring each), the same ramp and window, on fio's data files (reads, random writes)
+# or on new files extended like fio's (sequential writes, removed afterwards). Prints
+# "iops bytes_per_s" over the window after the same RAMP_S ramp as fio's.
+meter_point() { # rw request_bytes total_qd seconds
+    local rw=$1 bytes=$2 qd=$3 seconds files=()
+    seconds=$(python3 -c "s='$4'; print(float(s[:-2]) / 1000 if s.endswith('ms') else float(s.rstrip('s')))")
+    for ((j = 0; j < JOBS; j++)); do
+        if [[ $rw == write ]]; then files+=("$DIR/meter-tune-w.$j"); else files+=("$DIR/fio-tune-data.$j.0"); fi
+    done
+    RAMP_MS=$(python3 -c "print(int(float('$RAMP_S') * 1000))") WRITE_LIMIT_BYTES=$((WRITE_BYTES / JOBS)) "$METER" "$rw" "$bytes" "$qd" "$seconds" "${files[@]}"
+    [[ $rw != write ]] || remove_settled "$DIR"/meter-tune-w.*
+}
+
+# One figure's fio point, and (SAME_SHAPE=1) the meter at the same shape right beside it, in
+# an order that alternates with the round so neither always runs second.
+# Prints "figure qd fio_iops fio_bytes_per_s meter_iops meter_bytes_per_s".
+point_pair() { # figure qd seconds round fio_cmd... -- meter_args...
+    local figure=$1 qd=$2 seconds=$3 round=$4 fio_out="" meter_out="0 0"
+    shift 4
+    local fio_cmd=() meter_args=()
+    while [[ $1 != -- ]]; do fio_cmd+=("$1"); shift; done
+    shift
+    meter_args=("$@")
+    if [[ -n "$METER" ]] && ((round % 2 == 0)); then meter_out=$(meter_point "${meter_args[@]}" "$qd" "$seconds"); fi
+    fio_out=$("${fio_cmd[@]}")
+    if [[ -n "$METER" ]] && ((round % 2 == 1)); then meter_out=$(meter_point "${meter_args[@]}" "$qd" "$seconds"); fi
+    echo "$figure $qd $fio_out $meter_out"
+}
+
+# fio's four figures at the given depths, each with the meter beside it:
+# lines "figure qd iops bytes_per_s meter_iops meter_bytes_per_s".
+fio_four() { # sw_qd sr_qd rw_qd rr_qd seconds round
+    local s=$5 r=$6
+    point_pair seq_write "$1" "$s" "$r" fio_seq_write "$1" "$s" -- write $((1 << 20))
     fio_layout
-    echo "seq_read $2 $(fio_point read 1M "$2" fio-tune-data "$READ_BYTES" "$s")"
+    sleep "$SETTLE_S"
+    point_pair seq_read "$2" "$s" "$r" fio_point read 1M "$2" fio-tune-data "$READ_BYTES" "$s" -- read $((1 << 20))
     # The same point again: a later pass over data that is no longer fresh from the writes
     # (on the development VM the first read pass after writing runs up to ~2x later ones).
-    echo "seq_read_again $2 $(fio_point read 1M "$2" fio-tune-data "$READ_BYTES" "$s")"
-    echo "rand_write $3 $(fio_point randwrite 4k "$3" fio-tune-data "$READ_BYTES" "$s")"
-    echo "rand_read $4 $(fio_point randread 4k "$4" fio-tune-data "$READ_BYTES" "$s")"
+    echo "seq_read_again $2 $(fio_point read 1M "$2" fio-tune-data "$READ_BYTES" "$s") 0 0"
+    point_pair rand_write "$3" "$s" "$r" fio_point randwrite 4k "$3" fio-tune-data "$READ_BYTES" "$s" -- randwrite 4096
+    point_pair rand_read "$4" "$s" "$r" fio_point randread 4k "$4" fio-tune-data "$READ_BYTES" "$s" -- randread 4096
     rm -f "$DIR"/fio-tune-data.*
 }
 
@@ -246,7 +339,7 @@ if [[ -z "${FIO_DEPTHS:-}" ]]; then
 import sys
 best = {}
 for line in open(sys.argv[1]):
-    name, qd, iops, bw = line.split()
+    name, qd, iops, bw = line.split()[:4]
     v = float(iops if name.startswith("rand") else bw)
     if v > best.get(name, (0, 0))[0]:
         best[name] = (v, qd)
@@ -274,7 +367,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         sleep "$SETTLE_S"
         echo "round $round: $tool" >&2
         if [[ $tool == fio ]]; then
-            fio_four "$SW_QD" "$SR_QD" "$RW_QD" "$RR_QD" "$RUNTIME" >"$WORK/fio-$round.txt"
+            fio_four "$SW_QD" "$SR_QD" "$RW_QD" "$RR_QD" "$RUNTIME" "$round" >"$WORK/fio-$round.txt"
         else
             run_weir "$round"
         fi
@@ -308,7 +401,7 @@ done
 rm -f "$DIR"/test-*
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" "$SCHED_ROUNDS" "${ZRAM:+zram $ZRAM XFS}" "$LOAD_START" "$LOAD_END" "$WRITE_REGIME" <<'EOF'
+python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" "$SCHED_ROUNDS" "${ZRAM:+zram $ZRAM XFS}" "$LOAD_START" "$LOAD_END" "$WRITE_REGIME" "${FIO_PLACEMENT:-floating}" "${FIO_FEATURES:-none}" <<'EOF'
 import json, statistics, sys
 work, rounds, jobs, ramp_s, runtime_s = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 sched_rounds, tier, load_start, load_end = int(sys.argv[6]), sys.argv[7] or "DIR", sys.argv[8], sys.argv[9]
@@ -320,13 +413,15 @@ labels = {"rand_read": "read IOPS (4 KiB)", "rand_write": "write IOPS (4 KiB)",
 keys = {"rand_read": "read_iops", "rand_write": "write_iops",
         "seq_read": "read_bandwidth", "seq_write": "write_bandwidth"}
 fio = {n: [] for n in names}
+meter = {n: [] for n in names}
 weir = {n: [] for n in names}
 sweep_best = {n: [] for n in names}
 walls, sectors, written = [], [], []
 for r in range(1, rounds + 1):
     for line in open(f"{work}/fio-{r}.txt"):
-        name, qd, iops, bw = line.split()
+        name, qd, iops, bw, m_iops, m_bw = line.split()
         fio.setdefault(name, []).append((float(iops if name.startswith("rand") else bw), int(qd)))
+        meter.setdefault(name, []).append(float(m_iops if name.startswith("rand") else m_bw))
     rep = json.load(open(f"{work}/weir-{r}.json"))["dirs"][0]["report"]
     for n in names:
         f = rep[keys[n]]
@@ -368,6 +463,15 @@ for n in names:
     consecutive = max((abs(b / a - 1) for a, b in zip(wvs, wvs[1:])), default=0.0)
     print(f"| {labels[n]} | {fmt(n, fv)} ({fio[n][0][1]}) | {fmt(n, wv)} | {wv / fv:.3f} "
           f"| {100 * fio_spread:.1f}% | {100 * spread:.1f}% | {100 * consecutive:.1f}% |")
+if all(v > 0 for n in names for v in meter[n]):
+    print("\nweir tune's meter at fio's shape (same files, depth, ramp and window, run beside fio's point):")
+    print("| figure | meter/fio per round | median meter/fio (the engine) | median tune/meter (tune's files, depth, window) |")
+    print("|---|---|---|---|")
+    for n in names:
+        per = [m / f for m, (f, _) in zip(meter[n], fio[n])]
+        tune_per = [w / m for (w, _), m in zip(weir[n], meter[n])]
+        print(f"| {labels[n]} | " + " / ".join(f"{x:.2f}" for x in per)
+              + f" | {statistics.median(per):.3f} | {statistics.median(tune_per):.3f} |")
 print("\nweir's figure is a confirming measurement at the depth its sweep chose; the sweep's best")
 print("short step (the luckiest of several) would have read, median over the rounds:")
 for n in names:
@@ -381,8 +485,9 @@ if again:
     print("\nread bandwidth, fio's second pass over the same data right after its first: "
           + ", ".join(f"{v/1e6:,.0f}" for v in again)
           + f" MB/s (median {av/1e6:,.0f}; weir/fio second pass {wv / av:.3f})")
-print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per point; "
-      "weir: its default shards (one per CPU)")
+print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per point, placement "
+      f"{sys.argv[11]}, io_uring features {sys.argv[12]}; weir: its default shards (one per CPU, "
+      "pinned, buffers and files registered)")
 print("weir tune wall time: " + ", ".join(f"{w:.1f} s" for w in walls) + " (iotune default: ~144 s)")
 print("physical sector: " + ", ".join(f"{s} B" for s in sectors))
 print("weir's read region (bytes it wrote): " + ", ".join(f"{w / 1e9:.1f} GB" for w in written))

@@ -41,7 +41,12 @@ mkdir -p "$WORK"
 ZID="" MNT=""
 cleanup() {
     [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
-    [[ -z "$MNT" ]] || { umount "$MNT" 2>/dev/null || true; rmdir "$MNT" 2>/dev/null || true; }
+    if [[ -n "$MNT" ]]; then
+        # The meter's rings drop their registered files in a kernel worker after it exits:
+        # an unmount right after can meet EBUSY for a moment.
+        for ((i = 0; i < 50; i++)); do umount "$MNT" 2>/dev/null && break; sleep 0.1; done
+        rmdir "$MNT" 2>/dev/null || true
+    fi
     if [[ -n "$ZID" ]]; then
         echo 1 >"/sys/block/zram$ZID/reset" 2>/dev/null || true
         echo "$ZID" >/sys/class/zram-control/hot_remove 2>/dev/null || true

@@ -11,8 +11,10 @@
 //! reads and random writes cover each file's current size; sequential writes start at offset
 //! 0 and never pass `WRITE_LIMIT_BYTES` (default 16 GiB), so an empty file is extended, a
 //! sparse file has its holes filled and a written file is overwritten. Prints the rate over
-//! the whole run after a 0.5 s ramp: `iops bytes_per_s`. Shards are pinned one per CPU, as
-//! in `weir tune`; `UNPINNED=1` leaves them unpinned.
+//! the whole run after a ramp of `RAMP_MS` (default 500 ms): `iops bytes_per_s`. Shards are pinned one per CPU, as
+//! in `weir tune`; `UNPINNED=1` leaves them unpinned. Buffers and files are registered with
+//! the ring, as in `weir tune` and `weir run`; `UNREGISTERED=1` does not register them, and
+//! `BACKEND=aio` uses Linux AIO instead of io_uring.
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
@@ -21,12 +23,13 @@ use std::process::ExitCode;
 use weir_engine::backend::{Backend, EngineDevice};
 use weir_engine::shards;
 use weir_model::device::Direction;
+use weir_tune::drive::register_engine;
 use weir_tune::meter::{Control, Load, Meter, Pattern, Sample};
 use weir_tune::meters::ShardedMeter;
 use weir_tune::target::ShardTarget;
 use weir_tune::TuneError;
 
-const RAMP_NS: u64 = 500_000_000;
+const RAMP_MS_DEFAULT: u64 = 500;
 const SAMPLE_NS: u64 = 100_000_000;
 
 fn usage(why: &str) -> ExitCode {
@@ -102,19 +105,35 @@ fn run(load: Load, targets: Vec<ShardTarget>, seconds: f64) -> Result<(f64, f64)
     let cores = shards::available_cores().max(1);
     // Tune pins each shard to a CPU; UNPINNED=1 leaves them free to move, as fio's jobs are.
     let pin = std::env::var_os("UNPINNED").is_none();
+    // BACKEND=aio runs the same loads through Linux AIO (no registration there), for A/B runs.
+    let backend = match std::env::var("BACKEND").as_deref() {
+        Ok("aio") => Backend::Aio,
+        _ => Backend::Uring,
+    };
     let factory = move |shard: u32, depth: u32| -> Result<EngineDevice, TuneError> {
         if pin {
             let _ = shards::pin_current_thread(shard as usize % cores);
         }
-        EngineDevice::open(Backend::Uring, depth).map_err(TuneError::RingOpen)
+        EngineDevice::open(backend, depth).map_err(TuneError::RingOpen)
     };
     let never = || false;
     let mut meter = ShardedMeter::new(&factory, targets, 1024, 512, &never);
-    let end_ns = RAMP_NS + (seconds * 1e9) as u64;
+    // Tune registers buffers and files as `weir run` does; UNREGISTERED=1 takes the plain
+    // path (the meter before session 10), for A/B runs.
+    if std::env::var_os("UNREGISTERED").is_none() {
+        meter = meter.with_registration(register_engine);
+    }
+    // bench/tune-vs-fio.sh gives the meter fio's ramp, so both windows start alike.
+    let ramp_ns = std::env::var("RAMP_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(RAMP_MS_DEFAULT)
+        * 1_000_000;
+    let end_ns = ramp_ns + (seconds * 1e9) as u64;
     let mut first: Option<Sample> = None;
     let mut last = Sample::default();
     meter.run(&load, SAMPLE_NS, &mut |s: &Sample| {
-        if first.is_none() && s.elapsed_ns >= RAMP_NS {
+        if first.is_none() && s.elapsed_ns >= ramp_ns {
             first = Some(*s);
         }
         last = *s;

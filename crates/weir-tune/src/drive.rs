@@ -6,6 +6,8 @@
 use crate::error::TuneError;
 use crate::meter::{Control, Load};
 pub use crate::target::ShardTarget;
+use std::os::fd::RawFd;
+use weir_engine::backend::EngineDevice;
 use weir_engine::buffers::DmaBufferPool;
 use weir_engine::payload::{fill_pool_incompressible, stamp_blocks};
 use weir_engine::shard_loop::{
@@ -50,13 +52,31 @@ fn buffers(
     Ok(pool)
 }
 
+/// Registers a shard loop's buffers and its file with the device before the load starts;
+/// true when anything was registered.
+pub type Register<D> = fn(&mut ShardLoop<&mut D>, RawFd) -> bool;
+
+/// The engine's registration, as `weir run`'s loop does it: io_uring fixed buffers and files,
+/// so no request pays for pinning its pages or looking up its file (1 MiB requests pin 256
+/// pages each), and files that refuse non-blocking requests go straight to io-wq. Without it
+/// the meter measured the disk through a costlier path than the scheduler drives it on: on
+/// zram, where the CPU is the limit, fio's 1 MiB reads ran ~1.3x faster with `--fixedbufs
+/// --registerfiles` (docs/tune.md, session 10). A refused registration (the locked-memory
+/// limit, Linux AIO) leaves the plain path.
+pub fn register_engine(lp: &mut ShardLoop<&mut EngineDevice>, fd: RawFd) -> bool {
+    let registered = lp.register(&[fd]);
+    registered.buffers || registered.files
+}
+
 /// Runs `load` at `depth` requests in flight on one shard until `tick` says stop, then drains.
-/// `tick` sees the device clock and the counters after every completion.
+/// `tick` sees the device clock and the counters after every completion. `register`, when
+/// given, registers the loop's buffers and the target's file first.
 pub fn drive<D: Device>(
     dev: &mut D,
     load: &Load,
     depth: u32,
     target: &mut ShardTarget,
+    register: Option<Register<D>>,
     tick: &mut dyn FnMut(u64, &Counters) -> Result<Control, TuneError>,
 ) -> Result<Counters, TuneError> {
     let depth = depth.min(dev.capacity()).max(1);
@@ -76,6 +96,9 @@ pub fn drive<D: Device>(
         ..LoopOptions::default()
     };
     let mut shard = ShardLoop::new(dev, vec![pool], options);
+    if let Some(register) = register {
+        register(&mut shard, target.fd);
+    }
     let mut source = ClosedLoad {
         load,
         target,
@@ -166,5 +189,27 @@ fn check_completion(done: &Done, load: &Load) -> Result<(), TuneError> {
             request_bytes: load.request_bytes,
             moved_bytes: done.moved_bytes(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use weir_engine::backend::Backend;
+
+    /// The real meter's loops register their pool and file with an io_uring ring, so tune
+    /// measures the path `weir run` drives (fixed buffers and files).
+    #[test]
+    fn the_engine_registers_a_loops_buffers_and_file() {
+        let Ok(mut device) = EngineDevice::open(Backend::Uring, 4) else {
+            eprintln!("SKIP the_engine_registers_a_loops_buffers_and_file: no io_uring here");
+            return;
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = std::fs::File::create(dir.path().join("data")).expect("create");
+        let pool = buffers(4, 4096, Direction::Write, 1).expect("buffers");
+        let mut shard = ShardLoop::new(&mut device, vec![pool], LoopOptions::default());
+        assert!(register_engine(&mut shard, file.as_raw_fd()));
     }
 }

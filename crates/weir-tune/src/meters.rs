@@ -3,7 +3,7 @@
 //! runs one thread per shard, each with its own device from a factory, sampled on the wall
 //! clock by the calling thread (the real disk: all shards load it at once).
 
-use crate::drive::{drive, Counters, ShardTarget};
+use crate::drive::{drive, Counters, Register, ShardTarget};
 use crate::error::TuneError;
 use crate::meter::{Control, Load, Meter, Sample};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -71,6 +71,7 @@ impl<D: Device> Meter for DeviceMeter<D> {
             load,
             load.depth,
             &mut self.target,
+            None,
             &mut tick,
         )?;
         Ok(())
@@ -88,6 +89,7 @@ pub struct ShardedMeter<'f, D: Device> {
     depth_max: u32,
     request_bytes_min: u32,
     interrupted: &'f (dyn Fn() -> bool + Sync),
+    register: Option<Register<D>>,
 }
 
 impl<'f, D: Device> ShardedMeter<'f, D> {
@@ -106,7 +108,15 @@ impl<'f, D: Device> ShardedMeter<'f, D> {
             depth_max,
             request_bytes_min,
             interrupted,
+            register: None,
         }
+    }
+
+    /// Every shard registers its loop's buffers and file with `register` before each load
+    /// (the real meter: [`crate::drive::register_engine`], as `weir run` does).
+    pub fn with_registration(mut self, register: Register<D>) -> Self {
+        self.register = Some(register);
+        self
     }
 
     pub fn targets(&self) -> &[ShardTarget] {
@@ -154,6 +164,7 @@ impl<D: Device> Meter for ShardedMeter<'_, D> {
         let stop = AtomicBool::new(false);
         let factory = self.factory;
         let interrupted = self.interrupted;
+        let register = self.register;
         std::thread::scope(|scope| {
             let mut handles = Vec::new();
             let shards = self.targets.iter_mut().zip(&depths).zip(&published);
@@ -168,6 +179,7 @@ impl<D: Device> Meter for ShardedMeter<'_, D> {
                     slot,
                     stop,
                     interrupted,
+                    register,
                 };
                 handles.push(scope.spawn(move || -> Result<(), TuneError> {
                     let result = shard_thread(factory, target, load, &shard);
@@ -202,19 +214,20 @@ impl<D: Device> Meter for ShardedMeter<'_, D> {
 }
 
 /// What one shard thread shares with the sampler.
-struct Shard<'a> {
+struct Shard<'a, D: Device> {
     index: u32,
     depth: u32,
     slot: &'a Published,
     stop: &'a AtomicBool,
     interrupted: &'a (dyn Fn() -> bool + Sync),
+    register: Option<Register<D>>,
 }
 
 fn shard_thread<D: Device>(
     factory: &DeviceFactory<D>,
     target: &mut ShardTarget,
     load: &Load,
-    shard: &Shard<'_>,
+    shard: &Shard<'_, D>,
 ) -> Result<(), TuneError> {
     let (slot, stop, interrupted, depth) = (shard.slot, shard.stop, shard.interrupted, shard.depth);
     let mut device = factory(shard.index, depth)?;
@@ -228,7 +241,7 @@ fn shard_thread<D: Device>(
         }
         Ok(Control::Continue)
     };
-    drive(&mut device, load, depth, target, &mut tick)?;
+    drive(&mut device, load, depth, target, shard.register, &mut tick)?;
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 //! shard (`weir-engine`'s `PreparedFile`, removed on drop — also after an error or Ctrl-C), and
 //! a [`ShardedMeter`] over the engine's io_uring (or AIO) devices, one pinned thread per shard.
 
-use crate::drive::ShardTarget;
+use crate::drive::{register_engine, ShardTarget};
 use crate::error::TuneError;
 use crate::meters::ShardedMeter;
 use crate::plan::{tune_with_progress, Finding, TuneConfig, TuneReport};
@@ -200,7 +200,8 @@ pub fn tune_dir(
         pre.depth_max,
         request_bytes_min,
         &interrupted,
-    );
+    )
+    .with_registration(register_engine);
     let mut cfg = cfg.clone();
     // Preflight, creating and removing the files and the per-step costs the budget does not
     // see (thread start, ring setup, draining): whole default runs took 0.7-2.5 s longer than

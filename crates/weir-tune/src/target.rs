@@ -128,6 +128,11 @@ impl ShardTarget {
         let offset = self.seq_write_cursor;
         self.seq_write_cursor += req;
         self.written_bytes = self.written_bytes.max(self.seq_write_cursor);
+        if self.wrapped {
+            // Past the end once, writes replace earlier ones: what they overwrite is no longer
+            // the layout's (a deep write over it), nor to be counted twice (a shallow one).
+            self.forget_layout(offset..offset + req);
+        }
         if self.laying_out {
             self.layout_bytes += req;
             match self.layout.last_mut() {
@@ -136,6 +141,34 @@ impl ShardTarget {
             }
         }
         offset
+    }
+
+    /// Drops the bytes of `cut` from the layout ranges, in place (no allocation per write).
+    fn forget_layout(&mut self, cut: Range<u64>) {
+        let mut split = None;
+        let mut removed = 0;
+        for r in self.layout.iter_mut() {
+            let (start, end) = (r.start.max(cut.start), r.end.min(cut.end));
+            if start >= end {
+                continue;
+            }
+            removed += end - start;
+            if r.start < cut.start && r.end > cut.end {
+                split = Some(cut.end..r.end);
+                r.end = cut.start;
+            } else if r.start < cut.start {
+                r.end = cut.start;
+            } else {
+                r.start = end;
+            }
+        }
+        if removed == 0 {
+            return;
+        }
+        self.layout.retain(|r| r.start < r.end);
+        self.layout.extend(split);
+        self.layout_bytes -= removed;
+        self.read_range = 0;
     }
 
     /// Reads everything written, in file order, wrapping at the end.
@@ -208,6 +241,58 @@ mod tests {
         // Smaller reads walk the same ranges.
         let small = seq(Direction::Read, 256 << 10);
         assert_eq!(t.next_offset(&small) % (256 << 10), 0);
+    }
+
+    /// On a small disk the writes reach the end of the file and start again at 0: the bytes
+    /// they replace leave the layout (and its count) whatever depth replaced them.
+    #[test]
+    fn writes_past_the_end_replace_the_layout_they_overwrite() {
+        let mut t = ShardTarget::new(-1, 2 << 30, 1);
+        write(&mut t, 1536 << 20, 2); // 0 .. 1.5 GiB, shallow
+        write(&mut t, 1 << 30, 128); // 1.5 .. 2 GiB, then 0 .. 0.5 GiB again, deep
+        assert!(t.wrapped);
+        assert_eq!(t.sequential_read_bytes(), 1 << 30);
+        let read = seq(Direction::Read, 1 << 20);
+        let overwritten = 0..(512u64 << 20);
+        for _ in 0..(3 << 10) {
+            let o = t.next_offset(&read);
+            assert!(
+                !overwritten.contains(&o),
+                "read {o}, overwritten by a deep write"
+            );
+        }
+        write(&mut t, 1 << 30, 2); // 0.5 .. 1.5 GiB again, shallow: no byte counted twice
+        assert_eq!(t.sequential_read_bytes(), 1 << 30);
+    }
+
+    /// Seeded mixes of sequential write loads (sizes 64 KiB-1 MiB, depths 1-256) over a small
+    /// file, wrapping many times: the layout never counts a byte twice nor a byte outside the
+    /// file, and its ranges never overlap.
+    #[test]
+    fn the_layout_stays_within_the_file_through_many_wraps() {
+        for seed in 1..=20u64 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let file_bytes = 64u64 << 20;
+            let mut t = ShardTarget::new(-1, file_bytes, seed);
+            for _ in 0..40 {
+                let load = seq(Direction::Write, 64 << (10 + rng.gen_range(0..5)));
+                t.begin_load(&load, 1 << rng.gen_range(0..9));
+                for _ in 0..rng.gen_range(1..200) {
+                    t.next_offset(&load);
+                }
+                let mut ranges = t.layout.clone();
+                ranges.sort_by_key(|r| r.start);
+                let sum: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+                assert_eq!(sum, t.layout_bytes, "seed {seed}: layout count");
+                assert!(t.layout_bytes <= file_bytes, "seed {seed}: beyond the file");
+                for pair in ranges.windows(2) {
+                    assert!(
+                        pair[0].end <= pair[1].start,
+                        "seed {seed}: overlap {pair:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
