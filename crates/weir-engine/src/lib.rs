@@ -41,6 +41,7 @@ pub mod prepare;
 pub mod shard_loop;
 pub mod shards;
 pub mod uring;
+pub mod uring_wait;
 
 pub use aio::AioDevice;
 pub use align::{dio_alignment, dio_alignment_fd, AlignmentSource, DioAlignment};
@@ -63,3 +64,4 @@ pub use shard_loop::{
 };
 pub use shards::{available_cores, spawn_shards, ShardPanic, ShardPlacement};
 pub use uring::UringDevice;
+pub use uring_wait::{WaitPolicy, WaitPolicyError};
