@@ -398,6 +398,21 @@ impl UringDevice {
     }
 }
 
+impl Drop for UringDevice {
+    fn drop(&mut self) {
+        // The spin is an A/B switch: say how it went, or its CPU cost cannot be read.
+        if self.wait.spin_ns > 0 {
+            eprintln!(
+                "weir: io_uring spin of {} us: {} waits satisfied while spinning, {} gave up \
+                 and blocked",
+                self.wait.spin_ns / 1_000,
+                self.spins.satisfied,
+                self.spins.gave_up
+            );
+        }
+    }
+}
+
 /// The `RWF_*` flags of an op.
 pub(crate) fn rw_flags(op: &IoOp) -> i32 {
     let mut flags = 0;
