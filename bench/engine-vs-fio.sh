@@ -102,6 +102,10 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+# A killed run must still remove its zram device: bash skips the EXIT trap on a signal it
+# does not trap.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Keep weir from deleting (or re-filling) the shared file when it supports that.
 KEEP=()
