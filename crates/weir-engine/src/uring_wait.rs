@@ -8,9 +8,11 @@
 //! - `split`: submit in one enter, wait in another (fio's two calls per I/O at QD1);
 //! - `spin:<us>`: after the split submit, watch the completion queue in user space for up to
 //!   that many microseconds before blocking (Seastar's reactor polls instead of sleeping).
-//!   Without `DEFER_TASKRUN` an io-wq worker posts its completion straight into the ring, so
-//!   the watch sees it without a system call; with `DEFER_TASKRUN` completions are posted
-//!   only inside a GETEVENTS enter, so each look is a non-blocking enter.
+//!   With `DEFER_TASKRUN` completions are posted only inside a GETEVENTS enter, so each look
+//!   is a non-blocking enter. Without it (`WEIR_URING_DEFER=off`) the watch is pure user
+//!   space, but on Linux 6.18 an io-wq worker's completion then reaches the ring as task work
+//!   on the shard (`COOP_TASKRUN`: no IPI), run only when the shard enters the kernel, so a
+//!   quiet machine's spin never sees it and each read takes the whole spin (docs/engine.md).
 //!
 //! `WEIR_URING_WAIT` (`enter`, `split`, `spin:<us>`) and `WEIR_URING_DEFER=off` select them.
 //! The spin's time is the shard thread's own CPU time, so a benchmark that counts the
