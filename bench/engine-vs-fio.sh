@@ -36,6 +36,8 @@
 # (`force_async=1`) and is weir_uring's anchor; `uring_inline` is weir with that switch off
 # (WEIR_URING_PUNT=inline: the kernel's try-inline-then-punt path, weir before session 9),
 # the paired A/B of the change. Every weir row's IOPS ratio to every fio row follows the table.
+# Session 10's wait policies are rows too (see weir_env below), e.g. BACKENDS="uring
+# uring_split uring_spin20_nodefer": each against fio_async.
 # Why both interfaces on zram: zram is a bio-based driver without REQ_NOWAIT support, so
 # io_uring cannot issue a read inline and hands every one to an io-wq worker thread, which
 # then wakes the submitter (~0.5-2 context switches per I/O on either side); Linux AIO's
@@ -100,6 +102,10 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+# A killed run must still remove its zram device: bash skips the EXIT trap on a signal it
+# does not trap.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # Keep weir from deleting (or re-filling) the shared file when it supports that.
 KEEP=()
@@ -236,12 +242,33 @@ print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, d["iops"],
 PY
 }
 
-run_weir() { # workload round backend (uring_inline: uring without IOSQE_ASYNC on zram)
-    local out="$WORK/weir_$3-$1-$2" backend=$3 punt=async
-    [[ $3 == uring_inline ]] && backend=uring punt=inline
+# A weir row's backend and the engine's A/B switches, from its name: uring_<variant>... with
+# variants inline (WEIR_URING_PUNT=inline: no IOSQE_ASYNC on zram), split (submit and wait in
+# two enters, as fio does: WEIR_URING_WAIT=split), spin<N> (split, then watch the completion
+# queue N us before blocking: WEIR_URING_WAIT=spin:N) and nodefer (a ring without
+# DEFER_TASKRUN: WEIR_URING_DEFER=off), e.g. uring_spin20_nodefer.
+weir_env() { # row name -> "backend VAR=value..."
+    local backend=${1%%_*} envs=(WEIR_URING_PUNT=async) v variants
+    [[ $1 == *_* ]] || { echo "$backend ${envs[*]}"; return; }
+    IFS=_ read -r -a variants <<<"${1#*_}"
+    for v in "${variants[@]}"; do
+        case $v in
+            inline) envs+=(WEIR_URING_PUNT=inline) ;;
+            split) envs+=(WEIR_URING_WAIT=split) ;;
+            spin[0-9]*) envs+=(WEIR_URING_WAIT=spin:${v#spin}) ;;
+            nodefer) envs+=(WEIR_URING_DEFER=off) ;;
+            *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
+        esac
+    done
+    echo "$backend ${envs[*]}"
+}
+
+run_weir() { # workload round row (see weir_env)
+    local out="$WORK/weir_$3-$1-$2" backend envs
+    read -r backend envs <<<"$(weir_env "$3")"
     prewrite
-    # shellcheck disable=SC2046
-    if ! sample "$out" env WEIR_URING_PUNT=$punt /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "$WEIR" run "$WORK/$1.yaml" \
+    # shellcheck disable=SC2046,SC2086
+    if ! sample "$out" env $envs /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "$WEIR" run "$WORK/$1.yaml" \
         "${TARGET[@]}" --duration "${DURATION_S}s" --shards 1 --backend "$backend" --output json \
         "${KEEP[@]}" >"$out.json" 2>"$out.err"; then
         echo "weir run failed ($1, round $2, $3); this sample is skipped:" >&2
@@ -290,7 +317,10 @@ PY
 }
 
 read -r -a sides <<<"$FIO_SIDES"
-for b in $BACKENDS; do sides+=("weir_$b"); done
+for b in $BACKENDS; do
+    weir_env "$b" >/dev/null # an unknown variant stops here, before any round
+    sides+=("weir_$b")
+done
 : >"$WORK/results.tsv"
 for round in $(seq 1 "$ROUNDS"); do
     for workload in $WORKLOADS; do
@@ -331,7 +361,7 @@ def anchor_of(side, w):
         # weir picked its interface itself: compare with fio's best interface here.
         fios = [s for s in present if s.startswith("fio")]
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
-    if side == "weir_uring_inline" and "fio_reg" in present:
+    if "_inline" in side and "fio_reg" in present:
         return "fio_reg"  # the kernel's path on both sides
     return "fio_aio" if side == "weir_aio" and "fio_aio" in present else base_anchor
 COLS = 8

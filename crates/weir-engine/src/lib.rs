@@ -6,6 +6,8 @@
 //! - [`UringDevice`] and [`AioDevice`] implement [`weir_model::device::Device`]; [`Backend`]
 //!   picks one and [`EngineDevice`] holds either without dynamic dispatch.
 //! - [`iowq`]: io_uring on files that refuse non-blocking requests (zram): IOSQE_ASYNC.
+//! - [`uring_wait`]: how the io_uring backend waits (one enter; split, spin and no-defer
+//!   switches for A/B runs) and its ring setup's fallback on EINVAL.
 //! - [`auto`]: `--backend auto`, the backend a file wants (one RWF_NOWAIT read decides).
 //! - [`blockdev`]: raw block devices, claimed exclusively and refused while mounted.
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
@@ -41,6 +43,7 @@ pub mod prepare;
 pub mod shard_loop;
 pub mod shards;
 pub mod uring;
+pub mod uring_wait;
 
 pub use aio::AioDevice;
 pub use align::{dio_alignment, dio_alignment_fd, AlignmentSource, DioAlignment};
@@ -63,3 +66,4 @@ pub use shard_loop::{
 };
 pub use shards::{available_cores, spawn_shards, ShardPanic, ShardPlacement};
 pub use uring::UringDevice;
+pub use uring_wait::{WaitPolicy, WaitPolicyError};

@@ -32,6 +32,7 @@ use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 use crate::buffers::DmaBufferPool;
 use crate::clock::{monotonic_ns, sleep_until, until};
 use crate::iowq::{file_punts, PuntPolicy};
+use crate::uring_wait::{setup_with_fallback, WaitPolicy};
 
 /// An io_uring ring implementing [`Device`].
 pub struct UringDevice {
@@ -47,7 +48,19 @@ pub struct UringDevice {
     punt: PuntPolicy,
     /// Whether the ring defers completions until a GETEVENTS enter (`DEFER_TASKRUN`).
     defer_taskrun: bool,
+    /// How a wait submits and waits (one enter, or fio's two, with a spin between).
+    wait: WaitPolicy,
+    spins: SpinCounts,
     timer: DeadlineTimer,
+}
+
+/// How the spins of [`WaitPolicy::spin_ns`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpinCounts {
+    /// The completions arrived while spinning: no blocking wait.
+    pub satisfied: u64,
+    /// The budget ran out and the wait blocked.
+    pub gave_up: u64,
 }
 
 /// `user_data` of the ring's deadline timer and of its updates; no op may use them.
@@ -92,27 +105,25 @@ impl UringDevice {
     /// (EPERM when `kernel.io_uring_disabled` forbids it, ENOMEM for the locked-memory limit)
     /// or ENOSYS when the kernel lacks the EXT_ARG wait (Linux < 5.11).
     pub fn new(depth: u32) -> Result<Self, i32> {
+        Self::with_wait(depth, WaitPolicy::from_env())
+    }
+
+    /// As [`Self::new`], waiting as `wait` says (see [`crate::uring_wait`]).
+    pub fn with_wait(depth: u32, wait: WaitPolicy) -> Result<Self, i32> {
         let depth = depth.clamp(1, 32768);
         // One spare submission entry for the deadline timer.
         let sq_entries = (depth + 1).next_power_of_two();
-        let build = |defer: bool, coop: bool| {
+        let (ring, defer_taskrun) = setup_with_fallback(wait.defer_taskrun, |flags| {
             let mut builder = IoUring::builder();
             builder.setup_cqsize(sq_entries * 2);
-            if coop {
+            if flags.coop {
                 builder.setup_single_issuer().setup_coop_taskrun();
             }
-            if defer {
+            if flags.defer_taskrun {
                 builder.setup_defer_taskrun();
             }
             builder.build(sq_entries)
-        };
-        // Older kernels reject the newer flags (DEFER_TASKRUN: 6.1; SINGLE_ISSUER: 6.0);
-        // retry with fewer.
-        let (ring, defer_taskrun) = build(true, true)
-            .map(|r| (r, true))
-            .or_else(|_| build(false, true).map(|r| (r, false)))
-            .or_else(|_| build(false, false).map(|r| (r, false)))
-            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        })?;
         if !ring.params().is_feature_ext_arg() {
             return Err(libc::ENOSYS);
         }
@@ -129,6 +140,8 @@ impl UringDevice {
             files: Vec::new(),
             punt: PuntPolicy::from_env(),
             defer_taskrun,
+            wait,
+            spins: SpinCounts::default(),
             timer,
         })
     }
@@ -150,6 +163,35 @@ impl UringDevice {
                 None,
             )
         }
+    }
+
+    /// Watches the completion queue until it holds `want` completions or the spin budget is
+    /// spent; true when they arrived. With `DEFER_TASKRUN` each look is a non-blocking enter
+    /// (completions are posted only inside one).
+    fn spin(&mut self, want: usize) -> bool {
+        if self.wait.spin_ns == 0 {
+            return false;
+        }
+        let t0 = monotonic_ns();
+        loop {
+            if self.defer_taskrun {
+                let _ = self.enter(0);
+            }
+            if self.ring.completion().len() >= want {
+                self.spins.satisfied += 1;
+                return true;
+            }
+            if monotonic_ns().saturating_sub(t0) > self.wait.spin_ns {
+                self.spins.gave_up += 1;
+                return false;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// How the spins ended so far (all zero unless the policy spins).
+    pub fn spin_counts(&self) -> SpinCounts {
+        self.spins
     }
 
     /// Whether completions wait for the shard's next GETEVENTS enter (`DEFER_TASKRUN`).
@@ -356,6 +398,21 @@ impl UringDevice {
     }
 }
 
+impl Drop for UringDevice {
+    fn drop(&mut self) {
+        // The spin is an A/B switch: say how it went, or its CPU cost cannot be read.
+        if self.wait.spin_ns > 0 {
+            eprintln!(
+                "weir: io_uring spin of {} us: {} waits satisfied while spinning, {} gave up \
+                 and blocked",
+                self.wait.spin_ns / 1_000,
+                self.spins.satisfied,
+                self.spins.gave_up
+            );
+        }
+    }
+}
+
 /// The `RWF_*` flags of an op.
 pub(crate) fn rw_flags(op: &IoOp) -> i32 {
     let mut flags = 0;
@@ -407,6 +464,19 @@ impl Device for UringDevice {
         if queued == 0 && want > 0 && self.ring.completion().len() >= want {
             return Ok(0);
         }
+        // The split policy submits first and waits in a second enter (after a spin, if any);
+        // a failed submit leaves the entries queued for the wait's enter to report.
+        let mut early = 0;
+        let mut queued = queued;
+        if self.wait.split && want > 0 {
+            if queued > 0 {
+                early = self.enter(0).map_or(0, |n| (n as u32).min(queued));
+            }
+            if self.spin(want) {
+                return Ok(early);
+            }
+            queued = self.ring.submission().len() as u32;
+        }
         let sq_before = self.ring.submission().len();
         let result = match deadline_ns {
             None => self.enter(want),
@@ -428,7 +498,7 @@ impl Device for UringDevice {
         // Entries leave the queue in order and the timer's (if one was pushed) is last: the
         // caller's ops submitted are the first `min(submitted, queued)`.
         let pushed = self.ring.submission().len().saturating_sub(sq_before) as u32;
-        let ops = |submitted: u32| submitted.min(queued);
+        let ops = |submitted: u32| submitted.min(queued) + early;
         match result {
             Ok(n) => Ok(ops(n as u32)),
             Err(e) => match e.raw_os_error().unwrap_or(libc::EIO) {
@@ -563,6 +633,60 @@ mod tests {
         for fd in never.into_iter().chain(soon) {
             // SAFETY: closing descriptors this test opened.
             unsafe { libc::close(fd) };
+        }
+    }
+
+    /// A spinning wait whose completion is already there (the pipe holds data, so the read
+    /// completes inside the submitting enter) returns without blocking; one whose completion
+    /// comes only later (a writer thread 50 ms on) gives up its spin and blocks until it does.
+    #[test]
+    fn spin_is_satisfied_or_gives_up_and_blocks() {
+        for defer_taskrun in [false, true] {
+            let policy = WaitPolicy {
+                split: true,
+                spin_ns: 200_000,
+                defer_taskrun,
+            };
+            let mut dev = UringDevice::with_wait(1, policy).expect("io_uring");
+            let fds = pipe();
+            let mut buf = [0u8; 8];
+            // SAFETY: writing 3 bytes from a live buffer to an open pipe.
+            assert_eq!(unsafe { libc::write(fds[1], b"now".as_ptr().cast(), 3) }, 3);
+            // SAFETY: the op is reaped below, before `buf` goes out of scope.
+            unsafe { dev.push(pipe_read(7, fds[0], &mut buf)) }.expect("push");
+            assert_eq!(dev.submit_and_wait(1, None).expect("wait"), 1);
+            let mut out = Vec::new();
+            assert_eq!(dev.reap(&mut out), 1);
+            assert_eq!((out[0].user_data, out[0].result), (7, 3));
+            assert_eq!(dev.spin_counts().satisfied, 1, "defer {defer_taskrun}");
+
+            let writer_fd = fds[1];
+            let writer = std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                // SAFETY: as above; the descriptor stays open until the thread is joined.
+                unsafe { libc::write(writer_fd, b"later".as_ptr().cast(), 5) }
+            });
+            // SAFETY: as above.
+            unsafe { dev.push(pipe_read(8, fds[0], &mut buf)) }.expect("push");
+            out.clear();
+            while out.is_empty() {
+                dev.submit_and_wait(1, None).expect("wait");
+                dev.reap(&mut out);
+            }
+            assert_eq!(writer.join().expect("writer"), 5);
+            assert_eq!((out[0].user_data, out[0].result), (8, 5));
+            let spins = dev.spin_counts();
+            assert_eq!(
+                (spins.satisfied, spins.gave_up),
+                (1, 1),
+                "defer {defer_taskrun}"
+            );
+            assert_eq!(dev.defers_task_work(), defer_taskrun);
+            drop(dev);
+            for fd in fds {
+                // SAFETY: closing descriptors this test opened.
+                unsafe { libc::close(fd) };
+            }
         }
     }
 }
