@@ -154,24 +154,7 @@ fn quick_map_of_the_read_bandwidth_x_write_iops_slice_on_loop_xfs() {
     };
     let s = Scratch::new();
     let out = s.dir().join("out");
-    let o = weir_with(&[
-        "explore",
-        "--dir",
-        fs.path().to_str().expect("utf-8"),
-        "--quick",
-        "--budget",
-        "5s",
-        "--shards",
-        "1",
-        "--slice",
-        "read-bw-write-iops",
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert_exit(&o, 0);
-    let map: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("explore.json")).expect("json"))
-            .expect("explore.json parses");
+    let map = quick_map(&fs, &out, &["--slice", "read-bw-write-iops"]);
     assert_eq!(map["slice"], "read-bw-write-iops");
     assert_eq!(
         (map["read_bytes"].as_u64(), map["write_bytes"].as_u64()),
@@ -215,22 +198,7 @@ fn quick_map_on_loop_xfs_writes_every_output() {
     };
     let s = Scratch::new();
     let out = s.dir().join("out");
-    let o = weir_with(&[
-        "explore",
-        "--dir",
-        fs.path().to_str().expect("utf-8"),
-        "--quick",
-        "--budget",
-        "5s",
-        "--shards",
-        "1",
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert_exit(&o, 0);
-    let map: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("explore.json")).expect("json"))
-            .expect("explore.json parses");
+    let map = quick_map(&fs, &out, &[]);
     assert_eq!(map["write_regime"], "fresh");
     let points = map["points"].as_array().expect("points");
     // Both pure axes always run: two rays of four bisection steps.
@@ -384,6 +352,21 @@ fn grid_on_loop_xfs_measures_diskplorers_loads() {
 
 /// A 1 GiB loop-mounted XFS (4 KiB blocks, direct I/O) for `test`, or None (skipped with the
 /// printed reason) when not root or a tool is missing.
+/// A `--quick` one-shard map on `fs` into `out` with `extra` flags; it must exit 0, and its
+/// explore.json is returned parsed.
+fn quick_map(fs: &TestFs, out: &std::path::Path, extra: &[&str]) -> Value {
+    let dir = fs.path().to_str().expect("utf-8");
+    let out_arg = out.to_str().expect("utf-8");
+    let mut args = vec![
+        "explore", "--dir", dir, "--quick", "--budget", "5s", "--shards", "1", "--out", out_arg,
+    ];
+    args.extend_from_slice(extra);
+    let o = weir_with(&args);
+    assert_exit(&o, 0);
+    serde_json::from_str(&std::fs::read_to_string(out.join("explore.json")).expect("json"))
+        .expect("explore.json parses")
+}
+
 fn loop_xfs(test: &str) -> Option<TestFs> {
     let root = require_root_with(test, &["mkfs.xfs", "losetup", "mount"])?;
     let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 })
