@@ -174,8 +174,6 @@ counted() { # out: the perf prefix for a sample (empty when not counting)
 
 # workload name -> fio args and weir job file
 declare -A FIO_ARGS=(
-    [randread_qd1]="--rw=randread --bs=4k --iodepth=1"
-    [randread_qd32]="--rw=randread --bs=4k --iodepth=32"
     [write128k_qd8]="--rw=write --bs=128k --iodepth=8"
 )
 write_job() { # name type parallelism reqsize
@@ -189,9 +187,18 @@ write_job() { # name type parallelism reqsize
     reqsize: $4
 YAML
 }
-write_job randread_qd1 randread 1 4kB
-write_job randread_qd32 randread 32 4kB
 write_job write128k_qd8 overwrite 8 128kB
+# Any 4 KiB random-read depth is a workload (randread_qd<N>), e.g. a sweep of the crossover
+# between wait policies: WORKLOADS="randread_qd1 randread_qd2 randread_qd4 randread_qd8".
+for w in $WORKLOADS; do
+    if [[ $w =~ ^randread_qd([1-9][0-9]{0,3})$ ]]; then
+        FIO_ARGS[$w]="--rw=randread --bs=4k --iodepth=${BASH_REMATCH[1]}"
+        write_job "$w" randread "${BASH_REMATCH[1]}" 4kB
+    elif [[ -z ${FIO_ARGS[$w]:-} ]]; then
+        echo "engine-vs-fio: unknown workload '$w' (randread_qd<N> with N 1-9999, or write128k_qd8)" >&2
+        exit 2
+    fi
+done
 
 # CPU per completed I/O of the whole machine over the sample (jiffies of 10 ms).
 machine_cpu_py='
