@@ -16,8 +16,10 @@
 //!
 //! `WEIR_URING_WAIT` (`enter`, `split`, `spin:<us>`) and `WEIR_URING_DEFER=off` select them.
 //! The spin's time is the shard thread's own CPU time, so a benchmark that counts the
-//! process's user+sys seconds counts it. Session 10's contaminated A/B runs did not show
-//! either alternative ahead (docs/engine.md), so the default stays.
+//! process's user+sys seconds counts it. Session 10's quiet runs on zram (docs/engine.md,
+//! "The depth sweep"): `spin:20` with `DEFER_TASKRUN` leads fio at depths 1-4 (1.08x at QD1,
+//! ~335 K IOPS at QD2-4) and loses from QD8, where more io-wq workers contend with the
+//! spinning shard; so the default stays until the policy is chosen per shard from its depth.
 
 use std::fmt;
 
@@ -93,14 +95,18 @@ impl WaitPolicy {
         Ok(policy)
     }
 
-    /// The policy of the environment; a value it does not know is reported on stderr and
-    /// the default used (an A/B switch must not stop a run).
+    /// The policy of the environment, read once per process (every ring of every shard uses
+    /// it); a value it does not know is reported on stderr once and the default used (an A/B
+    /// switch must not stop a run).
     pub fn from_env() -> Self {
-        let wait = std::env::var("WEIR_URING_WAIT").ok();
-        let defer = std::env::var("WEIR_URING_DEFER").ok();
-        WaitPolicy::parse(wait.as_deref(), defer.as_deref()).unwrap_or_else(|e| {
-            eprintln!("weir: {e}; using the default (one enter, DEFER_TASKRUN)");
-            WaitPolicy::default()
+        static POLICY: std::sync::OnceLock<WaitPolicy> = std::sync::OnceLock::new();
+        *POLICY.get_or_init(|| {
+            let wait = std::env::var("WEIR_URING_WAIT").ok();
+            let defer = std::env::var("WEIR_URING_DEFER").ok();
+            WaitPolicy::parse(wait.as_deref(), defer.as_deref()).unwrap_or_else(|e| {
+                eprintln!("weir: {e}; using the default (one enter, DEFER_TASKRUN)");
+                WaitPolicy::default()
+            })
         })
     }
 }
