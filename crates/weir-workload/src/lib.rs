@@ -59,6 +59,7 @@ pub mod parse;
 pub mod report;
 mod request;
 pub mod run;
+mod sampled;
 pub mod sched_groups;
 mod scheduling;
 mod setup;

@@ -21,6 +21,7 @@ use crate::job::Plan;
 use crate::merge::MergeCounts;
 pub use crate::options::{RunOptions, SchedulerOptions};
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
+use crate::sampled::{await_window, FinishedOnDrop, Published, ShardMark};
 use crate::sched_groups::ClassPlacement;
 use crate::setup;
 
@@ -115,6 +116,7 @@ pub fn run_with<F: DeviceFactory>(
         let worker = scope.spawn(move || {
             let signal_parts = (&tick_tx, &reply_rx);
             let out = weir_engine::spawn_shards(shard_count, |placement| {
+                let _finished = shared.marks.get(placement.shard).map(FinishedOnDrop);
                 let signal = ShardSignal {
                     shard: placement.shard,
                     shared,
@@ -140,7 +142,11 @@ pub fn run_with<F: DeviceFactory>(
             }
             out
         });
+        let mut window = 0;
         while let Ok(elapsed_ns) = tick_rx.recv() {
+            // Shard 0 ended window `window`; the others end it on their own clocks.
+            window += 1;
+            await_window(&shared.marks, window);
             let progress = shared.progress(plan, elapsed_ns);
             let keep_going = on_sample(&progress) == Control::Continue;
             if !keep_going {
@@ -572,15 +578,8 @@ struct Shared {
     sample_interval_ns: Option<u64>,
     /// Indexed [shard][job]; a job not on a shard stays empty.
     published: Vec<Vec<Mutex<Published>>>,
-}
-
-#[derive(Default)]
-struct Published {
-    ops: u64,
-    bytes: u64,
-    latency: LatencyHistogram,
-    recent: LatencyHistogram,
-    recent_ops: u64,
+    /// Indexed by shard: windows ended, loop over (see `sampled`).
+    marks: Vec<ShardMark>,
 }
 
 impl Shared {
@@ -606,6 +605,7 @@ impl Shared {
                 .sample_interval
                 .map(|d| (d.as_nanos() as u64).max(1_000_000)),
             published,
+            marks: (0..shard_count).map(|_| ShardMark::default()).collect(),
         }
     }
 
@@ -640,13 +640,12 @@ impl Shared {
                 let mut recent = LatencyHistogram::new();
                 for shard in &self.published {
                     if let Some(Ok(mut p)) = shard.get(index).map(Mutex::lock) {
+                        let taken = p.take();
                         ops += p.ops;
                         bytes += p.bytes;
-                        recent_ops += p.recent_ops;
+                        recent_ops += taken.ops;
                         latency.add(&p.latency);
-                        recent.add(&p.recent);
-                        p.recent.reset();
-                        p.recent_ops = 0;
+                        recent.add(&taken.recent);
                     }
                 }
                 JobProgress {
@@ -694,13 +693,10 @@ impl StopSignal for ShardSignal<'_> {
                 if let (Some(Ok(mut p)), Some(recent)) =
                     (row.get(job.index).map(Mutex::lock), &job.recent)
                 {
-                    p.ops = job.stats.ops;
-                    p.bytes = job.stats.bytes;
-                    p.latency.add(&recent.latency);
-                    p.recent.add(&recent.latency);
-                    p.recent_ops += recent.latency.count();
+                    p.push(job.stats.ops, job.stats.bytes, &recent.latency);
                 }
             }
+            row_marks_window(self.shared, self.shard);
         }
         let Some(tick) = &self.tick else {
             return !self.should_stop();
@@ -722,6 +718,13 @@ impl StopSignal for ShardSignal<'_> {
 
     fn sample_interval_ns(&self) -> Option<u64> {
         self.shared.sample_interval_ns
+    }
+}
+
+/// This shard ended a window (after publishing every job's part of it).
+fn row_marks_window(shared: &Shared, shard: usize) {
+    if let Some(mark) = shared.marks.get(shard) {
+        mark.window_ended();
     }
 }
 

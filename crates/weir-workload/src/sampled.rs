@@ -1,0 +1,150 @@
+//! Sampled windows handed from the shards to the sampler in step.
+//!
+//! Every shard cuts its own windows on its own clock (`sample_interval` after its start, and
+//! again), and shard 0 tells the sampler when its window ends. Until session 11 the sampler
+//! then summed whatever each shard had published so far, and another shard that reached the
+//! same boundary a few microseconds later had its window counted in the *next* sample, or
+//! lost when the run stopped: a two-shard `weir explore` on zram saw windows with one shard's
+//! reads missing (a pure-read point at exactly half its offered rate, calibrations 20-35%
+//! apart between two maps of one device). Now each shard queues one entry per window, and
+//! the sampler takes window k from every shard once each has ended it (or has finished).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::hist::LatencyHistogram;
+
+/// How long the sampler waits for a shard to end window k before summing without it. A
+/// shard whose thread got no CPU for this long (wall clock) is counted in a later window.
+const SHARD_WAIT_LIMIT: Duration = Duration::from_secs(2);
+const SHARD_POLL: Duration = Duration::from_micros(50);
+
+/// One job on one shard: the windows ended but not yet taken, and the totals taken so far.
+#[derive(Default)]
+pub(crate) struct Published {
+    queue: VecDeque<Ended>,
+    pub ops: u64,
+    pub bytes: u64,
+    /// Every window taken so far, merged.
+    pub latency: LatencyHistogram,
+}
+
+struct Ended {
+    ops_total: u64,
+    bytes_total: u64,
+    recent: LatencyHistogram,
+}
+
+/// What one shard's job did in the window the sampler takes.
+pub(crate) struct Taken {
+    pub ops: u64,
+    pub recent: LatencyHistogram,
+}
+
+impl Published {
+    /// The shard ended a window: its cumulative totals and the window's latencies.
+    pub fn push(&mut self, ops_total: u64, bytes_total: u64, recent: &LatencyHistogram) {
+        self.queue.push_back(Ended {
+            ops_total,
+            bytes_total,
+            recent: recent.clone(),
+        });
+    }
+
+    /// The oldest window not taken yet (none when the shard has not ended it).
+    pub fn take(&mut self) -> Taken {
+        match self.queue.pop_front() {
+            Some(e) => {
+                self.ops = e.ops_total;
+                self.bytes = e.bytes_total;
+                self.latency.add(&e.recent);
+                Taken {
+                    ops: e.recent.count(),
+                    recent: e.recent,
+                }
+            }
+            None => Taken {
+                ops: 0,
+                recent: LatencyHistogram::new(),
+            },
+        }
+    }
+}
+
+/// How far one shard has got: windows ended, and whether its loop is over.
+#[derive(Default)]
+pub(crate) struct ShardMark {
+    windows_ended: AtomicU64,
+    finished: AtomicBool,
+}
+
+impl ShardMark {
+    pub fn window_ended(&self) {
+        self.windows_ended.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn has(&self, window: u64) -> bool {
+        self.finished.load(Ordering::SeqCst) || self.windows_ended.load(Ordering::SeqCst) >= window
+    }
+}
+
+/// Marks its shard finished when dropped (also when the shard's thread unwinds), so the
+/// sampler never waits for a shard that will not end another window.
+pub(crate) struct FinishedOnDrop<'a>(pub &'a ShardMark);
+
+impl Drop for FinishedOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.finished.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Waits until every shard has ended `window` (counted from 1) or finished, or the wait limit.
+pub(crate) fn await_window(marks: &[ShardMark], window: u64) {
+    let start = Instant::now();
+    while !marks.iter().all(|m| m.has(window)) {
+        if start.elapsed() >= SHARD_WAIT_LIMIT || weir_engine::interrupt::requested() {
+            return;
+        }
+        std::thread::sleep(SHARD_POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist_of(n: u64) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for _ in 0..n {
+            h.record_ns(50_000);
+        }
+        h
+    }
+
+    #[test]
+    fn a_window_ended_twice_before_a_take_is_taken_one_at_a_time() {
+        let mut p = Published::default();
+        p.push(10, 40_960, &hist_of(10));
+        p.push(25, 102_400, &hist_of(15));
+        let first = p.take();
+        assert_eq!((first.ops, p.ops, p.bytes), (10, 10, 40_960));
+        let second = p.take();
+        assert_eq!((second.ops, p.ops, p.bytes), (15, 25, 102_400));
+        assert_eq!(p.latency.count(), 25);
+        // Nothing ended: the totals stay, the window is empty.
+        let none = p.take();
+        assert_eq!((none.ops, p.ops), (0, 25));
+    }
+
+    #[test]
+    fn the_wait_ends_when_every_shard_ended_the_window_or_finished() {
+        let marks = [ShardMark::default(), ShardMark::default()];
+        marks[0].window_ended();
+        assert!(!marks[1].has(1));
+        drop(FinishedOnDrop(&marks[1]));
+        assert!(marks.iter().all(|m| m.has(1)));
+        await_window(&marks, 1);
+        assert!(!marks[0].has(2));
+    }
+}
