@@ -20,6 +20,7 @@ use crate::error::ExploreError;
 use crate::map::Map;
 use crate::meter::Meter;
 use crate::point::PointResult;
+use crate::radial::{radial_rows, RadialRow};
 
 /// One grid load measured by both tools.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -113,6 +114,11 @@ pub struct FrontierComparison {
     pub rows: Vec<FrontierRow>,
     /// The largest |difference| over the rows.
     pub max_abs_difference: f64,
+    /// The same frontiers along rays from the origin (see `radial`: well-conditioned where
+    /// the frontier falls steeply to the read axis, where `rows` are not).
+    pub radial: Vec<RadialRow>,
+    /// The largest |difference| along the rays (0 when no ray meets both).
+    pub max_abs_radial_difference: f64,
     /// Relative differences (b - a) / a of the pure loads: reads, fresh writes, overwrite
     /// writes (None where a map has no calibration).
     pub pure_read_difference: Option<f64>,
@@ -213,11 +219,18 @@ pub fn compare_frontiers(
         })
         .collect();
     let max_abs_difference = rows.iter().map(|r| r.difference.abs()).fold(0.0, f64::max);
+    let radial = radial_rows(&fa, &fb);
+    let max_abs_radial_difference = radial
+        .iter()
+        .map(|r| r.difference.abs())
+        .fold(0.0, f64::max);
     let cal = |v: &Value, key: &str| v.pointer(&format!("/calibration/{key}"))?.as_f64();
     let pure = |key: &str| relative(cal(&a, key), cal(&b, key));
     Ok(FrontierComparison {
         rows,
         max_abs_difference,
+        radial,
+        max_abs_radial_difference,
         pure_read_difference: pure("read_iops"),
         pure_fresh_write_difference: pure("fresh_write_bytes_per_s"),
         pure_overwrite_write_difference: pure("overwrite_write_bytes_per_s"),
@@ -264,6 +277,30 @@ pub fn comparison_text(c: &FrontierComparison, tolerance: f64) -> String {
         },
         tolerance * 100.0
     );
+    let _ = writeln!(
+        out,
+        "frontier spread along rays from the origin: largest |B vs A| {:.1}% over {} rays ({} the \
+         {:.0}% target; per read rate the writes near the read axis differ by far more than the \
+         disks do)",
+        c.max_abs_radial_difference * 100.0,
+        c.radial.len(),
+        if c.max_abs_radial_difference <= tolerance && !c.radial.is_empty() {
+            "within"
+        } else {
+            "outside"
+        },
+        tolerance * 100.0
+    );
+    for r in &c.radial {
+        let _ = writeln!(
+            out,
+            "  ray {:>5.1} deg: A {:.3}  B {:.3}  {:+.1}%",
+            r.angle_deg,
+            r.a_radius,
+            r.b_radius,
+            r.difference * 100.0
+        );
+    }
     let _ = writeln!(
         out,
         "pure-load spread of the same runs: reads {}, fresh writes {}, overwrite writes {}",
