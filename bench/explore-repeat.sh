@@ -72,10 +72,10 @@ make_device() {
     mkdir -p "$MAP_DIR"
     echo "explore-repeat: XFS on /dev/zram$ZRAM_ID ($SIZE, mount -o $opts) at $MNT" >&2
 }
-zram_state() { # what the device holds: orig_data_size compr_data_size mem_used_total (MiB)
+zram_state() { # what the device holds: mm_stat's data, compressed, memory used (MiB), same and huge pages
     [[ -n "$ZRAM_ID" ]] || return 0
-    read -r orig compr used _ <"/sys/block/zram$ZRAM_ID/mm_stat"
-    echo "explore-repeat: zram$ZRAM_ID holds $((orig >> 20)) MiB of data in $((compr >> 20)) MiB, memory used $((used >> 20)) MiB" >&2
+    read -r orig compr used _ _ same _ huge _ <"/sys/block/zram$ZRAM_ID/mm_stat"
+    echo "explore-repeat: zram$ZRAM_ID holds $((orig >> 20)) MiB of data in $((compr >> 20)) MiB, memory used $((used >> 20)) MiB, same_pages $same, huge_pages ${huge:-0}" >&2
 }
 
 mkdir -p "$OUT"
