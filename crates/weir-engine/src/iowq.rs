@@ -13,7 +13,9 @@
 //! is busy and the reads run on every CPU the process has.
 //!
 //! fio has the same switch (`force_async=1`); bench/engine-vs-fio.sh runs fio with it too.
-//! `WEIR_URING_PUNT=inline` turns it off (the kernel's own path, for A/B runs).
+//! Whether a ring uses it is chosen from the ring's depth (`crate::uring_wait`: shallow rings
+//! send async and spin, deep ones stay inline); `WEIR_URING_PUNT=async|inline` fixes it for
+//! A/B runs.
 //!
 //! Not kept: bounding the io-wq's workers (`IORING_REGISTER_IOWQ_MAX_WORKERS`) to the CPUs.
 //! Set from the submitting thread, the kernel reads the bound back (2 bounded, 2 unbounded),
