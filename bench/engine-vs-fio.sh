@@ -219,9 +219,15 @@ def syscalls(out, ios):
 run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring features;
     #                             fio_aio: libaio, reaping in user space as weir does)
     local out="$WORK/$3-$1-$2" features=(--ioengine=io_uring)
-    [[ $3 == fio_reg || $3 == fio_async ]] && features+=(--fixedbufs=1 --registerfiles=1)
-    [[ $3 == fio_async ]] && features+=(--force_async=1)
+    [[ $3 == fio_reg* || $3 == fio_async* ]] && features+=(--fixedbufs=1 --registerfiles=1)
+    [[ $3 == fio_async* ]] && features+=(--force_async=1)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
+    # fio_reg_batch / fio_async_batch: fio reaping at least a quarter of the depth per wait
+    # (iodepth_batch_complete_min), as weir's inline ring does on zram from QD8.
+    if [[ $3 == *_batch && $1 =~ _qd([0-9]+)$ ]]; then
+        local qd=${BASH_REMATCH[1]}
+        features+=(--iodepth_batch_complete_min=$((qd / 4 > 1 ? qd / 4 : 1)))
+    fi
     prewrite
     # shellcheck disable=SC2086,SC2046
     if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") \
@@ -256,8 +262,11 @@ PY
 # no IOSQE_ASYNC on zram), split (submit and wait in two enters, as fio does:
 # WEIR_URING_WAIT=split), spin<N> (split, then watch the completion queue N us before blocking:
 # WEIR_URING_WAIT=spin:N) and nodefer (a ring without DEFER_TASKRUN: WEIR_URING_DEFER=off),
-# e.g. uring_spin20_nodefer. Any variant but nodefer turns the depth choice off (async is
-# implied unless inline is named).
+# e.g. uring_spin20_nodefer; session 11's QD32 ideas: batch<N> (a wait for one completion waits
+# for N while more are in flight: WEIR_URING_BATCH=N), ringfd (the ring entered by its
+# registered index: WEIR_URING_RINGFD=on), iowq<N> (io-wq workers bounded to N:
+# WEIR_URING_IOWQ_MAX=N). async, inline, split and spin<N> turn the depth choice off (async
+# is implied unless inline is named); nodefer, batch, ringfd and iowq keep it.
 weir_env() { # row name -> "backend VAR=value..."
     local backend=${1%%_*} envs=(WEIR_URING_WAIT=auto) v variants
     [[ $1 == *_* ]] || { echo "$backend ${envs[*]}"; return; }
@@ -269,6 +278,9 @@ weir_env() { # row name -> "backend VAR=value..."
             split) envs+=(WEIR_URING_PUNT=async WEIR_URING_WAIT=split) ;;
             spin[0-9]*) envs+=(WEIR_URING_PUNT=async WEIR_URING_WAIT=spin:${v#spin}) ;;
             nodefer) envs+=(WEIR_URING_DEFER=off) ;;
+            batch[0-9]*) envs+=(WEIR_URING_BATCH=${v#batch}) ;;
+            ringfd) envs+=(WEIR_URING_RINGFD=on) ;;
+            iowq[0-9]*) envs+=(WEIR_URING_IOWQ_MAX=${v#iowq}) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done
@@ -376,7 +388,8 @@ def anchor_of(side, w):
     if side == "weir_uring":
         # The engine's default chooses IOSQE_ASYNC or not (and how to wait) by depth, so its
         # anchor is fio's faster io_uring row of the two switches (issue 20's "fio's best").
-        fios = [s for s in ("fio_reg", "fio_async") if s in present]
+        fios = [s for s in ("fio_reg", "fio_async", "fio_reg_batch", "fio_async_batch")
+                if s in present]
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     if "_inline" in side and "fio_reg" in present:
         return "fio_reg"  # the kernel's path on both sides

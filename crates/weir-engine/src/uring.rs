@@ -61,6 +61,9 @@ pub struct UringDevice {
     iowq_max: Option<u32>,
     /// What [`PuntedWait::for_depth`] chose when files that punt were registered.
     punted: Option<PuntedWait>,
+    /// Completions a wait for one waits for while more are in flight (see
+    /// [`WaitPolicy::min_batch`]); 1 unless chosen or fixed.
+    batch: u32,
     /// A chosen spin's claim on two CPUs, held while the files are registered.
     spin_slot: Option<SpinSlot>,
     spins: SpinCounts,
@@ -160,6 +163,7 @@ impl UringDevice {
                 .ok()
                 .and_then(|v| v.parse().ok()),
             punted: None,
+            batch: wait.min_batch.max(1),
             spin_slot: None,
             spins: SpinCounts::default(),
             timer,
@@ -379,6 +383,9 @@ impl UringDevice {
         let chosen = PuntedWait::for_depth(self.capacity, self.defer_taskrun, slot.is_some());
         self.spin_slot = slot.filter(|_| chosen == PuntedWait::Spin);
         self.wait = chosen.wait(self.wait);
+        if self.wait.min_batch == 0 {
+            self.batch = chosen.min_batch(self.capacity);
+        }
         self.punted = Some(chosen);
         chosen
     }
@@ -387,6 +394,11 @@ impl UringDevice {
     /// fixed the policy).
     pub fn punted_wait(&self) -> Option<PuntedWait> {
         self.punted
+    }
+
+    /// How many completions a wait for one waits for while more are in flight.
+    pub fn wait_batch(&self) -> u32 {
+        self.batch
     }
 
     /// Whether requests on the registered `fd` go out with IOSQE_ASYNC.
@@ -398,6 +410,7 @@ impl UringDevice {
     pub fn unregister_files(&mut self) {
         if self.punted.take().is_some() {
             self.wait = PuntedWait::Inline.wait(self.wait);
+            self.batch = self.wait.min_batch.max(1);
             self.spin_slot = None;
         }
         if !self.files.is_empty() {
@@ -531,8 +544,8 @@ impl Device for UringDevice {
     ) -> Result<u32, DeviceError> {
         let queued = self.ring.submission().len() as u32;
         let mut want = min_complete.min(self.in_flight) as usize;
-        if want > 0 && self.in_flight > self.wait.min_batch {
-            want = want.max(self.wait.min_batch as usize);
+        if want > 0 && self.in_flight > self.batch {
+            want = want.max(self.batch as usize);
         }
         // Nothing to submit and the completions asked for are already in the ring (the
         // kernel posts them without being entered): entering would only cost a system call.
@@ -718,7 +731,7 @@ mod tests {
     fn registered_ring_and_batch_wait_complete_reads() {
         let mut dev = UringDevice::new(4).expect("io_uring");
         dev.want_ring_index = true;
-        dev.wait.min_batch = 2;
+        dev.batch = 2;
         let fds = pipe();
         let mut bufs = [[0u8; 8]; 3];
         // SAFETY: writing 9 bytes from a live buffer to an open pipe.
@@ -765,7 +778,7 @@ mod tests {
                 spin_ns: 200_000,
                 defer_taskrun,
                 by_depth: false,
-                min_batch: 1,
+                min_batch: 0,
             };
             let mut dev = UringDevice::with_wait(1, policy).expect("io_uring");
             let fds = pipe();

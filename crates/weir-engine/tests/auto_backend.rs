@@ -144,6 +144,7 @@ fn zram_ring_policy_follows_depth_and_reads_back() {
             };
             assert_eq!(dev.punted_wait(), Some(want), "depth {depth}");
             assert_eq!(dev.sends_async(fd), want.force_async(), "depth {depth}");
+            assert_eq!(dev.wait_batch(), want.min_batch(depth), "depth {depth}");
         }
         assert!(
             round_trip(&mut dev, fd, depth as usize),
