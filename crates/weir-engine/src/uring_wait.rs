@@ -7,7 +7,8 @@
 //! On files that do not punt (vda, NVMe, files on ext4/XFS) the kernel completes by interrupt
 //! and the ring always waits in one blocking enter that also submits: nothing spins there.
 //! On files that punt, the policy is chosen per ring from its depth ([`PuntedWait::for_depth`]),
-//! from session 10's and 11's quiet sweeps on zram (docs/engine.md):
+//! from session 10's quiet depth sweep and session 11's (contaminated) crossover sweep on zram
+//! (docs/engine.md):
 //! - depth <= [`SPIN_MAX_DEPTH`]: `Spin` (IOSQE_ASYNC, submit, then up to [`AUTO_SPIN_NS`] of
 //!   non-blocking GETEVENTS enters before blocking). The shard never sleeps and one io-wq
 //!   worker never runs dry: ~335 K IOPS at QD2-4 against fio's best 52-130 K; 1.08-1.14x fio
@@ -140,12 +141,12 @@ impl WaitPolicy {
     }
 }
 
-/// The deepest ring that spins on files that punt: the crossover of the quiet sweeps (spin
+/// The deepest ring that spins on files that punt: the crossover of the sweeps (spin
 /// leads at QD2-4 with one worker busy and none asleep; from QD8 the concurrent workers
 /// IOSQE_ASYNC adds take the CPU the spinning shard holds). See docs/engine.md.
 pub const SPIN_MAX_DEPTH: u32 = 4;
 
-/// How long a chosen spin polls before it blocks: the quiet sweeps' 20 us (a 5 us spin mostly
+/// How long a chosen spin polls before it blocks: session 10's 20 us (a 5 us spin mostly
 /// gave up and then paid the blocking wake as well; 100 us gained nothing more).
 pub const AUTO_SPIN_NS: u64 = 20_000;
 
