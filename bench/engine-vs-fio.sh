@@ -219,9 +219,15 @@ def syscalls(out, ios):
 run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring features;
     #                             fio_aio: libaio, reaping in user space as weir does)
     local out="$WORK/$3-$1-$2" features=(--ioengine=io_uring)
-    [[ $3 == fio_reg || $3 == fio_async ]] && features+=(--fixedbufs=1 --registerfiles=1)
-    [[ $3 == fio_async ]] && features+=(--force_async=1)
+    [[ $3 == fio_reg* || $3 == fio_async* ]] && features+=(--fixedbufs=1 --registerfiles=1)
+    [[ $3 == fio_async* ]] && features+=(--force_async=1)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
+    # fio_reg_batch / fio_async_batch: fio reaping at least a quarter of the depth per wait
+    # (iodepth_batch_complete_min), as weir's inline ring does on zram from QD8.
+    if [[ $3 == *_batch && $1 =~ _qd([0-9]+)$ ]]; then
+        local qd=${BASH_REMATCH[1]}
+        features+=(--iodepth_batch_complete_min=$((qd / 4 > 1 ? qd / 4 : 1)))
+    fi
     prewrite
     # shellcheck disable=SC2086,SC2046
     if ! sample "$out" /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") \
@@ -249,21 +255,32 @@ print("\t".join(map(str, [*out.split("/")[-1].split("-")[1:3], side, d["iops"],
 PY
 }
 
-# A weir row's backend and the engine's A/B switches, from its name: uring_<variant>... with
-# variants inline (WEIR_URING_PUNT=inline: no IOSQE_ASYNC on zram), split (submit and wait in
-# two enters, as fio does: WEIR_URING_WAIT=split), spin<N> (split, then watch the completion
-# queue N us before blocking: WEIR_URING_WAIT=spin:N) and nodefer (a ring without
-# DEFER_TASKRUN: WEIR_URING_DEFER=off), e.g. uring_spin20_nodefer.
+# A weir row's backend and the engine's A/B switches, from its name: plain `uring` is the
+# engine's default (on zram the wait is chosen from the depth: spin up to QD4, inline above,
+# see weir_engine::uring_wait); uring_<variant>... fixes it, with variants async (IOSQE_ASYNC
+# and one enter: session 9-10's default, WEIR_URING_PUNT=async), inline (WEIR_URING_PUNT=inline:
+# no IOSQE_ASYNC on zram), split (submit and wait in two enters, as fio does:
+# WEIR_URING_WAIT=split), spin<N> (split, then watch the completion queue N us before blocking:
+# WEIR_URING_WAIT=spin:N) and nodefer (a ring without DEFER_TASKRUN: WEIR_URING_DEFER=off),
+# e.g. uring_spin20_nodefer; session 11's QD32 ideas: batch<N> (a wait for one completion waits
+# for N while more are in flight: WEIR_URING_BATCH=N), ringfd (the ring entered by its
+# registered index: WEIR_URING_RINGFD=on), iowq<N> (io-wq workers bounded to N:
+# WEIR_URING_IOWQ_MAX=N). async, inline, split and spin<N> turn the depth choice off (async
+# is implied unless inline is named); nodefer, batch, ringfd and iowq keep it.
 weir_env() { # row name -> "backend VAR=value..."
-    local backend=${1%%_*} envs=(WEIR_URING_PUNT=async) v variants
+    local backend=${1%%_*} envs=(WEIR_URING_WAIT=auto) v variants
     [[ $1 == *_* ]] || { echo "$backend ${envs[*]}"; return; }
     IFS=_ read -r -a variants <<<"${1#*_}"
     for v in "${variants[@]}"; do
         case $v in
+            async) envs+=(WEIR_URING_PUNT=async) ;;
             inline) envs+=(WEIR_URING_PUNT=inline) ;;
-            split) envs+=(WEIR_URING_WAIT=split) ;;
-            spin[0-9]*) envs+=(WEIR_URING_WAIT=spin:${v#spin}) ;;
+            split) envs+=(WEIR_URING_PUNT=async WEIR_URING_WAIT=split) ;;
+            spin[0-9]*) envs+=(WEIR_URING_PUNT=async WEIR_URING_WAIT=spin:${v#spin}) ;;
             nodefer) envs+=(WEIR_URING_DEFER=off) ;;
+            batch[0-9]*) envs+=(WEIR_URING_BATCH=${v#batch}) ;;
+            ringfd) envs+=(WEIR_URING_RINGFD=on) ;;
+            iowq[0-9]*) envs+=(WEIR_URING_IOWQ_MAX=${v#iowq}) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done
@@ -368,6 +385,12 @@ def anchor_of(side, w):
         # weir picked its interface itself: compare with fio's best interface here.
         fios = [s for s in present if s.startswith("fio")]
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
+    if side == "weir_uring":
+        # The engine's default chooses IOSQE_ASYNC or not (and how to wait) by depth, so its
+        # anchor is fio's faster io_uring row of the two switches (issue 20's "fio's best").
+        fios = [s for s in ("fio_reg", "fio_async", "fio_reg_batch", "fio_async_batch")
+                if s in present]
+        return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     if "_inline" in side and "fio_reg" in present:
         return "fio_reg"  # the kernel's path on both sides
     return "fio_aio" if side == "weir_aio" and "fio_aio" in present else base_anchor
@@ -388,6 +411,16 @@ for w in workloads:
               f"{ratio(m[0], f[0]):6.3f} {ratio(m[1], f[1]):6.3f} {ratio(m[4], f[4]):6.3f} "
               f"{ratio(m[5], f[5]):6.3f} {paired:6.3f}")
 rounds = max((r for _, r in by_round), default=0)
+if "weir_uring" in present:
+    print("issue 20's targets, weir_uring (the default) against fio's best io_uring row "
+          "(QD32: IOPS x >= 1.10 and CPU x <= 0.90; QD1: IOPS x >= 1.00):")
+    for w in workloads:
+        a = anchor_of("weir_uring", w)
+        per = sorted(ratio(r["weir_uring"][0], r[a][0]) for (ww, _), r in by_round.items()
+                     if ww == w and "weir_uring" in r and a in r)
+        print(f"  {w:15} vs {a:9} IOPS x {ratio(med(w, 'weir_uring', 0), med(w, a, 0)):.3f} "
+              f"CPU x {ratio(med(w, 'weir_uring', 4), med(w, a, 4)):.3f} per-round IOPS x "
+              + " ".join(f"{x:.3f}" for x in per))
 fio_rows = [s for s in sides if s.startswith("fio")]
 print("IOPS of each weir row over each fio row (ratio of medians; paired in brackets):")
 for w in workloads:

@@ -13,11 +13,16 @@
 //! is busy and the reads run on every CPU the process has.
 //!
 //! fio has the same switch (`force_async=1`); bench/engine-vs-fio.sh runs fio with it too.
-//! `WEIR_URING_PUNT=inline` turns it off (the kernel's own path, for A/B runs).
+//! Whether a ring uses it is chosen from the ring's depth (`crate::uring_wait`: shallow rings
+//! send async and spin, deep ones stay inline); `WEIR_URING_PUNT=async|inline` fixes it for
+//! A/B runs.
 //!
 //! Not kept: bounding the io-wq's workers (`IORING_REGISTER_IOWQ_MAX_WORKERS`) to the CPUs.
 //! Set from the submitting thread, the kernel reads the bound back (2 bounded, 2 unbounded),
-//! yet 5-6 workers still ran a QD32 zram read job on Linux 6.18 (docs/engine.md).
+//! yet 5-6 workers still ran a QD32 zram read job on Linux 6.18 (docs/engine.md). It is an
+//! A/B switch again since session 11 (`WEIR_URING_IOWQ_MAX=<n>`, set at the ring's first
+//! enter): a spinning ring bounded to 2 workers was 1.3-1.9x the unbatched inline wait at QD32
+//! under load, about what the inline ring's batched wait did with 0.95x its CPU per I/O.
 
 use std::os::fd::RawFd;
 

@@ -43,6 +43,7 @@ pub mod prepare;
 pub mod shard_loop;
 pub mod shards;
 pub mod uring;
+mod uring_ring_fd;
 pub mod uring_wait;
 
 pub use aio::AioDevice;
@@ -66,4 +67,4 @@ pub use shard_loop::{
 };
 pub use shards::{available_cores, spawn_shards, ShardPanic, ShardPlacement};
 pub use uring::UringDevice;
-pub use uring_wait::{WaitPolicy, WaitPolicyError};
+pub use uring_wait::{PuntedWait, WaitPolicy, WaitPolicyError};

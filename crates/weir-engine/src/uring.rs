@@ -24,7 +24,7 @@
 //! op whose buffer lies inside a registered buffer becomes READ_FIXED/WRITE_FIXED, which saves
 //! the kernel pinning pages on every request.
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 
 use io_uring::{opcode, squeue, types, IoUring};
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
@@ -32,7 +32,8 @@ use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 use crate::buffers::DmaBufferPool;
 use crate::clock::{monotonic_ns, sleep_until, until};
 use crate::iowq::{file_punts, PuntPolicy};
-use crate::uring_wait::{setup_with_fallback, WaitPolicy};
+use crate::uring_ring_fd::{enter_registered, register_ring_fd};
+use crate::uring_wait::{setup_with_fallback, PuntedWait, SpinSlot, WaitPolicy};
 
 /// An io_uring ring implementing [`Device`].
 pub struct UringDevice {
@@ -50,6 +51,21 @@ pub struct UringDevice {
     defer_taskrun: bool,
     /// How a wait submits and waits (one enter, or fio's two, with a spin between).
     wait: WaitPolicy,
+    /// The ring's index in this thread's registered ring table (`IORING_REGISTER_RING_FDS`:
+    /// no file lookup per enter), once registered; None: enter by file descriptor.
+    ring_index: Option<u32>,
+    /// Whether to try registering the ring (`WEIR_URING_RINGFD=on`, an A/B switch).
+    want_ring_index: bool,
+    /// A bound on this thread's io-wq workers to set at the first enter
+    /// (`WEIR_URING_IOWQ_MAX=<n>`, an A/B switch; taken once).
+    iowq_max: Option<u32>,
+    /// What [`PuntedWait::for_depth`] chose when files that punt were registered.
+    punted: Option<PuntedWait>,
+    /// Completions a wait for one waits for while more are in flight (see
+    /// [`WaitPolicy::min_batch`]); 1 unless chosen or fixed.
+    batch: u32,
+    /// A chosen spin's claim on two CPUs, held while the files are registered.
+    spin_slot: Option<SpinSlot>,
     spins: SpinCounts,
     timer: DeadlineTimer,
 }
@@ -141,6 +157,14 @@ impl UringDevice {
             punt: PuntPolicy::from_env(),
             defer_taskrun,
             wait,
+            ring_index: None,
+            want_ring_index: std::env::var("WEIR_URING_RINGFD").is_ok_and(|v| v == "on"),
+            iowq_max: std::env::var("WEIR_URING_IOWQ_MAX")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            punted: None,
+            batch: wait.min_batch.max(1),
+            spin_slot: None,
             spins: SpinCounts::default(),
             timer,
         })
@@ -154,6 +178,9 @@ impl UringDevice {
             return self.ring.submitter().submit_and_wait(want);
         }
         let to_submit = self.ring.submission().len() as u32;
+        if let Some(index) = self.registered_ring() {
+            return enter_registered(index, to_submit, want as u32, ENTER_GETEVENTS);
+        }
         // SAFETY: no argument pointer; the count is what the queue holds.
         unsafe {
             self.ring.submitter().enter::<libc::sigset_t>(
@@ -163,6 +190,22 @@ impl UringDevice {
                 None,
             )
         }
+    }
+
+    /// The ring's registered index, registering it at the first enter (from the shard's own
+    /// thread: the table is per thread) when asked to; None when not asked or refused.
+    fn registered_ring(&mut self) -> Option<u32> {
+        if let Some(n) = self.iowq_max.take() {
+            // Bounded and unbounded workers alike (block-device reads are unbounded work).
+            let mut max = [n, n];
+            let set = self.ring.submitter().register_iowq_max_workers(&mut max);
+            eprintln!("weir: io-wq workers bounded to {n}: {set:?} (before: {max:?})");
+        }
+        if self.want_ring_index && self.ring_index.is_none() {
+            self.want_ring_index = false;
+            self.ring_index = register_ring_fd(self.ring.as_raw_fd());
+        }
+        self.ring_index
     }
 
     /// Watches the completion queue until it holds `want` completions or the spin budget is
@@ -299,7 +342,9 @@ impl UringDevice {
 
     /// Registers open files so requests on them skip the per-request file lookup and
     /// reference count (IOSQE_FIXED_FILE). False when the kernel refuses. Each file is probed
-    /// with one non-blocking read; one that refuses gets the [`crate::iowq`] treatment.
+    /// with one non-blocking read; when one refuses (it punts to io-wq), the ring's wait and
+    /// IOSQE_ASYNC are chosen from its depth ([`crate::uring_wait`]) unless the environment
+    /// fixed them.
     pub fn register_files(&mut self, fds: &[RawFd]) -> bool {
         self.unregister_files();
         if fds.is_empty() {
@@ -307,18 +352,53 @@ impl UringDevice {
         }
         let ok = self.ring.submitter().register_files(fds).is_ok();
         if ok {
-            let force_async = self.punt.force_async;
+            let punts: Vec<bool> = fds.iter().map(|&fd| file_punts(fd)).collect();
+            let force_async = if punts.contains(&true) && self.wait.by_depth {
+                self.choose_punted_wait().force_async()
+            } else {
+                self.punt.force_async
+            };
             self.files = fds
                 .iter()
+                .zip(punts)
                 .enumerate()
-                .map(|(i, &fd)| RegisteredFile {
+                .map(|(i, (&fd, punts))| RegisteredFile {
                     fd,
                     index: i as u32,
-                    force_async: force_async && file_punts(fd),
+                    force_async: force_async && punts,
                 })
                 .collect();
         }
         ok
+    }
+
+    /// Chooses how this ring waits for its punted requests, from its depth (and takes a
+    /// [`SpinSlot`] when it spins).
+    fn choose_punted_wait(&mut self) -> PuntedWait {
+        // The calling thread is the shard's (SINGLE_ISSUER): a pinned shard sees one CPU.
+        let cpus = crate::shards::available_cores();
+        let slot = (self.capacity <= crate::uring_wait::SPIN_MAX_DEPTH && self.defer_taskrun)
+            .then(|| SpinSlot::take(cpus))
+            .flatten();
+        let chosen = PuntedWait::for_depth(self.capacity, self.defer_taskrun, slot.is_some());
+        self.spin_slot = slot.filter(|_| chosen == PuntedWait::Spin);
+        self.wait = chosen.wait(self.wait);
+        if self.wait.min_batch == 0 {
+            self.batch = chosen.min_batch(self.capacity);
+        }
+        self.punted = Some(chosen);
+        chosen
+    }
+
+    /// What the ring chose for files that punt (None: none registered, or the environment
+    /// fixed the policy).
+    pub fn punted_wait(&self) -> Option<PuntedWait> {
+        self.punted
+    }
+
+    /// How many completions a wait for one waits for while more are in flight.
+    pub fn wait_batch(&self) -> u32 {
+        self.batch
     }
 
     /// Whether requests on the registered `fd` go out with IOSQE_ASYNC.
@@ -326,8 +406,13 @@ impl UringDevice {
         self.files.iter().any(|f| f.fd == fd && f.force_async)
     }
 
-    /// Drops the file registration.
+    /// Drops the file registration (and a chosen policy with it).
     pub fn unregister_files(&mut self) {
+        if self.punted.take().is_some() {
+            self.wait = PuntedWait::Inline.wait(self.wait);
+            self.batch = self.wait.min_batch.max(1);
+            self.spin_slot = None;
+        }
         if !self.files.is_empty() {
             self.files.clear();
             let _ = self.ring.submitter().unregister_files();
@@ -400,8 +485,9 @@ impl UringDevice {
 
 impl Drop for UringDevice {
     fn drop(&mut self) {
-        // The spin is an A/B switch: say how it went, or its CPU cost cannot be read.
-        if self.wait.spin_ns > 0 {
+        // A spin the environment asked for is an A/B switch: say how it went, or its CPU cost
+        // cannot be read. A chosen one is the default and stays quiet.
+        if self.wait.spin_ns > 0 && !self.wait.by_depth {
             eprintln!(
                 "weir: io_uring spin of {} us: {} waits satisfied while spinning, {} gave up \
                  and blocked",
@@ -457,7 +543,10 @@ impl Device for UringDevice {
         deadline_ns: Option<u64>,
     ) -> Result<u32, DeviceError> {
         let queued = self.ring.submission().len() as u32;
-        let want = min_complete.min(self.in_flight) as usize;
+        let mut want = min_complete.min(self.in_flight) as usize;
+        if want > 0 && self.in_flight > self.batch {
+            want = want.max(self.batch as usize);
+        }
         // Nothing to submit and the completions asked for are already in the ring (the
         // kernel posts them without being entered): entering would only cost a system call.
         // At 128 KiB QD8 weir entered the kernel 1.13 times per write against fio's 1.05.
@@ -636,6 +725,48 @@ mod tests {
         }
     }
 
+    /// A ring registered in the thread's ring table enters by index and still completes;
+    /// a batch wait asks for more completions only while more are in flight.
+    #[test]
+    fn registered_ring_and_batch_wait_complete_reads() {
+        let mut dev = UringDevice::new(4).expect("io_uring");
+        dev.want_ring_index = true;
+        dev.batch = 2;
+        let fds = pipe();
+        let mut bufs = [[0u8; 8]; 3];
+        // SAFETY: writing 9 bytes from a live buffer to an open pipe.
+        assert_eq!(
+            unsafe { libc::write(fds[1], b"abcdefghi".as_ptr().cast(), 9) },
+            9
+        );
+        for (i, buf) in bufs.iter_mut().enumerate() {
+            // SAFETY: every op is reaped below, before `bufs` goes out of scope.
+            unsafe { dev.push(pipe_read(i as u64, fds[0], buf)) }.expect("push");
+        }
+        let mut out = Vec::new();
+        while out.len() < 2 {
+            dev.submit_and_wait(1, None).expect("wait");
+            dev.reap(&mut out);
+        }
+        // SAFETY: as above; the third read gets these bytes.
+        assert_eq!(unsafe { libc::write(fds[1], b"z".as_ptr().cast(), 1) }, 1);
+        while out.len() < 3 {
+            dev.submit_and_wait(1, None).expect("wait");
+            dev.reap(&mut out);
+        }
+        let mut got: Vec<i32> = out.iter().map(|c| c.result).collect();
+        got.sort();
+        assert_eq!(got, vec![1, 1, 8]);
+        if dev.defers_task_work() {
+            assert!(dev.ring_index.is_some(), "Linux 5.18+ registers ring fds");
+        }
+        drop(dev);
+        for fd in fds {
+            // SAFETY: closing descriptors this test opened.
+            unsafe { libc::close(fd) };
+        }
+    }
+
     /// A spinning wait whose completion is already there (the pipe holds data, so the read
     /// completes inside the submitting enter) returns without blocking; one whose completion
     /// comes only later (a writer thread 50 ms on) gives up its spin and blocks until it does.
@@ -646,6 +777,8 @@ mod tests {
                 split: true,
                 spin_ns: 200_000,
                 defer_taskrun,
+                by_depth: false,
+                min_batch: 0,
             };
             let mut dev = UringDevice::with_wait(1, policy).expect("io_uring");
             let fds = pipe();

@@ -1,25 +1,32 @@
 //! How the io_uring backend waits for completions, and how its ring is set up for that.
 //!
-//! The default is one `io_uring_enter` per loop turn that submits and waits, on a ring with
-//! `SINGLE_ISSUER` + `DEFER_TASKRUN` + `COOP_TASKRUN` (fio's own setup). Two alternatives
-//! exist for A/B runs on devices whose every request is run by an io-wq worker (zram), where
-//! at QD1 the shard sleeps in the wait and the worker's completion must wake it (on a VM an
-//! idle vCPU's wake is an IPI and a halt exit):
-//! - `split`: submit in one enter, wait in another (fio's two calls per I/O at QD1);
-//! - `spin:<us>`: after the split submit, watch the completion queue in user space for up to
-//!   that many microseconds before blocking (Seastar's reactor polls instead of sleeping).
-//!   With `DEFER_TASKRUN` completions are posted only inside a GETEVENTS enter, so each look
-//!   is a non-blocking enter. Without it (`WEIR_URING_DEFER=off`) the watch is pure user
-//!   space, but on Linux 6.18 an io-wq worker's completion then reaches the ring as task work
-//!   on the shard (`COOP_TASKRUN`: no IPI), run only when the shard enters the kernel, so a
-//!   quiet machine's spin never sees it and each read takes the whole spin (docs/engine.md).
+//! The ring is set up as fio sets up its own (`SINGLE_ISSUER` + `DEFER_TASKRUN` +
+//! `COOP_TASKRUN`). How it waits depends on whether its files punt every request to io-wq
+//! (zram and other bio-based drivers without `REQ_NOWAIT`: the engine knows from the one
+//! `RWF_NOWAIT` probe read of each registered file answering EOPNOTSUPP, see [`crate::iowq`]).
+//! On files that do not punt (vda, NVMe, files on ext4/XFS) the kernel completes by interrupt
+//! and the ring always waits in one blocking enter that also submits: nothing spins there.
+//! On files that punt, the policy is chosen per ring from its depth ([`PuntedWait::for_depth`]),
+//! from session 10's quiet depth sweep and session 11's (contaminated) crossover sweep on zram
+//! (docs/engine.md):
+//! - depth <= [`SPIN_MAX_DEPTH`]: `Spin` (IOSQE_ASYNC, submit, then up to [`AUTO_SPIN_NS`] of
+//!   non-blocking GETEVENTS enters before blocking). The shard never sleeps and one io-wq
+//!   worker never runs dry: ~335 K IOPS at QD2-4 against fio's best 52-130 K; 1.08-1.14x fio
+//!   at QD1. It needs `DEFER_TASKRUN` (without it the completion is task work the shard runs
+//!   only on entering the kernel, so a user-space watch never sees it) and a CPU of its own
+//!   beside one for the worker ([`SpinSlot`]); without either it is `AsyncEnter`.
+//! - deeper: `Inline` (no IOSQE_ASYNC, one enter): the kernel's one bounded worker per ring
+//!   runs the reads back to back; the concurrent workers IOSQE_ASYNC starts contend with the
+//!   shard for the CPUs (QD8: 431 K inline against 274 K async). A wait for one completion
+//!   then waits for a quarter of the depth ([`PuntedWait::min_batch`]): the worker keeps the
+//!   rest queued while the shard sleeps through the batch, and wakes it a quarter as often.
 //!
-//! `WEIR_URING_WAIT` (`enter`, `split`, `spin:<us>`) and `WEIR_URING_DEFER=off` select them.
+//! `WEIR_URING_WAIT` (`auto`, `enter`, `split`, `spin:<us>`) or `WEIR_URING_PUNT` (`async`,
+//! `inline`) set to anything but `auto` turns the choice off: the ring then waits as the
+//! variables say (an unset one keeps its old default: one enter, IOSQE_ASYNC), for A/B runs.
+//! `WEIR_URING_DEFER=off` asks for a ring without `DEFER_TASKRUN` in both cases.
 //! The spin's time is the shard thread's own CPU time, so a benchmark that counts the
-//! process's user+sys seconds counts it. Session 10's quiet runs on zram (docs/engine.md,
-//! "The depth sweep"): `spin:20` with `DEFER_TASKRUN` leads fio at depths 1-4 (1.08x at QD1,
-//! ~335 K IOPS at QD2-4) and loses from QD8, where more io-wq workers contend with the
-//! spinning shard; so the default stays until the policy is chosen per shard from its depth.
+//! process's user+sys seconds counts it.
 
 use std::fmt;
 
@@ -33,6 +40,14 @@ pub struct WaitPolicy {
     pub spin_ns: u64,
     /// Ask for `DEFER_TASKRUN` (completions posted only when the shard enters to wait).
     pub defer_taskrun: bool,
+    /// Replace `split` and `spin_ns` (and IOSQE_ASYNC) by [`PuntedWait::for_depth`] when the
+    /// ring's files punt; false when the environment fixed them.
+    pub by_depth: bool,
+    /// A wait for one completion waits for this many when more than this many are in
+    /// flight: fewer wake-ups of the shard per I/O, at the price of completions found up to a
+    /// batch late (their latency is read when they are reaped). 0: chosen with the wait
+    /// ([`PuntedWait::min_batch`]; 1 where nothing is chosen); `WEIR_URING_BATCH=<n>` fixes it.
+    pub min_batch: u32,
 }
 
 impl Default for WaitPolicy {
@@ -41,6 +56,8 @@ impl Default for WaitPolicy {
             split: false,
             spin_ns: 0,
             defer_taskrun: true,
+            by_depth: true,
+            min_batch: 0,
         }
     }
 }
@@ -58,8 +75,8 @@ impl fmt::Display for WaitPolicyError {
         match self {
             WaitPolicyError::UnknownWait(v) => write!(
                 f,
-                "WEIR_URING_WAIT={v:?} is not a wait policy: use enter, split or spin:<microseconds> \
-                 (e.g. spin:20)"
+                "WEIR_URING_WAIT={v:?} is not a wait policy: use auto, enter, split or \
+                 spin:<microseconds> (e.g. spin:20)"
             ),
             WaitPolicyError::UnknownDefer(v) => {
                 write!(f, "WEIR_URING_DEFER={v:?} is not known: use on or off")
@@ -71,12 +88,13 @@ impl fmt::Display for WaitPolicyError {
 impl std::error::Error for WaitPolicyError {}
 
 impl WaitPolicy {
-    /// The policy the two variables name (None: unset).
+    /// The policy the two variables name (None: unset). Any `wait` but `auto` fixes it.
     pub fn parse(wait: Option<&str>, defer: Option<&str>) -> Result<Self, WaitPolicyError> {
         let mut policy = WaitPolicy::default();
         match wait {
-            None | Some("" | "enter") => {}
-            Some("split") => policy.split = true,
+            None | Some("" | "auto") => {}
+            Some("enter") => policy.by_depth = false,
+            Some("split") => (policy.split, policy.by_depth) = (true, false),
             Some(v) => {
                 let spin_us: u64 = v
                     .strip_prefix("spin:")
@@ -85,6 +103,7 @@ impl WaitPolicy {
                     .ok_or_else(|| WaitPolicyError::UnknownWait(v.to_string()))?;
                 policy.split = true;
                 policy.spin_ns = spin_us * 1_000;
+                policy.by_depth = false;
             }
         }
         match defer {
@@ -97,17 +116,123 @@ impl WaitPolicy {
 
     /// The policy of the environment, read once per process (every ring of every shard uses
     /// it); a value it does not know is reported on stderr once and the default used (an A/B
-    /// switch must not stop a run).
+    /// switch must not stop a run). `WEIR_URING_PUNT` set (`async` or `inline`) fixes the
+    /// wait too, so an A/B row names everything it changes.
     pub fn from_env() -> Self {
         static POLICY: std::sync::OnceLock<WaitPolicy> = std::sync::OnceLock::new();
         *POLICY.get_or_init(|| {
             let wait = std::env::var("WEIR_URING_WAIT").ok();
             let defer = std::env::var("WEIR_URING_DEFER").ok();
-            WaitPolicy::parse(wait.as_deref(), defer.as_deref()).unwrap_or_else(|e| {
-                eprintln!("weir: {e}; using the default (one enter, DEFER_TASKRUN)");
-                WaitPolicy::default()
-            })
+            let punt_set = std::env::var("WEIR_URING_PUNT").is_ok_and(|v| !v.is_empty());
+            let mut policy =
+                WaitPolicy::parse(wait.as_deref(), defer.as_deref()).unwrap_or_else(|e| {
+                    eprintln!("weir: {e}; using the default (chosen by depth, DEFER_TASKRUN)");
+                    WaitPolicy::default()
+                });
+            policy.by_depth &= !punt_set;
+            if let Ok(v) = std::env::var("WEIR_URING_BATCH") {
+                match v.parse::<u32>() {
+                    Ok(n) if n >= 1 => policy.min_batch = n,
+                    _ => eprintln!("weir: WEIR_URING_BATCH={v:?} is not a count >= 1; using 1"),
+                }
+            }
+            policy
         })
+    }
+}
+
+/// The deepest ring that spins on files that punt: the crossover of the sweeps (spin
+/// leads at QD2-4 with one worker busy and none asleep; from QD8 the concurrent workers
+/// IOSQE_ASYNC adds take the CPU the spinning shard holds). See docs/engine.md.
+pub const SPIN_MAX_DEPTH: u32 = 4;
+
+/// How long a chosen spin polls before it blocks: session 10's 20 us (a 5 us spin mostly
+/// gave up and then paid the blocking wake as well; 100 us gained nothing more).
+pub const AUTO_SPIN_NS: u64 = 20_000;
+
+/// How a ring whose files punt every request to io-wq waits, chosen from its depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PuntedWait {
+    /// IOSQE_ASYNC, submit, then poll the ring for [`AUTO_SPIN_NS`] before blocking.
+    Spin,
+    /// IOSQE_ASYNC and one blocking enter (a shallow ring that cannot spin: no
+    /// `DEFER_TASKRUN`, or no CPU to spare for it).
+    AsyncEnter,
+    /// No IOSQE_ASYNC (the kernel's one bounded worker) and one blocking enter.
+    Inline,
+}
+
+impl PuntedWait {
+    /// The choice for a ring of `depth` requests; `defer_taskrun`: the ring got it (an old
+    /// kernel's EINVAL falls back to a ring without); `spare_cpu`: a [`SpinSlot`] was free.
+    pub fn for_depth(depth: u32, defer_taskrun: bool, spare_cpu: bool) -> Self {
+        if depth > SPIN_MAX_DEPTH {
+            PuntedWait::Inline
+        } else if defer_taskrun && spare_cpu {
+            PuntedWait::Spin
+        } else {
+            PuntedWait::AsyncEnter
+        }
+    }
+
+    /// Whether requests on the punting files go out with IOSQE_ASYNC.
+    pub fn force_async(self) -> bool {
+        !matches!(self, PuntedWait::Inline)
+    }
+
+    /// The completions a wait of this choice waits for on a ring of `depth`: a quarter of
+    /// the depth inline (the one io-wq worker keeps three quarters queued while the shard
+    /// sleeps through a batch: QD32 paired 1.10-1.53x the wait for one, CPU per I/O 0.84x,
+    /// context switches per I/O 0.06 against 0.22, contaminated, docs/engine.md), else 1.
+    pub fn min_batch(self, depth: u32) -> u32 {
+        match self {
+            PuntedWait::Inline => (depth / 4).max(1),
+            _ => 1,
+        }
+    }
+
+    /// The wait this choice makes of `base` (which keeps its `defer_taskrun`).
+    pub fn wait(self, base: WaitPolicy) -> WaitPolicy {
+        let spin_ns = if self == PuntedWait::Spin {
+            AUTO_SPIN_NS
+        } else {
+            0
+        };
+        WaitPolicy {
+            split: spin_ns > 0,
+            spin_ns,
+            ..base
+        }
+    }
+}
+
+/// Rings of this process spinning now: each holds its shard's CPU and keeps one io-wq worker
+/// busy on another, so a ring may spin only while two CPUs per spinning ring are allowed.
+static SPINNING_RINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A spinning ring's claim on two CPUs (its shard's and its worker's), given back on drop.
+/// A `weir tune`/`explore` run with one shard per CPU pins every shard, so its shards see one
+/// allowed CPU each and none spins; `weir run --shards 1` on two CPUs spins.
+#[derive(Debug)]
+pub struct SpinSlot(());
+
+impl SpinSlot {
+    /// A slot when `(spinning + 1) * 2 <= allowed_cpus`.
+    pub fn take(allowed_cpus: usize) -> Option<SpinSlot> {
+        use std::sync::atomic::Ordering;
+        SPINNING_RINGS
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                ((n + 1) * 2 <= allowed_cpus).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| SpinSlot(()))
+    }
+}
+
+impl Drop for SpinSlot {
+    fn drop(&mut self) {
+        SPINNING_RINGS.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
@@ -174,6 +299,73 @@ mod tests {
             WaitPolicy::parse(None, Some("maybe")),
             Err(WaitPolicyError::UnknownDefer(_))
         ));
+    }
+
+    /// Shallow rings spin when they can, deep ones stay inline; an environment value but
+    /// `auto` turns the choice off.
+    #[test]
+    fn depth_chooses_the_wait_and_the_environment_overrides_it() {
+        for depth in 1..=SPIN_MAX_DEPTH {
+            assert_eq!(PuntedWait::for_depth(depth, true, true), PuntedWait::Spin);
+            assert_eq!(
+                PuntedWait::for_depth(depth, true, false),
+                PuntedWait::AsyncEnter
+            );
+        }
+        for depth in [SPIN_MAX_DEPTH + 1, 8, 32, 1024] {
+            assert_eq!(PuntedWait::for_depth(depth, true, true), PuntedWait::Inline);
+        }
+        let base = WaitPolicy::default();
+        let spin = PuntedWait::Spin.wait(base);
+        assert!(spin.split && spin.spin_ns == AUTO_SPIN_NS && spin.by_depth);
+        assert_eq!(PuntedWait::Inline.wait(spin), base);
+        assert_eq!(PuntedWait::Inline.min_batch(32), 8);
+        assert_eq!(PuntedWait::Inline.min_batch(5), 1);
+        assert_eq!(PuntedWait::Spin.min_batch(4), 1);
+        assert!(PuntedWait::AsyncEnter.force_async() && !PuntedWait::Inline.force_async());
+        for auto in [None, Some(""), Some("auto")] {
+            assert!(
+                WaitPolicy::parse(auto, None).expect("auto").by_depth,
+                "{auto:?}"
+            );
+        }
+        for fixed in ["enter", "split", "spin:20"] {
+            assert!(!WaitPolicy::parse(Some(fixed), None).expect(fixed).by_depth);
+        }
+    }
+
+    /// An old kernel answers DEFER_TASKRUN with EINVAL; the ring built without it must not
+    /// spin (its completions would reach the shard only when it enters the kernel).
+    #[test]
+    fn a_ring_refused_defer_taskrun_with_einval_does_not_spin() {
+        let (ring, defers) = setup_with_fallback(true, |f| {
+            if f.defer_taskrun {
+                Err(std::io::Error::from_raw_os_error(libc::EINVAL))
+            } else {
+                Ok("ring")
+            }
+        })
+        .expect("fallback");
+        assert_eq!((ring, defers), ("ring", false));
+        assert_eq!(
+            PuntedWait::for_depth(1, defers, true),
+            PuntedWait::AsyncEnter
+        );
+    }
+
+    /// Two CPUs per spinning ring: one CPU never spins, four hold two spinning rings, and a
+    /// dropped slot is free again. (No other unit test takes slots: only rings on files that
+    /// punt do, and the unit tests' rings read pipes.)
+    #[test]
+    fn spin_slots_hold_two_cpus_each() {
+        assert!(SpinSlot::take(1).is_none());
+        let a = SpinSlot::take(4).expect("first");
+        let b = SpinSlot::take(4).expect("second");
+        assert!(SpinSlot::take(4).is_none(), "a third needs six CPUs");
+        drop(a);
+        let c = SpinSlot::take(4).expect("freed");
+        drop((b, c));
+        assert!(SpinSlot::take(2).is_some());
     }
 
     /// A kernel that refuses DEFER_TASKRUN (EINVAL) gets a ring without it; one that refuses

@@ -1,7 +1,8 @@
 //! `--backend auto` on real storage (root tier): a zram device refuses RWF_NOWAIT reads and
-//! gets AIO; a file on ext4 (on a loop device) takes them and keeps io_uring. On io_uring,
-//! requests on a registered zram device go out with IOSQE_ASYNC (weir_engine::iowq), a file
-//! that takes non-blocking requests keeps the inline path, and data round-trips either way.
+//! gets AIO; a file on ext4 (on a loop device) takes them and keeps io_uring. On io_uring, a
+//! ring on a registered zram device chooses its wait from its depth (weir_engine::uring_wait:
+//! a shallow one spins and sends IOSQE_ASYNC, a deep one stays inline), a file that takes
+//! non-blocking requests keeps the inline path and chooses nothing, and data round-trips.
 
 mod common;
 
@@ -9,7 +10,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
 use weir_engine::auto::{choose_for_dir, choose_for_path, probe_fd, NowaitSupport};
-use weir_engine::{dio_alignment_fd, Backend, DmaBufferPool, UringDevice};
+use weir_engine::{dio_alignment_fd, Backend, DmaBufferPool, PuntedWait, UringDevice};
 use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
 
 /// A 64 MiB zram device of the test's own (root only; skips with a reason otherwise).
@@ -113,8 +114,8 @@ fn round_trip(dev: &mut UringDevice, fd: i32, blocks: usize) -> bool {
 }
 
 #[test]
-fn zram_requests_go_async_and_read_back() {
-    let Some(zram) = zram("zram_requests_go_async_and_read_back") else {
+fn zram_ring_policy_follows_depth_and_reads_back() {
+    let Some(zram) = zram("zram_ring_policy_follows_depth_and_reads_back") else {
         return;
     };
     let file = std::fs::OpenOptions::new()
@@ -124,16 +125,32 @@ fn zram_requests_go_async_and_read_back() {
         .open(zram.path())
         .expect("open the zram device");
     let fd = file.as_raw_fd();
-    let mut dev = UringDevice::new(16).expect("io_uring");
-    assert!(!dev.sends_async(fd), "nothing registered yet");
-    assert!(dev.register_files(&[fd]), "register the zram device");
-    // WEIR_URING_PUNT=inline (an A/B run's setting) turns the switch off on purpose.
-    let inline = std::env::var("WEIR_URING_PUNT").is_ok_and(|v| v == "inline");
-    assert_eq!(dev.sends_async(fd), !inline, "zram refuses RWF_NOWAIT");
-    assert!(
-        round_trip(&mut dev, fd, 16),
-        "zram data differs after the round trip"
-    );
+    // An A/B run's WEIR_URING_WAIT/WEIR_URING_PUNT fix the policy on purpose.
+    let fixed = ["WEIR_URING_WAIT", "WEIR_URING_PUNT"]
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|v| !v.is_empty() && v != "auto"));
+    // A shallow ring spins (DEFER_TASKRUN and two CPUs for it here) and sends async; a deep
+    // one stays inline. Both read back what they wrote.
+    for (depth, want) in [(2, PuntedWait::Spin), (16, PuntedWait::Inline)] {
+        let mut dev = UringDevice::new(depth).expect("io_uring");
+        assert!(!dev.sends_async(fd), "nothing registered yet");
+        assert!(dev.register_files(&[fd]), "register the zram device");
+        println!("depth {depth}: {:?}", dev.punted_wait());
+        if !fixed {
+            let can_spin = dev.defers_task_work() && weir_engine::shards::available_cores() >= 2;
+            let want = match want {
+                PuntedWait::Spin if !can_spin => PuntedWait::AsyncEnter,
+                w => w,
+            };
+            assert_eq!(dev.punted_wait(), Some(want), "depth {depth}");
+            assert_eq!(dev.sends_async(fd), want.force_async(), "depth {depth}");
+            assert_eq!(dev.wait_batch(), want.min_batch(depth), "depth {depth}");
+        }
+        assert!(
+            round_trip(&mut dev, fd, depth as usize),
+            "zram data differs after the round trip at depth {depth}"
+        );
+    }
 }
 
 #[test]
@@ -150,6 +167,10 @@ fn file_taking_nowait_stays_inline_and_reads_back() {
         support == NowaitSupport::Unsupported,
         "only a file that refuses RWF_NOWAIT goes async"
     );
+    if support != NowaitSupport::Unsupported {
+        // The kernel completes these by interrupt: nothing is chosen, nothing spins.
+        assert_eq!(dev.punted_wait(), None);
+    }
     assert!(
         round_trip(&mut dev, fd, 16),
         "file data differs after the round trip"
