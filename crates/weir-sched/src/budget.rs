@@ -466,11 +466,14 @@ impl SharedBudget {
     fn close_depth(&self, lane: &Lane, period: &crate::rate::Period) {
         let bucket_total = lane.bucket_refusals.load(Relaxed);
         let bucket_bound = lane.bucket_refusals_seen.swap(bucket_total, Relaxed) < bucket_total;
+        // The mean by Little's law where the snapshot sees less: on a device that completes
+        // inside the submission, the end of a period (after a reap) finds nothing in flight.
+        let mean_in_flight_ps = lane.depth.take_mean_in_flight_ps(period.elapsed_ps);
         let depth_period = DepthPeriod {
             delivered_q16: rate_of(period.completed_ps, period.elapsed_ps),
             dispatched_ps: period.dispatched_ps,
             completed_ps: period.completed_ps,
-            in_flight_ps: period.in_flight_end_ps,
+            in_flight_ps: period.in_flight_end_ps.max(mean_in_flight_ps),
             unloaded_ns: self.unloaded_ns(lane),
             window_ps: period.window_ps,
             largest_piece_ps: period.largest_piece_ps,
@@ -615,6 +618,7 @@ impl SharedBudget {
         let lane = self.lane(direction);
         lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
         lane.rate.note_completed(cost_ps);
+        lane.depth.note_completed(cost_ps, disk_ns);
         if direction == Direction::Write {
             self.writes_in_flight.fetch_sub(1, Relaxed);
         }

@@ -24,6 +24,13 @@
 //! off when it stops binding (the load shrank) or the window comes under it. It only ever
 //! narrows what the window allows, so it cannot raise any latency, and it never acts on a
 //! lane that is idle or lightly loaded (no queue in the device).
+//!
+//! Two additions for devices that complete inside the submission (zram under io_uring;
+//! `SimConfig::cpu_inline`, docs/scheduler-rate.md section 15): the work in flight is the
+//! period's mean by Little's law (sum of cost x latency over the period) where a snapshot
+//! after a reap sees none, and where the law cannot see a queue because the unloaded latency
+//! holds a dispatch round's CPU time, a lane of 16 requests or more tries a cut anyway
+//! (`trial_due`): kept if the rate holds, dropped with a doubled wait if it does not.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -33,6 +40,11 @@ const Q: u32 = 16;
 const HOLD_PERIODS: u64 = 32;
 /// Off: no cap.
 const OFF: u64 = u64::MAX;
+/// Periods between trials (`DepthCap::close`) at first, and at most after failed ones.
+const TRIAL_WAIT_MIN: u64 = 16;
+const TRIAL_WAIT_MAX: u64 = 1024;
+/// Requests (of the largest piece) a lane must hold before a trial cuts its depth.
+const TRIAL_DEPTH: u64 = 16;
 
 /// One period as the cap judges it (picoseconds of model disk time; rates fixed point).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +93,17 @@ pub(crate) struct DepthCap {
     reference_q16: AtomicU64,
     hold: AtomicU64,
     refused: AtomicU64,
+    /// Sum over the period's completions of cost (ns) x in-disk latency (ns): Little's law
+    /// gives the mean work in flight from it, where a snapshot at the period's end sees
+    /// none on a device that completes inside the submission.
+    cost_latency_ns2: AtomicU64,
+    /// The cap came from a trial, not from Little's law (its floor ignores the pipe).
+    by_trial: AtomicU64,
+    /// Periods the cap judged since it engaged.
+    steps: AtomicU64,
+    /// Periods until the next trial, and the wait after the next failed one.
+    trial_wait: AtomicU64,
+    trial_backoff: AtomicU64,
 }
 
 impl DepthCap {
@@ -90,7 +113,28 @@ impl DepthCap {
             reference_q16: AtomicU64::new(0),
             hold: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            cost_latency_ns2: AtomicU64::new(0),
+            by_trial: AtomicU64::new(0),
+            steps: AtomicU64::new(0),
+            trial_wait: AtomicU64::new(TRIAL_WAIT_MIN),
+            trial_backoff: AtomicU64::new(TRIAL_WAIT_MIN),
         }
+    }
+
+    /// Counts a completion for the period's mean in-flight work.
+    pub(crate) fn note_completed(&self, cost_ps: u64, disk_ns: u64) {
+        let product = (cost_ps / 1000).saturating_mul(disk_ns);
+        let _ = self
+            .cost_latency_ns2
+            .fetch_update(Relaxed, Relaxed, |sum| Some(sum.saturating_add(product)));
+    }
+
+    /// The period's mean work in flight by Little's law (ps of model time), and a fresh
+    /// sum for the next period.
+    pub(crate) fn take_mean_in_flight_ps(&self, elapsed_ps: u64) -> u64 {
+        let sum = self.cost_latency_ns2.swap(0, Relaxed);
+        (u128::from(sum) * 1_000_000 / u128::from(elapsed_ps.max(1))).min(u128::from(u64::MAX / 8))
+            as u64
     }
 
     /// The cap on in-flight disk time (`u64::MAX`: none).
@@ -128,10 +172,11 @@ impl DepthCap {
             // rate of 0, and it then stepped 128 KiB writes down to two in flight).
             let busy = p.dispatched_ps.min(p.completed_ps) >= 8 * p.largest_piece_ps.max(1);
             if queueing && alone && busy && p.in_flight_ps >= 2 * floor_ps {
-                self.reference_q16.store(p.delivered_q16, Relaxed);
-                self.hold.store(0, Relaxed);
-                self.cap_ps
-                    .store(p.in_flight_ps - p.in_flight_ps / 4, Relaxed);
+                self.engage(p, false);
+                return Judged::Engaged;
+            }
+            if !queueing && alone && busy && self.trial_due(p) {
+                self.engage(p, true);
                 return Judged::Engaged;
             }
             if !queueing {
@@ -148,19 +193,77 @@ impl DepthCap {
             return Judged::Released;
         }
         let reference = self.reference_q16.load(Relaxed);
+        let trial = self.by_trial.load(Relaxed) == 1;
+        let first_step = self.steps.fetch_add(1, Relaxed) == 0;
         if p.delivered_q16 < reference - reference / 64 {
+            if trial && first_step {
+                // The trial's first cut lost rate: the depth was the device's need, not a
+                // queue. Off, and wait twice as long before the next trial.
+                let wait = (self.trial_backoff.load(Relaxed) * 2).min(TRIAL_WAIT_MAX);
+                self.trial_backoff.store(wait, Relaxed);
+                self.trial_wait.store(wait, Relaxed);
+                self.cap_ps.store(OFF, Relaxed);
+                return Judged::Released;
+            }
             self.hold.store(HOLD_PERIODS, Relaxed);
             self.cap_ps.store(cap + cap / 4, Relaxed);
             return Judged::Capped;
+        }
+        if trial && first_step {
+            self.trial_backoff.store(TRIAL_WAIT_MIN, Relaxed);
         }
         self.reference_q16.fetch_max(p.delivered_q16, Relaxed);
         if self.hold.load(Relaxed) > 0 {
             self.hold.fetch_sub(1, Relaxed);
             return Judged::Capped;
         }
+        // A trial's cap keeps its own floor: its unloaded latency is the one it could not use.
+        let floor_ps = if trial { trial_floor_ps(p) } else { floor_ps };
         self.cap_ps.store((cap - cap / 8).max(floor_ps), Relaxed);
         Judged::Capped
     }
+
+    fn engage(&self, p: &DepthPeriod, trial: bool) {
+        self.reference_q16.store(p.delivered_q16, Relaxed);
+        self.hold.store(0, Relaxed);
+        self.steps.store(0, Relaxed);
+        self.by_trial.store(u64::from(trial), Relaxed);
+        self.cap_ps
+            .store(p.in_flight_ps - p.in_flight_ps / 4, Relaxed);
+    }
+
+    /// Whether a period with no queue by Little's law should try a cut anyway.
+    ///
+    /// Little's law needs the device's unloaded latency, and a device that completes inside
+    /// the submission (zram under io_uring) never shows one: a request that found the lane
+    /// empty is the first of a dispatch round and completes with the whole round, so its
+    /// latency holds the round's CPU time (132-1,170 us against a smallest seen of 9-178 us
+    /// on zram, docs/scheduler-rate.md sections 13-14) and the law never sees four pipes of
+    /// queue. Its rate, though, is flat above a few requests in flight: a cut to 3/4 that
+    /// loses no rate is the evidence latency could not give. So a lane deep enough to cut
+    /// (`TRIAL_DEPTH` requests) tries one every `trial_wait` periods; a first cut that loses
+    /// more than 1/64 of the rate turns the cap off and doubles the wait (to
+    /// `TRIAL_WAIT_MAX`), one that holds keeps descending as the law's cap does.
+    fn trial_due(&self, p: &DepthPeriod) -> bool {
+        if p.in_flight_ps < TRIAL_DEPTH * p.largest_piece_ps.max(1)
+            || p.in_flight_ps < 2 * trial_floor_ps(p)
+        {
+            return false;
+        }
+        let wait = self.trial_wait.load(Relaxed);
+        if wait > 0 {
+            self.trial_wait.store(wait - 1, Relaxed);
+            return false;
+        }
+        self.trial_wait
+            .store(self.trial_backoff.load(Relaxed), Relaxed);
+        true
+    }
+}
+
+/// A trial cap's floor: four of the largest piece (a device flat above a few requests).
+fn trial_floor_ps(p: &DepthPeriod) -> u64 {
+    4 * p.largest_piece_ps.max(1)
 }
 
 /// What a pipe of the period's rate and the lane's unloaded latency holds, in ps.
@@ -253,5 +356,53 @@ mod tests {
         }
         // Pipe: 1.0 x 10 us = 10 us of model time; floor 20 us.
         assert_eq!(d.cap_ps(), 20 * US_PS);
+    }
+
+    #[test]
+    fn a_trial_cuts_a_deep_lane_whose_latency_hides_its_queue_and_backs_off_when_it_loses() {
+        let d = DepthCap::new();
+        // 256 us in flight, but the unloaded latency reads 200 us (a dispatch round's CPU
+        // time): Little's law sees no queue. The trial waits its first periods, then cuts.
+        let deep = || {
+            let mut p = period(1.0, 256);
+            p.unloaded_ns = 200_000;
+            p
+        };
+        for _ in 0..TRIAL_WAIT_MIN {
+            assert_eq!(d.close(&deep()), Judged::Light);
+        }
+        assert_eq!(d.close(&deep()), Judged::Engaged);
+        assert_eq!(d.cap_ps(), 192 * US_PS);
+        // The rate held: it descends, under the law's floor (2 x 1.0 x 200 us) to its own.
+        for _ in 0..100 {
+            d.note_refused();
+            let mut p = deep();
+            p.in_flight_ps = d.cap_ps();
+            d.close(&p);
+        }
+        assert_eq!(d.cap_ps(), 8 * US_PS);
+        // A lane that needs its depth: the first cut loses rate, the cap goes off, and the
+        // next trial waits twice as long.
+        let d = DepthCap::new();
+        for _ in 0..TRIAL_WAIT_MIN {
+            d.close(&deep());
+        }
+        assert_eq!(d.close(&deep()), Judged::Engaged);
+        d.note_refused();
+        let mut lost = deep();
+        lost.delivered_q16 = lost.delivered_q16 * 3 / 4;
+        assert_eq!(d.close(&lost), Judged::Released);
+        assert_eq!(d.cap_ps(), OFF);
+        for _ in 0..2 * TRIAL_WAIT_MIN {
+            assert_eq!(d.close(&deep()), Judged::Light);
+        }
+        assert_eq!(d.close(&deep()), Judged::Engaged);
+        // A shallow lane (under 16 requests) is never tried.
+        let d = DepthCap::new();
+        for _ in 0..10 * TRIAL_WAIT_MIN {
+            let mut p = period(1.0, 30);
+            p.unloaded_ns = 200_000;
+            assert_eq!(d.close(&p), Judged::Light);
+        }
     }
 }

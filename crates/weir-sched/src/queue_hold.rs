@@ -14,12 +14,14 @@
 //! flight on it at most D's in-flight disk time x C's shares / D's shares: D's completions
 //! come back to a queue that still holds C's backlog, and the ratio is the asked one.
 //! Bounded so that it cannot idle the disk for a class that simply runs shallow: it holds
-//! only while D has at least three quarters of its fair share of the window in the disk
+//! only while D has at least two thirds of its fair share of the window in the disk
 //! (its shares over those of the classes active on the lane, of this shard's part of the
 //! window). A 1000-share class 16 deep beside a 100-share bulk load (a fifth of its share of
 //! an 80-request window) holds nothing, and the bulk load takes the disk; the bench's class,
-//! 64 of its 73, holds the other to 6.4. At worst the hold leaves a quarter of the window
-//! unused. Only classes outside supergroups take part (a supergroup's members share its
+//! 64 of its 73, holds the other to 6.4. At worst the hold leaves a third of the window
+//! unused. The bound was three quarters until session 11: vda's 4 KiB writes priced at 131 K
+//! IOPS put the bench's heavy class at 72% of its share (0.75 / 1.40 of the asked ratio in
+//! session 10's quiet run; `writes_at_131k_iops_hold_the_ratio_at_the_benchs_depth`). Only classes outside supergroups take part (a supergroup's members share its
 //! turns, and their own shares do not compare across groups).
 
 use super::ShardQueue;
@@ -63,7 +65,7 @@ impl ShardQueue {
         // This shard's part of the window, and the drained class's fair share of it.
         let shards = self.budget.config().shards.max(1) as u128;
         let window_ps = u128::from(self.budget.window_now_ps(direction)) / shards;
-        if 4 * held_ps * active_shares.max(1) < 3 * window_ps * held_shares {
+        if 3 * held_ps * active_shares.max(1) < 2 * window_ps * held_shares {
             return false;
         }
         let after_ps = u128::from(class.in_flight_ps[dir]) + u128::from(cost_ps);

@@ -464,7 +464,7 @@ fn a_drained_class_near_its_share_holds_the_others_to_its_proportion() {
         q.dispatch(0, &mut out);
         out.len() as u64
     };
-    // 50 reads: over 3/4 of heavy's share of the window (1000/1100 of 63): bulk gets a tenth.
+    // 50 reads: over 2/3 of heavy's share of the window (1000/1100 of 63): bulk gets a tenth.
     let held = bulk_got(50, false);
     assert!((4..=5).contains(&held), "bulk got {held} reads beside 50");
     // 20 reads: a third of its share, a class that simply runs shallow: bulk takes the rest.

@@ -563,3 +563,66 @@ fn fast_writes_hold_the_ratio_at_the_benchs_depth() {
         }
     }
 }
+
+/// A device that completes inside the submission (`SimConfig::cpu_inline`, as zram under
+/// io_uring): every request of a dispatch round completes when the whole round is served,
+/// so a request that found the lane empty reads the round's CPU time as its unloaded
+/// latency (zram's quiet runs: 132-1,170 us against a smallest seen of 9-178 us) and
+/// Little's law never sees four pipes of queue. Session 10's quiet bench: 1:1 at 4 and
+/// 16 KiB whatever the shares (docs/scheduler-rate.md section 14); here 0.100 of asked
+/// before the depth cap's trial. 4 KiB only: at 16 KiB (the window binds now and then, K
+/// 1.2) the trial's cap stops at ~66 reads and the ratio at 0.75 (section 15).
+#[test]
+fn an_inline_device_holds_the_shares() {
+    let seed = seed(250);
+    for op in [(Read, 4096), (Write, 4096)] {
+        for shares in [(1000, 100), (100, 1000)] {
+            let o = with_disk(SimConfig::cpu_inline(seed), op, 32, shares);
+            let asked = f64::from(shares.0) / f64::from(shares.1);
+            let what = format!("seed {seed}: inline, {op:?} at {}:{}", shares.0, shares.1);
+            assert!(o.reach >= 0.97, "{what}: {:.3} of unscheduled", o.reach);
+            assert!(
+                (o.share_ratio / asked - 1.0).abs() <= 0.05,
+                "{what}: ratio {:.3} of asked",
+                o.share_ratio / asked
+            );
+        }
+    }
+}
+
+/// Session 10's quiet bench: tune priced vda's 4 KiB writes at 131 K IOPS, a window held
+/// ~128 writes a shard, and the ratio came out 0.75 / 1.40 of asked: the heavy class had
+/// 64 of its ~89-write fair share of the window in the disk (72%), under the share hold's
+/// bound, then three quarters. Here, with that bound: 0.491 / 2.037 (300 us pipeline) and
+/// 0.422 / 2.372 (500 us). The bound is now two thirds. At 150 K IOPS (57% of its share)
+/// the bench's depth still cannot hold the ratio: that needs `PARALLELISM=64`.
+#[test]
+fn writes_at_131k_iops_hold_the_ratio_at_the_benchs_depth() {
+    let seed = seed(251);
+    for pipeline_ns in [300_000, 500_000] {
+        let mut sim = SimConfig::nvme_like(seed);
+        sim.fixed_latency_ns = pipeline_ns;
+        sim.write.iops = 131_000.0;
+        sim.write.bytes_per_sec = 2.1e9;
+        for shares in [(1000, 100), (100, 1000)] {
+            let o = with_disk(sim.clone(), (Write, 4096), 32, shares);
+            let asked = f64::from(shares.0) / f64::from(shares.1);
+            let what = format!(
+                "seed {seed}: pipeline {pipeline_ns} ns, writes at {}:{}",
+                shares.0, shares.1
+            );
+            assert!(o.reach >= 0.95, "{what}: {:.3} of unscheduled", o.reach);
+            assert!(
+                (o.share_ratio / asked - 1.0).abs() <= 0.05,
+                "{what}: ratio {:.3} of asked",
+                o.share_ratio / asked
+            );
+            assert!(
+                o.disk_p99_ns <= o.solo_p99_ns + GOAL_NS + GOAL_NS / 10,
+                "{what}: in-disk p99 {} ns, solo p99 {} ns",
+                o.disk_p99_ns,
+                o.solo_p99_ns
+            );
+        }
+    }
+}

@@ -216,3 +216,53 @@ fn push<D: weir_model::device::Device>(
     // SAFETY: see above.
     unsafe { device.push(op) }
 }
+
+/// The inline device: a batch completes together when its last request is served, and the
+/// rate is flat above the CPU count.
+#[test]
+fn an_inline_device_completes_a_batch_together_and_is_flat_above_its_cpus() {
+    fn batches(depth: u32, rounds: u32) -> (u64, Vec<u64>) {
+        let mut disk = SimDisk::new(SimConfig::cpu_inline(7));
+        let mut latencies = Vec::new();
+        let mut out = Vec::new();
+        for round in 0..rounds {
+            let start = disk.now_ns();
+            for i in 0..depth {
+                let op = op(
+                    u64::from(round * depth + i),
+                    Direction::Read,
+                    u64::from(i) * 4096,
+                    4096,
+                );
+                unsafe { disk.push(op) }.expect("room");
+            }
+            disk.submit_and_wait(depth, None).expect("wait");
+            out.clear();
+            disk.reap(&mut out);
+            assert_eq!(out.len(), depth as usize);
+            latencies.extend(out.iter().map(|c| c.completed_at_ns - start));
+        }
+        (disk.now_ns(), latencies)
+    }
+    let (lone_ns, lone) = batches(1, 100);
+    let (two_ns, _) = batches(2, 50);
+    let (deep_ns, deep) = batches(128, 100);
+    // A lone read is its own CPU time: the p-norm of 1.67 us (IOPS) and 1.71 us (bytes) is
+    // ~2.0 us, on one of two channels ~4.0 us (+-10% jitter).
+    assert!(
+        lone.iter().all(|&l| (3_400..=4_600).contains(&l)),
+        "{lone:?}"
+    );
+    // Every read of a batch of 128 completes with the batch (64 x ~4.0 us on each CPU).
+    assert!(
+        deep.iter().all(|&l| (230_000..=285_000).contains(&l)),
+        "{:?}",
+        &deep[..4]
+    );
+    // Flat above the CPUs: 100 reads take half as long at depth 2 as at depth 1, and 12,800
+    // at depth 128 as long as 128 x 100 at depth 2 would.
+    let per_read = |ns: u64, reads: u64| ns as f64 / reads as f64;
+    assert!(per_read(two_ns, 100) < 0.6 * per_read(lone_ns, 100));
+    let flat = per_read(deep_ns, 12_800) / per_read(two_ns, 100);
+    assert!((0.95..=1.05).contains(&flat), "{flat}");
+}
