@@ -21,6 +21,7 @@
 // Starts the nodes with node/weir-cql/scripts/cassandra.sh and stops them by pid at the end,
 // unless WEIR_CQL_CONTACT_POINT names a running server (then one size only; --pin and the
 // forwarded counts work only on nodes cassandra.sh started). Writes results/<time>.json and .md.
+// On more than one node it prints the traffic verdict of issue 21 per benchmark (MET/MISSED).
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -117,6 +118,24 @@ function pinNodes(nodes) {
 
 const median = (xs) => { const v = xs.filter(Number.isFinite).sort((a, b) => a - b); const k = v.length >> 1; return !v.length ? NaN : v.length % 2 ? v[k] : (v[k - 1] + v[k]) / 2; };
 
+/**
+ * Issue 21's traffic targets on more than one node, per benchmark and round: weir-cql's
+ * node<->node segments no more than cassandra-driver's (gossip included), and zero
+ * prepared requests forwarded by a non-replica coordinator (every benchmark is prepared).
+ */
+function trafficVerdict(results) {
+  const out = ['Traffic verdict (nodes > 1; target: node<->node no more than cassandra-driver\'s, zero forwarded):', ''];
+  for (const w of results.filter((r) => r.driver === 'weir-cql' && r.nodes > 1)) {
+    const c = results.find((r) => r.driver === 'cassandra-driver' && r.nodes === w.nodes && r.round === w.round && r.bench === w.bench && r.ops === w.ops);
+    const nodeOk = c && Number.isFinite(w.node_packets) && Number.isFinite(c.node_packets) ? w.node_packets <= c.node_packets : null;
+    const fwdOk = Number.isFinite(w.forwarded) ? w.forwarded === 0 : null;
+    const say = (ok) => (ok === null ? 'n/a' : ok ? 'MET' : 'MISSED');
+    out.push(`- ${w.nodes} nodes, round ${w.round}, ${w.bench} ${w.ops}: node<->node ${w.node_packets} vs cassandra-driver ${c ? c.node_packets : 'n/a'} segments: ${say(nodeOk)}; forwarded by a non-replica ${Number.isFinite(w.forwarded) ? w.forwarded : 'n/a'}: ${say(fwdOk)}`);
+  }
+  if (out.length === 2) out.push('- no multi-node weir-cql run');
+  return out;
+}
+
 function report(results) {
   const lines = [];
   lines.push('| nodes | round | benchmark | ops | driver | seconds | ops/s | client CPU s |');
@@ -133,6 +152,8 @@ function report(results) {
     const mb = (b) => (Number.isFinite(b) ? (b / 1e6).toFixed(1) : 'n/a');
     lines.push(`| ${r.nodes} | ${r.round} | ${r.bench} | ${r.ops} | ${r.driver} | ${r.driver_packets ?? 'n/a'} | ${mb(r.driver_bytes)} | ${r.node_packets} | ${mb(r.node_bytes)} | ${Number.isFinite(r.forwarded) ? r.forwarded : 'n/a'} |`);
   }
+  lines.push('');
+  lines.push(...trafficVerdict(results));
   lines.push('');
   lines.push('Ratios per round, then the median of the rounds (weir-cql against each):');
   lines.push('');

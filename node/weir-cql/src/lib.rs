@@ -298,13 +298,19 @@ impl NativeSession {
         let inner = self.inner.clone();
         let requests = bytes::Bytes::from(requests.to_vec());
         runtime::spawn(async move {
-            run_requests(inner, requests, concurrency, token, |out| match &direct {
-                // `js` mode: handed over after the pump returns (src/direct.rs).
-                Some(target) => direct::queue(target, out),
-                None => {
-                    completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
-                }
-            })
+            run_requests(
+                inner,
+                requests,
+                concurrency,
+                token,
+                move |out| match &direct {
+                    // `js` mode: handed over after the pump returns (src/direct.rs).
+                    Some(target) => direct::queue(target, out),
+                    None => {
+                        completion.call(out.into(), ThreadsafeFunctionCallMode::NonBlocking);
+                    }
+                },
+            )
             .await;
         });
         // JS-thread runtime: run it now, so the requests are on their sockets when this returns.
@@ -376,7 +382,7 @@ async fn run_requests(
     requests: bytes::Bytes,
     concurrency: u32,
     token: u32,
-    mut deliver: impl FnMut(Vec<u8>),
+    mut deliver: impl FnMut(Vec<u8>) + Send + 'static,
 ) {
     let fail = |e: ErrorInfo| {
         let mut w = Writer::with_capacity(64);
@@ -401,6 +407,32 @@ async fn run_requests(
         answer_close(&mut out, true, 1);
         return deliver(out.buf);
     }
+    if runtime::drive_run_apart(jobs.len()) {
+        // Drive the run from a thread of its own while the connections' tasks stay on the
+        // worker (the raw driver's shape: its loop runs in `block_on` on the main thread).
+        // On one worker, the run and the connection's router share a thread: the router reads
+        // a whole buffer of answers before the run issues their successors, which then reach
+        // the server as one burst of ~50 requests per TCP segment instead of a trickle, and
+        // the one-CPU server serves the bursts slower (issue 21: concurrent select 0.68x the
+        // time with this, bench/cql/inflight.py shows 6-9 requests per segment, as raw's).
+        let handle = tokio::runtime::Handle::current();
+        let _ = tokio::task::spawn_blocking(move || {
+            handle.block_on(run_many(session, jobs, concurrency, token, deliver))
+        })
+        .await;
+        return;
+    }
+    run_many(session, jobs, concurrency, token, deliver).await;
+}
+
+/// Executes the jobs of a run of more than one request (see [`run_requests`]).
+async fn run_many(
+    session: Arc<Session>,
+    jobs: Vec<exec::Job>,
+    concurrency: u32,
+    token: u32,
+    mut deliver: impl FnMut(Vec<u8>),
+) {
     let total = jobs.len();
     let mut results = futures::stream::iter(jobs.into_iter().enumerate())
         .map(|(i, job)| {

@@ -285,6 +285,21 @@ impl Drop for InFlight {
     }
 }
 
+/// Runs of at least this many requests are driven apart from the worker (see
+/// [`drive_run_apart`]): executeConcurrent's, not a turn's few coalesced `execute()`s, which
+/// would pay a thread hop each.
+const RUN_APART_MIN_REQUESTS: usize = 64;
+
+/// Whether a run of `requests` requests is driven from a blocking-pool thread instead of
+/// the worker (worker mode only; `WEIR_CQL_RUN_APART=0` turns it off, read once per process).
+pub fn drive_run_apart(requests: usize) -> bool {
+    static APART: OnceLock<bool> = OnceLock::new();
+    let on = *APART.get_or_init(|| {
+        mode() == Mode::Worker && std::env::var("WEIR_CQL_RUN_APART").map_or(true, |v| v != "0")
+    });
+    on && requests >= RUN_APART_MIN_REQUESTS
+}
+
 /// Spawns a session task on the runtime of the mode.
 pub fn spawn<F>(fut: F)
 where
