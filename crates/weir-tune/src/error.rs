@@ -122,12 +122,14 @@ impl fmt::Display for TuneError {
             } => write!(
                 f,
                 "{}: only {} free, and weir tune needs at least {} ({} per shard x {shards} \
-                 shards, plus 64 MiB) for its test files; free space there or pass a --dir on a \
-                 larger filesystem",
+                 shards, plus 64 MiB: 1 GiB its reads read, written once, and room for its \
+                 writes) for its test files; free {} MiB more there, or pass a --dir on a larger \
+                 filesystem or fewer --shards",
                 dir.display(),
                 format_bytes(*avail_bytes),
                 format_bytes(*need_bytes),
-                format_bytes(*per_shard_bytes)
+                format_bytes(*per_shard_bytes),
+                need_bytes.saturating_sub(*avail_bytes).div_ceil(1 << 20)
             ),
             TuneError::FileRefused(e) => e.fmt(f),
             TuneError::Interrupted => {
@@ -200,6 +202,20 @@ impl std::error::Error for TuneError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Too little space says how much to free, in MiB.
+    #[test]
+    fn no_space_says_how_many_mib_to_free() {
+        let e = TuneError::NoSpace {
+            dir: PathBuf::from("/mnt/x"),
+            avail_bytes: 2 << 30,
+            need_bytes: (3 << 30) + (64 << 20),
+            per_shard_bytes: 1536 << 20,
+            shards: 2,
+        };
+        let text = e.to_string();
+        assert!(text.contains("free 1088 MiB more"), "{text}");
+    }
 
     #[test]
     fn messages_are_the_ones_operators_saw() {

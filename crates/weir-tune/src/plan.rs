@@ -85,10 +85,11 @@ pub struct Figure {
     pub peak: f64,
     pub sustained: Option<f64>,
     /// The best short step of the sweeps. Being the luckiest of several noisy steps, it is
-    /// usually a little above the confirmed figure; it only chooses the load.
+    /// usually a little above the confirmed figure; it only sets the bar the knee is judged by.
     pub sweep_best: f64,
-    /// The depth of the sweep's best step, where the first confirmation ran (`depth_best`
-    /// differs from it when the runner-up's confirmation won).
+    /// The depth of the sweep's best step. The first confirmation runs at the sweep's knee
+    /// (the shallowest depth within `accuracy` of it); `depth_best` is where the confirmed
+    /// figure came from (the knee, or the runner-up when its second opinion won).
     pub depth_sweep_best: u32,
     /// False when no time was left to confirm: then `peak` is the sweep's best step.
     pub confirmed: bool,

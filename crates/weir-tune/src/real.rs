@@ -6,6 +6,7 @@ use crate::drive::{register_engine, ShardTarget};
 use crate::error::TuneError;
 use crate::meters::ShardedMeter;
 use crate::plan::{tune_with_progress, Finding, TuneConfig, TuneReport};
+use crate::target::{LAYOUT_BYTES_MIN, WRAP_ROOM_BYTES};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use weir_engine::backend::{Backend, EngineDevice};
@@ -15,8 +16,9 @@ use weir_engine::{interrupt, shards};
 use weir_model::units::format_bytes;
 use weir_probe::PathFacts;
 
-/// Every shard's test file is at least this large (sparse: only written bytes use space).
-pub const FILE_BYTES_MIN: u64 = 1 << 30;
+/// Every shard's test file is at least this large (sparse: only written bytes use space): the
+/// data its sequential reads read, written once, and room for the writes to wrap in past it.
+pub const FILE_BYTES_MIN: u64 = LAYOUT_BYTES_MIN + WRAP_ROOM_BYTES;
 /// And at most this large; sequential writes wrap around (and say so) past it.
 const FILE_BYTES_MAX: u64 = 32 << 30;
 
@@ -225,7 +227,7 @@ pub fn tune_dir(
         .sum();
     if meter.targets().iter().any(|t| t.wrapped) {
         report.findings.push(Finding {
-            what: "sequential writes reached the end of a test file and overwrote earlier data"
+            what: "sequential writes reached the end of a test file and overwrote earlier data (past the data the sequential reads read, which stays written once); later writes landed on written blocks, which some devices take faster than fresh space"
                 .to_string(),
             fix: "free more space under --dir so every write lands on fresh space".to_string(),
         });

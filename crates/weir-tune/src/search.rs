@@ -267,6 +267,11 @@ impl KneeResult {
         &self.steps[self.chosen]
     }
 
+    /// The shallowest step within `margin` of the best step: where a figure is confirmed.
+    pub fn shallowest_within(&self, margin: f64) -> usize {
+        knee_index(&self.steps, self.best, self.best().rate(), margin)
+    }
+
     /// Re-picks the knee against `rate`, the figure's confirming measurement, when that is
     /// below the best step: a lucky best step must not push the knee deeper than the disk needs.
     pub fn rejudge_knee(&mut self, rate: f64, accuracy: f64) {

@@ -116,3 +116,52 @@ fn second_opinions_keep_a_flat_cpu_bound_disk_stable() {
         "seeds {seeds:?}: {agreeing} consecutive pairs agree (before: {agreeing_before})"
     );
 }
+
+/// A flat disk with ~2% noise and no bursts: `jitter` 0.02, `channels` channels, so the rate
+/// rises until depth `channels` and is flat after it.
+fn noisy(seed: u64, channels: u32) -> TuneReport {
+    let config = SimConfig {
+        channels,
+        jitter: 0.02,
+        slowdowns: Vec::new(),
+        ..cpu_bound(seed)
+    };
+    let disk = SimDisk::new(config);
+    let mut meter = DeviceMeter::new(disk, ShardTarget::new(1, 64 << 30, seed), 512);
+    match tune(&mut meter, &TuneConfig::new(30_000_000_000)) {
+        Ok(r) => r,
+        Err(e) => panic!("seed {seed}: tune failed: {e}"),
+    }
+}
+
+/// On a flat disk under ~2% noise the random-read depth is the same in every run (the
+/// shallowest within the noise of the best, not the luckiest step: session 10's quiet rounds
+/// moved it 8 / 16 / 32 / 64), and on a disk whose rate rises until depth 8 it is at least
+/// that knee, with the figure within 5% of the disk's rate.
+#[test]
+fn the_read_depth_is_the_shallowest_within_noise_and_finds_a_real_knee() {
+    let seeds: Vec<u64> = (1..=6).collect();
+    let flat: Vec<u32> = seeds
+        .iter()
+        .map(|&s| noisy(s, 2).read_iops.depth_best)
+        .collect();
+    println!("seeds {seeds:?}: flat disk, random-read depth per run {flat:?}");
+    assert!(
+        flat.iter().all(|&d| d == flat[0]),
+        "seeds {seeds:?}: the depth wandered on a flat disk: {flat:?}"
+    );
+    for &seed in &seeds {
+        let r = noisy(seed, 8);
+        let ratio = r.read_iops.value / READ_IOPS;
+        println!(
+            "seed {seed}: knee at 8, random-read depth {} figure / disk rate {ratio:.3}",
+            r.read_iops.depth_best
+        );
+        assert!(
+            r.read_iops.depth_best >= 8,
+            "seed {seed}: depth {} is under the disk's knee (8)",
+            r.read_iops.depth_best
+        );
+        assert!(ratio > 0.95, "seed {seed}: figure {ratio:.3} of the rate");
+    }
+}
