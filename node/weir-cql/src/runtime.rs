@@ -291,11 +291,14 @@ impl Drop for InFlight {
 const RUN_APART_MIN_REQUESTS: usize = 64;
 
 /// Whether a run of `requests` requests is driven from a blocking-pool thread instead of
-/// the worker (worker mode only; `WEIR_CQL_RUN_APART=0` turns it off, read once per process).
+/// the worker (worker mode only; opt-in with `WEIR_CQL_RUN_APART=1`, read once per process).
+/// Off by default: on a quiet machine it saved no time and cost ~28% more client CPU per
+/// request (node/weir-cql/README.md, "Session 11"); its 0.6-0.7x times were contaminated
+/// runs, where a second thread got the client a larger share of a busy CPU.
 pub fn drive_run_apart(requests: usize) -> bool {
     static APART: OnceLock<bool> = OnceLock::new();
     let on = *APART.get_or_init(|| {
-        mode() == Mode::Worker && std::env::var("WEIR_CQL_RUN_APART").map_or(true, |v| v != "0")
+        mode() == Mode::Worker && std::env::var("WEIR_CQL_RUN_APART").is_ok_and(|v| v == "1")
     });
     on && requests >= RUN_APART_MIN_REQUESTS
 }
