@@ -77,9 +77,12 @@ fn main() -> ExitCode {
             Err(e) => return usage(&format!("{path}: {e}")),
         };
         let size_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut target = ShardTarget::new(file.as_raw_fd(), limit_bytes, 0x7e57 + i as u64);
-        target.written_bytes = size_bytes;
-        targets.push(target);
+        targets.push(ShardTarget::over_prepared(
+            file.as_raw_fd(),
+            limit_bytes,
+            0x7e57 + i as u64,
+            size_bytes,
+        ));
         files.push(file);
     }
     let load = Load {

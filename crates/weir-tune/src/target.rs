@@ -27,6 +27,14 @@ pub const LAYOUT_BYTES_MIN: u64 = 1 << 30;
 /// GB/s; docs/tune.md, session 11), and a database reads files it wrote once.
 pub const WRAP_ROOM_BYTES: u64 = 512 << 20;
 
+/// The least written data a shard's random writes get to themselves, outside the data any read
+/// reads: taken from the end of the reads' data when the sequential writes left less written
+/// data outside it. Random 4 KiB writes over the reads' data would change what a later read
+/// of it measures (the read-bandwidth second opinion runs after them, and on XFS over zram
+/// overwritten data reads faster than data written once); Seastar's iotune measures its
+/// sequential reads before its random writes for the same reason of order.
+pub const RANDOM_WRITE_BYTES_MIN: u64 = 256 << 20;
+
 /// One shard's test file and where its sequential streams stand. Sequential writes only move
 /// forward into space this run never wrote (fresh, pre-truncated), so every write measurement
 /// allocates like a real append-free workload; reads stay inside what was written, because
@@ -57,6 +65,17 @@ pub struct ShardTarget {
     laying_out: bool,
     /// The `layout` range the sequential reads are in.
     read_range: usize,
+    /// Set when `layout` was made the reads' data by [`ShardTarget::begin_load`] with too
+    /// little shallow data: it then holds everything written that random writes left alone.
+    layout_forced: bool,
+    /// Written data outside the reads' data, where random writes go; fixed before the first
+    /// read or random write.
+    random_write_ranges: Vec<Range<u64>>,
+    /// Set once the random writes' data was split off the reads' (before the first read).
+    split: bool,
+    /// Set for a file prepared by the caller ([`ShardTarget::over_prepared`]): every load
+    /// covers all of it, as fio's jobs cover their file.
+    prepared: bool,
 }
 
 impl ShardTarget {
@@ -75,6 +94,21 @@ impl ShardTarget {
             layout_bytes: 0,
             laying_out: false,
             read_range: 0,
+            layout_forced: false,
+            random_write_ranges: Vec::new(),
+            split: false,
+            prepared: false,
+        }
+    }
+
+    /// A target over a file the caller wrote (`data_bytes` of it): reads and random writes
+    /// cover all of it, sequential writes start at 0 and stop at `limit_bytes`, as fio runs
+    /// over its file (`examples/meter_point.rs` runs the meter at fio's shape this way).
+    pub fn over_prepared(fd: RawFd, limit_bytes: u64, seed: u64, data_bytes: u64) -> ShardTarget {
+        ShardTarget {
+            written_bytes: data_bytes,
+            prepared: true,
+            ..ShardTarget::new(fd, limit_bytes, seed)
         }
     }
 
@@ -83,6 +117,69 @@ impl ShardTarget {
         self.laying_out = load.pattern == Pattern::Sequential
             && load.direction == Direction::Write
             && depth <= LAYOUT_DEPTH_MAX;
+        if self.prepared || self.written_bytes == 0 {
+            return;
+        }
+        let random_writes = load.pattern == Pattern::Random && load.direction == Direction::Write;
+        if !self.split && (random_writes || load.direction == Direction::Read) {
+            self.split_off_random_writes();
+            self.split = true;
+        }
+    }
+
+    /// Before the first read (or random write): sets apart written data no read will read for
+    /// the random writes, taking it from the end of the reads' data when there is less than
+    /// [`RANDOM_WRITE_BYTES_MIN`] (at most half of it). Done before any read, so no read, earlier
+    /// or later, reads what a random write wrote.
+    fn split_off_random_writes(&mut self) {
+        if !self.uses_layout() {
+            // Too little shallow data: the reads' data becomes everything written, or, once
+            // writes have wrapped, only the shallow data (the rest may be written twice).
+            if !self.wrapped {
+                let end = self.written_bytes & !((1 << 20) - 1);
+                self.layout.clear();
+                self.layout.extend((end > 0).then_some(0..end));
+                self.layout_bytes = end;
+            }
+            self.layout_forced = !self.layout.is_empty();
+            self.read_range = 0;
+            self.seq_read_cursor = 0;
+        }
+        let have: u64 = self.unread_written().iter().map(|r| r.end - r.start).sum();
+        let mut take = RANDOM_WRITE_BYTES_MIN
+            .saturating_sub(have)
+            .min(self.layout_bytes / 2)
+            & !((1 << 20) - 1);
+        while take > 0 {
+            let Some(top) = self.layout.iter().max_by_key(|r| r.end).cloned() else {
+                break;
+            };
+            let cut = take.min(top.end - top.start);
+            self.forget_layout(top.end - cut..top.end);
+            take -= cut;
+        }
+        // Fixed from here on: data the reads read and a later wrapping write dropped from
+        // `layout` never becomes the random writes', so no read ever read what they write.
+        self.random_write_ranges = self.unread_written();
+    }
+
+    /// The ranges below `written_bytes` outside `layout`, in file order.
+    fn unread_written(&self) -> Vec<Range<u64>> {
+        let mut read = self.layout.clone();
+        read.sort_by_key(|r| r.start);
+        let mut out = Vec::new();
+        let mut at = 0;
+        for r in read
+            .iter()
+            .chain(std::iter::once(&(self.written_bytes..u64::MAX)))
+        {
+            if r.start > at {
+                out.push(at..r.start.min(self.written_bytes));
+            }
+            at = at.max(r.end);
+        }
+        out.retain(|r| r.start < r.end);
+        out
     }
 
     /// Counts one more write and returns its sequence number.
@@ -102,14 +199,33 @@ impl ShardTarget {
     }
 
     fn uses_layout(&self) -> bool {
-        self.layout_bytes >= LAYOUT_BYTES_MIN
+        self.layout_forced || self.layout_bytes >= LAYOUT_BYTES_MIN
+    }
+
+    /// The next offset of a random load in its own region: random writes in their ranges,
+    /// random reads in the sequential reads' data (written once, never by a random write).
+    /// `None` on a prepared file, or before either region is known: then the load covers
+    /// everything written.
+    fn random_offset(&mut self, direction: Direction, req: u64) -> Option<u64> {
+        if self.prepared {
+            return None;
+        }
+        let ranges = match direction {
+            Direction::Write => &self.random_write_ranges,
+            Direction::Read if self.uses_layout() => &self.layout,
+            Direction::Read => return None,
+        };
+        pick_request(ranges, req, &mut self.rng)
     }
 
     /// The next offset for `load`; the request never crosses the end of its region.
     pub fn next_offset(&mut self, load: &Load) -> u64 {
         let req = u64::from(load.request_bytes);
         match (load.pattern, load.direction) {
-            (Pattern::Random, _) => {
+            (Pattern::Random, direction) => {
+                if let Some(offset) = self.random_offset(direction, req) {
+                    return offset;
+                }
                 // Random writes overwrite written data, as fio's do after its layout pass; random
                 // reads must hit written data or the filesystem answers without the disk.
                 let region = if self.written_bytes >= req {
@@ -223,6 +339,25 @@ impl ShardTarget {
         }
         None
     }
+}
+
+/// A uniformly drawn `req`-aligned request lying wholly inside one of `ranges`; `None` when
+/// no range holds one.
+fn pick_request(ranges: &[Range<u64>], req: u64, rng: &mut SmallRng) -> Option<u64> {
+    let slots = |r: &Range<u64>| r.end.saturating_sub(r.start.next_multiple_of(req)) / req;
+    let total: u64 = ranges.iter().map(slots).sum();
+    if total == 0 {
+        return None;
+    }
+    let mut n = rng.gen_range(0..total);
+    for r in ranges {
+        let here = slots(r);
+        if n < here {
+            return Some(r.start.next_multiple_of(req) + n * req);
+        }
+        n -= here;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -360,6 +495,130 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    fn rnd(direction: Direction, request_bytes: u32) -> Load {
+        Load {
+            pattern: Pattern::Random,
+            ..seq(direction, request_bytes)
+        }
+    }
+
+    /// Per 4 KiB chunk of one shard's file: how often sequential writes wrote it, whether a
+    /// random write ever did, whether a read ever read it.
+    struct Chunks {
+        written: Vec<u8>,
+        random_written: Vec<bool>,
+        read: Vec<bool>,
+    }
+
+    impl Chunks {
+        const BYTES: u64 = 4096;
+
+        fn of(file_bytes: u64) -> Chunks {
+            let n = (file_bytes / Chunks::BYTES) as usize;
+            Chunks {
+                written: vec![0; n],
+                random_written: vec![false; n],
+                read: vec![false; n],
+            }
+        }
+
+        /// Runs `n` requests of `load` at `depth`; every read must, when issued, cover data
+        /// written exactly once and never by a random write.
+        fn run(&mut self, t: &mut ShardTarget, load: Load, depth: u32, n: u64, what: &str) {
+            t.begin_load(&load, depth);
+            let what = format!("{what}, {load:?} x{depth}");
+            let req = u64::from(load.request_bytes);
+            for _ in 0..n {
+                let o = t.next_offset(&load);
+                for c in (o / Chunks::BYTES..(o + req).div_ceil(Chunks::BYTES)).map(|c| c as usize)
+                {
+                    match (load.direction, load.pattern) {
+                        (Direction::Read, _) => {
+                            assert_eq!(
+                                self.written[c], 1,
+                                "{what}: read at {o} of data written {} times",
+                                self.written[c]
+                            );
+                            assert!(
+                                !self.random_written[c],
+                                "{what}: read at {o} of randomly written data"
+                            );
+                            self.read[c] = true;
+                        }
+                        (Direction::Write, Pattern::Sequential) => {
+                            self.written[c] = self.written[c].saturating_add(1);
+                        }
+                        (Direction::Write, Pattern::Random) => self.random_written[c] = true,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tune's order over seeded file sizes and write mixes, the wrapping small-disk case and
+    /// the too-little-shallow-data case included: sequential writes (shallow, then deep),
+    /// sequential reads, the saturation searches, random writes of 4 KiB and the sector
+    /// sweep's 512 B-8 KiB, random reads, then the second opinions (sequential writes, reads
+    /// of both kinds, random writes). No read ever reads a chunk a random write wrote, before
+    /// or after it, nor one written more than once; random writes keep at least
+    /// `RANDOM_WRITE_BYTES_MIN` (or half the reads' data) to themselves. Before session 12
+    /// random writes covered everything written, and this failed at the first read after them.
+    #[test]
+    fn no_read_reads_what_a_random_write_wrote() {
+        for seed in 1..=16u64 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let file_bytes = (1536u64 + 256 * rng.gen_range(0..24)) << 20;
+            let mut t = ShardTarget::new(-1, file_bytes, seed);
+            let mut c = Chunks::of(file_bytes);
+            let what = format!("seed {seed}, file {} MiB", file_bytes >> 20);
+            // The sequential-write sweep: shallow steps (a few hundred MiB each, less than
+            // LAYOUT_BYTES_MIN in all for some seeds), then deep ones.
+            let shallow = rng.gen_range(1..4);
+            for _ in 0..shallow {
+                c.run(
+                    &mut t,
+                    seq(Direction::Write, 1 << 20),
+                    1 << rng.gen_range(0..4),
+                    rng.gen_range(200..700),
+                    &what,
+                );
+            }
+            for _ in 0..rng.gen_range(0..4) {
+                c.run(
+                    &mut t,
+                    seq(Direction::Write, 1 << 20),
+                    16 << rng.gen_range(0..5),
+                    rng.gen_range(100..1500),
+                    &what,
+                );
+            }
+            let read_data_bytes = t.sequential_read_bytes();
+            c.run(&mut t, seq(Direction::Read, 1 << 20), 4, 3000, &what);
+            c.run(&mut t, seq(Direction::Read, 128 << 10), 4, 3000, &what);
+            c.run(&mut t, seq(Direction::Write, 256 << 10), 2, 800, &what);
+            c.run(&mut t, rnd(Direction::Write, 4096), 32, 200_000, &what);
+            for bytes in [512, 1024, 2048, 4096, 8192] {
+                c.run(&mut t, rnd(Direction::Write, bytes), 16, 20_000, &what);
+            }
+            c.run(&mut t, rnd(Direction::Read, 4096), 64, 200_000, &what);
+            c.run(&mut t, seq(Direction::Write, 1 << 20), 2, 800, &what);
+            c.run(&mut t, seq(Direction::Read, 1 << 20), 4, 3000, &what);
+            c.run(&mut t, rnd(Direction::Write, 4096), 32, 100_000, &what);
+            c.run(&mut t, rnd(Direction::Read, 4096), 64, 100_000, &what);
+            let both = (0..c.read.len())
+                .filter(|&i| c.read[i] && c.random_written[i])
+                .count();
+            assert_eq!(both, 0, "{what}: {both} chunks read and randomly written");
+            let own: u64 = t.random_write_ranges.iter().map(|r| r.end - r.start).sum();
+            let floor = RANDOM_WRITE_BYTES_MIN.min(read_data_bytes / 2) - (1 << 20);
+            assert!(
+                own >= floor,
+                "{what}: random writes had {own} B to themselves"
+            );
+            assert!(t.layout_bytes > 0, "{what}: no data left to read");
         }
     }
 
