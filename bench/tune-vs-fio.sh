@@ -304,8 +304,10 @@ fio_four() { # sw_qd sr_qd rw_qd rr_qd seconds round
     # The same point again: a later pass over data that is no longer fresh from the writes
     # (on the development VM the first read pass after writing runs up to ~2x later ones).
     echo "seq_read_again $2 $(fio_point read 1M "$2" fio-tune-data "$READ_BYTES" "$s") 0 0"
-    point_pair rand_write "$3" "$s" "$r" fio_point randwrite 4k "$3" fio-tune-data "$READ_BYTES" "$s" -- randwrite 4096
+    # Random reads before random writes: weir tune's random reads read data written once, never
+    # by its random writes (weir_tune::target, session 12), and fio's read the same state.
     point_pair rand_read "$4" "$s" "$r" fio_point randread 4k "$4" fio-tune-data "$READ_BYTES" "$s" -- randread 4096
+    point_pair rand_write "$3" "$s" "$r" fio_point randwrite 4k "$3" fio-tune-data "$READ_BYTES" "$s" -- randwrite 4096
     rm -f "$DIR"/fio-tune-data.*
 }
 
@@ -328,10 +330,10 @@ if [[ -z "${FIO_DEPTHS:-}" ]]; then
         echo "seq_read $qd $(fio_point read 1M "$qd" fio-tune-data "$READ_BYTES" "$SWEEP_S")" >>"$WORK/sweep.txt"
     done
     for qd in $SWEEP; do
-        echo "rand_write $qd $(fio_point randwrite 4k "$qd" fio-tune-data "$READ_BYTES" "$SWEEP_S")" >>"$WORK/sweep.txt"
+        echo "rand_read $qd $(fio_point randread 4k "$qd" fio-tune-data "$READ_BYTES" "$SWEEP_S")" >>"$WORK/sweep.txt"
     done
     for qd in $SWEEP; do
-        echo "rand_read $qd $(fio_point randread 4k "$qd" fio-tune-data "$READ_BYTES" "$SWEEP_S")" >>"$WORK/sweep.txt"
+        echo "rand_write $qd $(fio_point randwrite 4k "$qd" fio-tune-data "$READ_BYTES" "$SWEEP_S")" >>"$WORK/sweep.txt"
     done
     rm -f "$DIR"/fio-tune-data.*
     unlock

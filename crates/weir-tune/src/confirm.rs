@@ -15,9 +15,13 @@
 //!   at depth 2, and `weir run` read 471.7-476.2 K at 2 x 64, in both runs).
 //!
 //! So when the confirmation reads more than `accuracy` under the sweep's best step (the step
-//! was lucky, or the confirmation was disturbed), the runner-up depth (the sweep's highest step
-//! at another depth; the same depth again when there is none) is confirmed too, later and for
-//! as long, and the figure is the higher of the two, at its depth. Taking the higher of two
+//! was lucky, or the confirmation was disturbed), a second opinion is taken later and for as
+//! long, and the figure is the higher of the two, at its depth: at the same load when the
+//! sweep's top is flat (another depth within `accuracy` of the best: a disturbance is then
+//! the likely cause, and the depth stays put), at the best other depth when the best step
+//! stands alone above the rest (it may have been lucky). Before session 12 it always ran at
+//! the best other depth, and on a flat disk one that won moved the figure's depth with it
+//! (4 KiB reads confirmed at 2, 2, 2 and 256 in the quiet session-11 rounds). Taking the higher of two
 //! windows rejects a one-sided disturbance of either; the upward bias it adds is that of the
 //! symmetric part of the noise over a 1.3 s window (well under 1% on an idle zram) and of two
 //! draws only, far less than the sweep's best-of-7 short steps, which is why the sweep's best
@@ -125,7 +129,7 @@ impl Confirmer {
     }
 
     /// After every sweep: each figure whose confirmation fell more than `accuracy` under its
-    /// sweep's best step gets a second opinion at its runner-up depth, in tune order. Running them after all sweeps, not right after their
+    /// sweep's best step gets a second opinion ([`second_opinion_step`]), in tune order. Running them after all sweeps, not right after their
     /// own confirmation, puts other measurements between the two windows, so one burst of
     /// interference is less likely to cover both. The higher of the two is the figure.
     /// Returns a progress line per second opinion.
@@ -145,16 +149,15 @@ impl Confirmer {
                 continue;
             }
             self.second_opinions_held -= 1;
-            let runner_up = runner_up(p.sweep);
-            let Some(second) = confirm(meter, &p.sweep.steps[runner_up].load, budget, &self.cfg)?
-            else {
+            let at = second_opinion_step(p.sweep, self.cfg.accuracy);
+            let Some(second) = confirm(meter, &p.sweep.steps[at].load, budget, &self.cfg)? else {
                 break;
             };
             self.runs.push(second.clone());
             let first_rate = p.confirmed.as_ref().map_or(0.0, Measurement::rate);
             lines.push(second_opinion_line(p.name, first_rate, &second, p.sweep));
             if second.rate() > first_rate {
-                p.sweep.chosen = runner_up;
+                p.sweep.chosen = at;
                 p.sweep.rejudge_knee(second.rate(), self.cfg.accuracy);
                 *p.confirmed = Some(second);
             }
@@ -182,14 +185,22 @@ fn second_opinion_line(
     )
 }
 
-/// The sweep's highest step at a depth other than the one first confirmed, or that one
-/// itself when the sweep measured no other depth.
-fn runner_up(k: &KneeResult) -> usize {
+/// Where a figure's second opinion runs. The first confirmation's own load when another
+/// depth's sweep step reads within `accuracy` of the best (a flat top: the first window was
+/// most likely disturbed, and the same depth answers that without moving the depth: a second
+/// opinion at the best other depth that won moved 4 KiB reads from depth 2 to 256 in a quiet
+/// session-11 round, on a sweep whose steps all lay within 7%). The best other depth when the
+/// best step stands more than `accuracy` above every other depth: that step may have been a
+/// lucky window at a slower depth, and re-measuring it would only confirm the slower rate.
+fn second_opinion_step(k: &KneeResult, accuracy: f64) -> usize {
     let first_depth = k.chosen().load.depth;
-    (0..k.steps.len())
+    let other = (0..k.steps.len())
         .filter(|&i| k.steps[i].load.depth != first_depth)
-        .max_by(|&a, &b| k.steps[a].rate().total_cmp(&k.steps[b].rate()))
-        .unwrap_or(k.chosen)
+        .max_by(|&a, &b| k.steps[a].rate().total_cmp(&k.steps[b].rate()));
+    match other {
+        Some(i) if k.steps[i].rate() < k.best().rate() * (1.0 - accuracy) => i,
+        _ => k.chosen,
+    }
 }
 
 /// Measures `load` once more for the configured confirming time, from the budget's reserve (so

@@ -19,9 +19,10 @@
 //!   step that does not (Little's law: beyond the knee extra depth is only latency, and some
 //!   disks lose bandwidth when overloaded, so never sweep far past it). Random reads first
 //!   reach the depth weir's scheduler drives (64 per shard), which prices every read.
-//! - [`confirm`]: each figure is a 1.5 s re-measurement at the depth its sweep chose, and the
-//!   runner-up depth is confirmed too when that one reads under the sweep (a lucky step, or a
-//!   CPU-bound disk losing the CPU for a while): the higher of the two is the figure.
+//! - [`confirm`]: each figure is a 1.5 s re-measurement at the depth its sweep chose, and a
+//!   second opinion runs when that one reads under the sweep (a CPU-bound disk losing the CPU
+//!   for a while: the same depth again; a lucky step standing alone: the best other depth):
+//!   the higher of the two is the figure.
 //! - [`search::find_saturation`]: halve the request size at constant bytes in flight until
 //!   bandwidth drops; the smallest size that still reached the best is the saturation length.
 //! - [`search::detect_sector`]: random-write IOPS at 512 B .. 8 KiB at the random-write knee

@@ -34,8 +34,8 @@ pub struct TuneConfig {
     /// a disk that gave 86k at 2 x 64 (issue 24).
     pub read_depth_per_shard: u32,
     /// A figure whose confirmation falls more than `accuracy` under its sweep's best step is
-    /// confirmed again at the runner-up depth after all sweeps, and the higher of the two is
-    /// the figure ([`crate::confirm`]). Off: one confirmation per figure (before session 9).
+    /// confirmed again after all sweeps (at the same depth on a flat top, else the best other
+    /// depth), and the higher of the two is the figure ([`crate::confirm`]). Off: one confirmation per figure (before session 9).
     pub second_opinions: bool,
 }
 
@@ -89,7 +89,7 @@ pub struct Figure {
     pub sweep_best: f64,
     /// The depth of the sweep's best step. The first confirmation runs at the sweep's knee
     /// (the shallowest depth within `accuracy` of it); `depth_best` is where the confirmed
-    /// figure came from (the knee, or the runner-up when its second opinion won).
+    /// figure came from (the knee, or the best other depth when a second opinion there won).
     pub depth_sweep_best: u32,
     /// False when no time was left to confirm: then `peak` is the sweep's best step.
     pub confirmed: bool,

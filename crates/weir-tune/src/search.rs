@@ -245,8 +245,9 @@ pub struct KneeResult {
     pub steps: Vec<Measurement>,
     /// Index in `steps` of the highest rate.
     pub best: usize,
-    /// Index of the step whose load the figure was confirmed at: `best`, unless the
-    /// runner-up's confirmation beat the best's (see [`crate::confirm`]).
+    /// Index of the step whose load the figure was confirmed at: the shallowest within
+    /// `confirm::CHOICE_MARGIN` of `best`, or the best other depth when a second opinion
+    /// there won (see [`crate::confirm`]).
     pub chosen: usize,
     /// Index of the smallest depth within `accuracy` of the best: the knee.
     pub knee: usize,
