@@ -433,7 +433,7 @@ for r in range(1, rounds + 1):
     second = [n for n in names if rep[keys[n]].get("depth_sweep_best", rep[keys[n]]["depth_best"])
               != rep[keys[n]]["depth_best"]]
     extra = len(rep["sweeps"]["confirms"]) - 4
-    print(f"weir round {r}: {extra} second opinion(s); figure taken at the runner-up depth: "
+    print(f"weir round {r}: {extra} second opinion(s); figure at another depth than the sweep's best step: "
           + (", ".join(f"{labels[n]} (sweep x{rep[keys[n]]['depth_sweep_best']}, figure x{rep[keys[n]]['depth_best']})"
                        for n in second) or "none"))
     walls.append(float(open(f"{work}/wall-{r}.txt").read()))
@@ -456,6 +456,7 @@ for n in names:
 print("\nmedians over the rounds:")
 print("| figure | fio median (QD) | weir median | weir/fio | fio spread (max-min)/median | weir spread | largest consecutive weir change |")
 print("|---|---|---|---|---|---|---|")
+verdicts = []
 for n in names:
     fvs = [v for v, _ in fio[n]]
     fv = statistics.median(fvs)
@@ -466,6 +467,9 @@ for n in names:
     consecutive = max((abs(b / a - 1) for a, b in zip(wvs, wvs[1:])), default=0.0)
     print(f"| {labels[n]} | {fmt(n, fv)} ({fio[n][0][1]}) | {fmt(n, wv)} | {wv / fv:.3f} "
           f"| {100 * fio_spread:.1f}% | {100 * spread:.1f}% | {100 * consecutive:.1f}% |")
+    verdicts.append(f"{labels[n]}: weir/fio within 5% {'yes' if abs(wv / fv - 1) <= 0.05 else 'no'}, "
+                    f"consecutive weir runs within 3% {'yes' if consecutive <= 0.03 else 'no'}")
+print("issue 20's targets (medians; only a quiet machine settles them): " + "; ".join(verdicts))
 if all(v > 0 for n in names for v in meter[n]):
     print("\nweir tune's meter at fio's shape (same files, depth, ramp and window, run beside fio's point):")
     print("| figure | meter/fio per round | median meter/fio (the engine) | median tune/meter (tune's files, depth, window) |")
