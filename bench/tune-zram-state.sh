@@ -7,6 +7,9 @@
 #   bench/tune-zram-state.sh reads D1 D2       # two pairs of 1 GiB files written by fio at
 #                                              # iodepth D1 then D2 per job, then tune's meter
 #                                              # reading each pair (1 MiB x 4), ROUNDS rotated
+#   bench/tune-zram-state.sh reread            # one pair (iodepth 1), read by the meter
+#                                              # (1 MiB x 4) every 4 s, 10 times: does the same
+#                                              # data read slower later?
 #
 # Wrap it in `flock /tmp/weir-bench.lock` on a shared machine. Prints one line per pass with
 # the load average, zram's mm_stat (mem_used, huge_pages, pages_compacted) and, for writes, the
@@ -17,14 +20,15 @@ set -euo pipefail
 MODE=${1:-}
 case $MODE in
     writes) ;;
+    reread) ;;
     reads) [[ $# == 3 ]] || { echo "usage: $0 reads D1 D2 (fio iodepths per job)" >&2; exit 2; } ;;
-    *) echo "usage: $0 writes | reads D1 D2" >&2; exit 2 ;;
+    *) echo "usage: $0 writes | reads D1 D2 | reread" >&2; exit 2 ;;
 esac
 ZRAM=${ZRAM:-6G}
 CYCLES=${CYCLES:-3}
 ROUNDS=${ROUNDS:-3}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-if [[ $MODE == reads && -z "${METER:-}" ]]; then
+if [[ $MODE != writes && -z "${METER:-}" ]]; then
     (cd "$REPO" && cargo build --release -p weir-tune --example meter_point >&2)
     METER="${CARGO_TARGET_DIR:-$REPO/target}/release/examples/meter_point"
 fi
@@ -78,16 +82,33 @@ if [[ $MODE == writes ]]; then
     exit 0
 fi
 
+# Tune's meter reading pair `d$1` (1 MiB x 4, 1.3 s after a 1 s ramp): prints MB/s.
+meter_read() { # depth-of-the-pair
+    local bps
+    read -r _ bps < <(RAMP_MS=1000 "$METER" read $((1 << 20)) 4 1.3 "$MNT/d$1.0.0" "$MNT/d$1.1.0")
+    echo $((bps / 1000000))
+}
+
+write_pair() { # fio iodepth per job
+    for j in 0 1; do truncate -s 1G "$MNT/d$1.$j.0"; done
+    fio --name="d$1" --iodepth="$1" --fallocate=none "${FIO_COMMON[@]}" >/dev/null 2>&1
+    echo "written at iodepth $1 per job: extents $(filefrag "$MNT/d$1.0.0" | awk '{print $2}') / $(filefrag "$MNT/d$1.1.0" | awk '{print $2}'), $(mm)"
+}
+
 fresh_fs
-for d in "$2" "$3"; do
-    for j in 0 1; do truncate -s 1G "$MNT/d$d.$j.0"; done
-    fio --name="d$d" --iodepth="$d" --fallocate=none "${FIO_COMMON[@]}" >/dev/null 2>&1
-    echo "written at iodepth $d per job: extents $(filefrag "$MNT/d$d.0.0" | awk '{print $2}') / $(filefrag "$MNT/d$d.1.0" | awk '{print $2}'), $(mm)"
-done
+if [[ $MODE == reread ]]; then
+    write_pair 1
+    start_s=$(date +%s)
+    for ((i = 1; i <= 10; i++)); do
+        echo "t+$(($(date +%s) - start_s)) s: $(meter_read 1) MB/s load $(load)"
+        sleep 1
+    done
+    exit 0
+fi
+for d in "$2" "$3"; do write_pair "$d"; done
 for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then order="$2 $3"; else order="$3 $2"; fi
     for d in $order; do
-        read -r _ bps < <(RAMP_MS=1000 "$METER" read $((1 << 20)) 4 1.3 "$MNT/d$d.0.0" "$MNT/d$d.1.0")
-        echo "round $r, pair written at iodepth $d: $((bps / 1000000)) MB/s load $(load)"
+        echo "round $r, pair written at iodepth $d: $(meter_read "$d") MB/s load $(load)"
     done
 done
