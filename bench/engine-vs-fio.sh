@@ -221,10 +221,11 @@ run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring fea
     local out="$WORK/$3-$1-$2" features=(--ioengine=io_uring)
     [[ $3 == fio_reg* || $3 == fio_async* ]] && features+=(--fixedbufs=1 --registerfiles=1)
     [[ $3 == fio_async* ]] && features+=(--force_async=1)
+    [[ $3 == *_pin ]] && features+=(--cpus_allowed=0)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
     # fio_reg_batch / fio_async_batch: fio reaping at least a quarter of the depth per wait
     # (iodepth_batch_complete_min), as weir's inline ring does on zram from QD8.
-    if [[ $3 == *_batch && $1 =~ _qd([0-9]+)$ ]]; then
+    if [[ $3 == *_batch* && $1 =~ _qd([0-9]+)$ ]]; then
         local qd=${BASH_REMATCH[1]}
         features+=(--iodepth_batch_complete_min=$((qd / 4 > 1 ? qd / 4 : 1)))
     fi
@@ -265,8 +266,13 @@ PY
 # e.g. uring_spin20_nodefer; session 11's QD32 ideas: batch<N> (a wait for one completion waits
 # for N while more are in flight: WEIR_URING_BATCH=N), ringfd (the ring entered by its
 # registered index: WEIR_URING_RINGFD=on), iowq<N> (io-wq workers bounded to N:
-# WEIR_URING_IOWQ_MAX=N). async, inline, split and spin<N> turn the depth choice off (async
-# is implied unless inline is named); nodefer, batch, ringfd and iowq keep it.
+# WEIR_URING_IOWQ_MAX=N); session 12's: deepinline (a deep ring on zram inline, session 11's
+# default, instead of IOSQE_ASYNC to two io-wq workers: WEIR_URING_DEEP=inline), nosqarray (a ring without the SQ index array:
+# WEIR_URING_NOSQARRAY=on) and pin (the shard on CPU 0 by `taskset -c 0`, its io-wq workers on
+# the other CPUs: WEIR_URING_IOWQ_CPUS=1-<last>; fio's row beside it is fio_reg_batch_pin,
+# fio's job on CPU 0 by `cpus_allowed`, its io-wq free as fio cannot place it). async, inline,
+# split and spin<N> turn the depth choice off (async is implied unless inline is named);
+# nodefer, batch, ringfd, iowq, deepinline, nosqarray and pin keep it.
 weir_env() { # row name -> "backend VAR=value..."
     local backend=${1%%_*} envs=(WEIR_URING_WAIT=auto) v variants
     [[ $1 == *_* ]] || { echo "$backend ${envs[*]}"; return; }
@@ -281,6 +287,9 @@ weir_env() { # row name -> "backend VAR=value..."
             batch[0-9]*) envs+=(WEIR_URING_BATCH=${v#batch}) ;;
             ringfd) envs+=(WEIR_URING_RINGFD=on) ;;
             iowq[0-9]*) envs+=(WEIR_URING_IOWQ_MAX=${v#iowq}) ;;
+            nosqarray) envs+=(WEIR_URING_NOSQARRAY=on) ;;
+            deepinline) envs+=(WEIR_URING_DEEP=inline) ;;
+            pin) envs+=(WEIR_URING_IOWQ_CPUS=1-$(($(nproc) - 1))) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done
@@ -288,11 +297,12 @@ weir_env() { # row name -> "backend VAR=value..."
 }
 
 run_weir() { # workload round row (see weir_env)
-    local out="$WORK/weir_$3-$1-$2" backend envs
+    local out="$WORK/weir_$3-$1-$2" backend envs pin=()
     read -r backend envs <<<"$(weir_env "$3")"
+    [[ $3 == *_pin* ]] && pin=(taskset -c 0)
     prewrite
     # shellcheck disable=SC2046,SC2086
-    if ! sample "$out" env $envs /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "$WEIR" run "$WORK/$1.yaml" \
+    if ! sample "$out" env $envs /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "${pin[@]}" "$WEIR" run "$WORK/$1.yaml" \
         "${TARGET[@]}" --duration "${DURATION_S}s" --shards 1 --backend "$backend" --output json \
         "${KEEP[@]}" >"$out.json" 2>"$out.err"; then
         echo "weir run failed ($1, round $2, $3); this sample is skipped:" >&2
@@ -379,7 +389,8 @@ sides = sorted({s for _, s in rows}, key=lambda s: (not s.startswith("fio"), s))
 # with fio_aio (libaio), every other row with fio_reg (io_uring with weir's features) when
 # there is one, else with plain fio; every fio variant's own row is shown as well.
 present = {s for _, s in rows}
-base_anchor = next(s for s in ("fio_async", "fio_reg", "fio") if s in present or s == "fio")
+base_anchor = next((s for s in ("fio_async", "fio_reg", "fio_reg_batch", "fio") if s in present),
+                   min((s for s in present if s.startswith("fio")), default="fio"))
 def anchor_of(side, w):
     if side == "weir_auto":
         # weir picked its interface itself: compare with fio's best interface here.
@@ -387,9 +398,9 @@ def anchor_of(side, w):
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     if side == "weir_uring":
         # The engine's default chooses IOSQE_ASYNC or not (and how to wait) by depth, so its
-        # anchor is fio's faster io_uring row of the two switches (issue 20's "fio's best").
-        fios = [s for s in ("fio_reg", "fio_async", "fio_reg_batch", "fio_async_batch")
-                if s in present]
+        # anchor is fio's best io_uring row present (issue 20's "fio's best": every switch
+        # and batch fio was given, libaio aside).
+        fios = [s for s in present if s.startswith("fio") and s != "fio_aio"]
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     if "_inline" in side and "fio_reg" in present:
         return "fio_reg"  # the kernel's path on both sides

@@ -36,9 +36,11 @@ use crate::uring_ring_fd::{enter_registered, register_ring_fd};
 use crate::uring_wait::{setup_with_fallback, PuntedWait, SpinSlot, WaitPolicy};
 
 mod entry;
+mod knobs;
 mod timer;
 
 use entry::{FixedRegion, RegisteredFile};
+use knobs::Knobs;
 use timer::{DeadlineTimer, TIMER_UPDATE_TAG};
 
 /// An io_uring ring implementing [`Device`].
@@ -60,11 +62,8 @@ pub struct UringDevice {
     /// The ring's index in this thread's registered ring table (`IORING_REGISTER_RING_FDS`:
     /// no file lookup per enter), once registered; None: enter by file descriptor.
     ring_index: Option<u32>,
-    /// Whether to try registering the ring (`WEIR_URING_RINGFD=on`, an A/B switch).
-    want_ring_index: bool,
-    /// A bound on this thread's io-wq workers to set at the first enter
-    /// (`WEIR_URING_IOWQ_MAX=<n>`, an A/B switch; taken once).
-    iowq_max: Option<u32>,
+    /// The A/B switches of the environment; each is taken when applied.
+    knobs: Knobs,
     /// What [`PuntedWait::for_depth`] chose when files that punt were registered.
     punted: Option<PuntedWait>,
     /// Completions a wait for one waits for while more are in flight (see
@@ -101,6 +100,7 @@ impl UringDevice {
         let depth = depth.clamp(1, 32768);
         // One spare submission entry for the deadline timer.
         let sq_entries = (depth + 1).next_power_of_two();
+        let knobs = Knobs::from_env();
         let (ring, defer_taskrun) = setup_with_fallback(wait.defer_taskrun, |flags| {
             let mut builder = IoUring::builder();
             builder.setup_cqsize(sq_entries * 2);
@@ -109,6 +109,13 @@ impl UringDevice {
             }
             if flags.defer_taskrun {
                 builder.setup_defer_taskrun();
+            }
+            if knobs.no_sqarray {
+                // Linux < 6.6 refuses the flag with EINVAL: then without it, same flags.
+                let with = builder.clone().setup_no_sqarray().build(sq_entries);
+                if !matches!(&with, Err(e) if e.raw_os_error() == Some(libc::EINVAL)) {
+                    return with;
+                }
             }
             builder.build(sq_entries)
         })?;
@@ -126,10 +133,7 @@ impl UringDevice {
             defer_taskrun,
             wait,
             ring_index: None,
-            want_ring_index: std::env::var("WEIR_URING_RINGFD").is_ok_and(|v| v == "on"),
-            iowq_max: std::env::var("WEIR_URING_IOWQ_MAX")
-                .ok()
-                .and_then(|v| v.parse().ok()),
+            knobs,
             punted: None,
             batch: wait.min_batch.max(1),
             spin_slot: None,
@@ -146,31 +150,31 @@ impl UringDevice {
             return self.ring.submitter().submit_and_wait(want);
         }
         let to_submit = self.ring.submission().len() as u32;
-        if let Some(index) = self.registered_ring() {
-            return enter_registered(index, to_submit, want as u32, ENTER_GETEVENTS);
+        let entered = if let Some(index) = self.registered_ring() {
+            enter_registered(index, to_submit, want as u32, ENTER_GETEVENTS)
+        } else {
+            // SAFETY: no argument pointer; the count is what the queue holds.
+            unsafe {
+                self.ring.submitter().enter::<libc::sigset_t>(
+                    to_submit,
+                    want as u32,
+                    ENTER_GETEVENTS,
+                    None,
+                )
+            }
+        };
+        if to_submit > 0 && self.knobs.iowq_cpus.is_some() {
+            self.apply_iowq_cpus();
         }
-        // SAFETY: no argument pointer; the count is what the queue holds.
-        unsafe {
-            self.ring.submitter().enter::<libc::sigset_t>(
-                to_submit,
-                want as u32,
-                ENTER_GETEVENTS,
-                None,
-            )
-        }
+        entered
     }
 
     /// The ring's registered index, registering it at the first enter (from the shard's own
     /// thread: the table is per thread) when asked to; None when not asked or refused.
     fn registered_ring(&mut self) -> Option<u32> {
-        if let Some(n) = self.iowq_max.take() {
-            // Bounded and unbounded workers alike (block-device reads are unbounded work).
-            let mut max = [n, n];
-            let set = self.ring.submitter().register_iowq_max_workers(&mut max);
-            eprintln!("weir: io-wq workers bounded to {n}: {set:?} (before: {max:?})");
-        }
-        if self.want_ring_index && self.ring_index.is_none() {
-            self.want_ring_index = false;
+        self.apply_iowq_max();
+        if self.knobs.ring_fd && self.ring_index.is_none() {
+            self.knobs.ring_fd = false;
             self.ring_index = register_ring_fd(self.ring.as_raw_fd());
         }
         self.ring_index
@@ -310,8 +314,29 @@ impl UringDevice {
         let slot = (self.capacity <= crate::uring_wait::SPIN_MAX_DEPTH && self.defer_taskrun)
             .then(|| SpinSlot::take(cpus))
             .flatten();
-        let chosen = PuntedWait::for_depth(self.capacity, self.defer_taskrun, slot.is_some());
+        let chosen = PuntedWait::for_depth(
+            self.capacity,
+            self.defer_taskrun,
+            slot.is_some(),
+            cpus,
+            self.wait.deep_inline,
+        );
         self.spin_slot = slot.filter(|_| chosen == PuntedWait::Spin);
+        if let Some(n) = chosen.io_wq_workers() {
+            // Per thread: the bound holds for every ring of the shard, and the kernel keeps it
+            // on the ring until the thread's io-wq exists (its first submit).
+            let mut max = [n, n];
+            if let Err(e) = self.ring.submitter().register_iowq_max_workers(&mut max) {
+                // Unbounded, IOSQE_ASYNC would start up to four workers per CPU: inline then.
+                eprintln!("weir: io-wq workers could not be bounded to {n} ({e}); reads go inline");
+                return self.set_punted(PuntedWait::Inline);
+            }
+        }
+        self.set_punted(chosen)
+    }
+
+    /// Takes `chosen` as the wait for files that punt.
+    fn set_punted(&mut self, chosen: PuntedWait) -> PuntedWait {
         self.wait = chosen.wait(self.wait);
         if self.wait.min_batch == 0 {
             self.batch = chosen.min_batch(self.capacity);
@@ -514,7 +539,7 @@ pub(super) mod tests {
     #[test]
     fn registered_ring_and_batch_wait_complete_reads() {
         let mut dev = UringDevice::new(4).expect("io_uring");
-        dev.want_ring_index = true;
+        dev.knobs.ring_fd = true;
         dev.batch = 2;
         let fds = pipe();
         let mut bufs = [[0u8; 8]; 3];
@@ -563,6 +588,7 @@ pub(super) mod tests {
                 defer_taskrun,
                 by_depth: false,
                 min_batch: 0,
+                deep_inline: false,
             };
             let mut dev = UringDevice::with_wait(1, policy).expect("io_uring");
             let fds = pipe();
