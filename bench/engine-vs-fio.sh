@@ -221,7 +221,6 @@ run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring fea
     local out="$WORK/$3-$1-$2" features=(--ioengine=io_uring)
     [[ $3 == fio_reg* || $3 == fio_async* ]] && features+=(--fixedbufs=1 --registerfiles=1)
     [[ $3 == fio_async* ]] && features+=(--force_async=1)
-    [[ $3 == *_pin ]] && features+=(--cpus_allowed=0)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
     # fio_reg_batch / fio_async_batch: fio reaping at least a quarter of the depth per wait
     # (iodepth_batch_complete_min), as weir's inline ring does on zram from QD8.
@@ -257,7 +256,8 @@ PY
 }
 
 # A weir row's backend and the engine's A/B switches, from its name: plain `uring` is the
-# engine's default (on zram the wait is chosen from the depth: spin up to QD4, inline above,
+# engine's default (on zram the wait is chosen from the depth: spin up to QD4, IOSQE_ASYNC to
+# two io-wq workers above (inline on one CPU),
 # see weir_engine::uring_wait); uring_<variant>... fixes it, with variants async (IOSQE_ASYNC
 # and one enter: session 9-10's default, WEIR_URING_PUNT=async), inline (WEIR_URING_PUNT=inline:
 # no IOSQE_ASYNC on zram), split (submit and wait in two enters, as fio does:
@@ -267,12 +267,10 @@ PY
 # for N while more are in flight: WEIR_URING_BATCH=N), ringfd (the ring entered by its
 # registered index: WEIR_URING_RINGFD=on), iowq<N> (io-wq workers bounded to N:
 # WEIR_URING_IOWQ_MAX=N); session 12's: deepinline (a deep ring on zram inline, session 11's
-# default, instead of IOSQE_ASYNC to two io-wq workers: WEIR_URING_DEEP=inline), nosqarray (a ring without the SQ index array:
-# WEIR_URING_NOSQARRAY=on) and pin (the shard on CPU 0 by `taskset -c 0`, its io-wq workers on
-# the other CPUs: WEIR_URING_IOWQ_CPUS=1-<last>; fio's row beside it is fio_reg_batch_pin,
-# fio's job on CPU 0 by `cpus_allowed`, its io-wq free as fio cannot place it). async, inline,
-# split and spin<N> turn the depth choice off (async is implied unless inline is named);
-# nodefer, batch, ringfd, iowq, deepinline, nosqarray and pin keep it.
+# default, instead of IOSQE_ASYNC to two io-wq workers: WEIR_URING_DEEP=inline) and nosqarray
+# (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on). async, inline, split and
+# spin<N> turn the depth choice off (async is implied unless inline is named); nodefer,
+# batch, ringfd, iowq, deepinline and nosqarray keep it.
 weir_env() { # row name -> "backend VAR=value..."
     local backend=${1%%_*} envs=(WEIR_URING_WAIT=auto) v variants
     [[ $1 == *_* ]] || { echo "$backend ${envs[*]}"; return; }
@@ -289,7 +287,6 @@ weir_env() { # row name -> "backend VAR=value..."
             iowq[0-9]*) envs+=(WEIR_URING_IOWQ_MAX=${v#iowq}) ;;
             nosqarray) envs+=(WEIR_URING_NOSQARRAY=on) ;;
             deepinline) envs+=(WEIR_URING_DEEP=inline) ;;
-            pin) envs+=(WEIR_URING_IOWQ_CPUS=1-$(($(nproc) - 1))) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done
@@ -297,12 +294,11 @@ weir_env() { # row name -> "backend VAR=value..."
 }
 
 run_weir() { # workload round row (see weir_env)
-    local out="$WORK/weir_$3-$1-$2" backend envs pin=()
+    local out="$WORK/weir_$3-$1-$2" backend envs
     read -r backend envs <<<"$(weir_env "$3")"
-    [[ $3 == *_pin* ]] && pin=(taskset -c 0)
     prewrite
     # shellcheck disable=SC2046,SC2086
-    if ! sample "$out" env $envs /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "${pin[@]}" "$WEIR" run "$WORK/$1.yaml" \
+    if ! sample "$out" env $envs /usr/bin/time -f '%U %S %w %c' -o "$out.time" $(counted "$out") "$WEIR" run "$WORK/$1.yaml" \
         "${TARGET[@]}" --duration "${DURATION_S}s" --shards 1 --backend "$backend" --output json \
         "${KEEP[@]}" >"$out.json" 2>"$out.err"; then
         echo "weir run failed ($1, round $2, $3); this sample is skipped:" >&2

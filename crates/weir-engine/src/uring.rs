@@ -163,9 +163,6 @@ impl UringDevice {
                 )
             }
         };
-        if to_submit > 0 && self.knobs.iowq_cpus.is_some() {
-            self.apply_iowq_cpus();
-        }
         entered
     }
 
