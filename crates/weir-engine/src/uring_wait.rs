@@ -8,7 +8,7 @@
 //! and the ring always waits in one blocking enter that also submits: nothing spins there.
 //! On files that punt, the policy is chosen per ring from its depth ([`PuntedWait::for_depth`]),
 //! from session 10's quiet depth sweep and session 11's (contaminated) crossover sweep on zram
-//! (docs/engine.md):
+//! (docs/engine-zram-sessions-*.md):
 //! - depth <= [`SPIN_MAX_DEPTH`]: `Spin` (IOSQE_ASYNC, submit, then up to [`AUTO_SPIN_NS`] of
 //!   non-blocking GETEVENTS enters before blocking). The shard never sleeps and one io-wq
 //!   worker never runs dry: ~335 K IOPS at QD2-4 against fio's best 52-130 K; 1.08-1.14x fio
@@ -162,7 +162,8 @@ impl WaitPolicy {
 
 /// The deepest ring that spins on files that punt: the crossover of the sweeps (spin
 /// leads at QD2-4 with one worker busy and none asleep; from QD8 the concurrent workers
-/// IOSQE_ASYNC adds take the CPU the spinning shard holds). See docs/engine.md.
+/// IOSQE_ASYNC adds take the CPU the spinning shard holds).
+/// See docs/engine-zram-sessions-*.md.
 pub const SPIN_MAX_DEPTH: u32 = 4;
 
 /// How long a chosen spin polls before it blocks: session 10's 20 us (a 5 us spin mostly
@@ -170,7 +171,8 @@ pub const SPIN_MAX_DEPTH: u32 = 4;
 pub const AUTO_SPIN_NS: u64 = 20_000;
 
 /// The io-wq workers of an `AsyncBounded` ring's shard: two ran side by side best in
-/// session 12's sweep on two CPUs (three: 0.91x two; one: as inline); see docs/engine.md.
+/// session 12's sweep on two CPUs (three: 0.91x two; one: as inline); see
+/// docs/engine-zram-sessions-11-12.md.
 pub const DEEP_WORKERS: u32 = 2;
 
 /// How a ring whose files punt every request to io-wq waits, chosen from its depth.
@@ -220,7 +222,8 @@ impl PuntedWait {
     /// The completions a wait of this choice waits for on a ring of `depth`: a quarter of
     /// the depth when deep (the io-wq workers keep three quarters queued while the shard
     /// sleeps through a batch: QD32 inline paired 1.10-1.53x the wait for one, CPU per I/O
-    /// 0.84x, context switches per I/O 0.06 against 0.22, contaminated, docs/engine.md), else 1.
+    /// 0.84x, context switches per I/O 0.06 against 0.22, contaminated,
+    /// docs/engine-zram-sessions-11-12.md), else 1.
     pub fn min_batch(self, depth: u32) -> u32 {
         match self {
             PuntedWait::Inline | PuntedWait::AsyncBounded => (depth / 4).max(1),
