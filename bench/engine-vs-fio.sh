@@ -224,7 +224,7 @@ run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring fea
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
     # fio_reg_batch / fio_async_batch: fio reaping at least a quarter of the depth per wait
     # (iodepth_batch_complete_min), as weir's inline ring does on zram from QD8.
-    if [[ $3 == *_batch && $1 =~ _qd([0-9]+)$ ]]; then
+    if [[ $3 == *_batch* && $1 =~ _qd([0-9]+)$ ]]; then
         local qd=${BASH_REMATCH[1]}
         features+=(--iodepth_batch_complete_min=$((qd / 4 > 1 ? qd / 4 : 1)))
     fi
@@ -256,7 +256,8 @@ PY
 }
 
 # A weir row's backend and the engine's A/B switches, from its name: plain `uring` is the
-# engine's default (on zram the wait is chosen from the depth: spin up to QD4, inline above,
+# engine's default (on zram the wait is chosen from the depth: spin up to QD4, IOSQE_ASYNC to
+# two io-wq workers above (inline on one CPU),
 # see weir_engine::uring_wait); uring_<variant>... fixes it, with variants async (IOSQE_ASYNC
 # and one enter: session 9-10's default, WEIR_URING_PUNT=async), inline (WEIR_URING_PUNT=inline:
 # no IOSQE_ASYNC on zram), split (submit and wait in two enters, as fio does:
@@ -265,8 +266,11 @@ PY
 # e.g. uring_spin20_nodefer; session 11's QD32 ideas: batch<N> (a wait for one completion waits
 # for N while more are in flight: WEIR_URING_BATCH=N), ringfd (the ring entered by its
 # registered index: WEIR_URING_RINGFD=on), iowq<N> (io-wq workers bounded to N:
-# WEIR_URING_IOWQ_MAX=N). async, inline, split and spin<N> turn the depth choice off (async
-# is implied unless inline is named); nodefer, batch, ringfd and iowq keep it.
+# WEIR_URING_IOWQ_MAX=N); session 12's: deepinline (a deep ring on zram inline, session 11's
+# default, instead of IOSQE_ASYNC to two io-wq workers: WEIR_URING_DEEP=inline) and nosqarray
+# (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on). async, inline, split and
+# spin<N> turn the depth choice off (async is implied unless inline is named); nodefer,
+# batch, ringfd, iowq, deepinline and nosqarray keep it.
 weir_env() { # row name -> "backend VAR=value..."
     local backend=${1%%_*} envs=(WEIR_URING_WAIT=auto) v variants
     [[ $1 == *_* ]] || { echo "$backend ${envs[*]}"; return; }
@@ -281,6 +285,8 @@ weir_env() { # row name -> "backend VAR=value..."
             batch[0-9]*) envs+=(WEIR_URING_BATCH=${v#batch}) ;;
             ringfd) envs+=(WEIR_URING_RINGFD=on) ;;
             iowq[0-9]*) envs+=(WEIR_URING_IOWQ_MAX=${v#iowq}) ;;
+            nosqarray) envs+=(WEIR_URING_NOSQARRAY=on) ;;
+            deepinline) envs+=(WEIR_URING_DEEP=inline) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done
@@ -379,7 +385,8 @@ sides = sorted({s for _, s in rows}, key=lambda s: (not s.startswith("fio"), s))
 # with fio_aio (libaio), every other row with fio_reg (io_uring with weir's features) when
 # there is one, else with plain fio; every fio variant's own row is shown as well.
 present = {s for _, s in rows}
-base_anchor = next(s for s in ("fio_async", "fio_reg", "fio") if s in present or s == "fio")
+base_anchor = next((s for s in ("fio_async", "fio_reg", "fio_reg_batch", "fio") if s in present),
+                   min((s for s in present if s.startswith("fio")), default="fio"))
 def anchor_of(side, w):
     if side == "weir_auto":
         # weir picked its interface itself: compare with fio's best interface here.
@@ -387,9 +394,9 @@ def anchor_of(side, w):
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     if side == "weir_uring":
         # The engine's default chooses IOSQE_ASYNC or not (and how to wait) by depth, so its
-        # anchor is fio's faster io_uring row of the two switches (issue 20's "fio's best").
-        fios = [s for s in ("fio_reg", "fio_async", "fio_reg_batch", "fio_async_batch")
-                if s in present]
+        # anchor is fio's best io_uring row present (issue 20's "fio's best": every switch
+        # and batch fio was given, libaio aside).
+        fios = [s for s in present if s.startswith("fio") and s != "fio_aio"]
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     if "_inline" in side and "fio_reg" in present:
         return "fio_reg"  # the kernel's path on both sides

@@ -26,14 +26,22 @@
 
 use std::os::fd::{AsRawFd, RawFd};
 
-use io_uring::{opcode, squeue, types, IoUring};
-use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
+use io_uring::{squeue, types, IoUring};
+use weir_model::device::{Device, DeviceError, IoCompletion, IoOp};
 
 use crate::buffers::DmaBufferPool;
 use crate::clock::{monotonic_ns, sleep_until, until};
 use crate::iowq::{file_punts, PuntPolicy};
 use crate::uring_ring_fd::{enter_registered, register_ring_fd};
 use crate::uring_wait::{setup_with_fallback, PuntedWait, SpinSlot, WaitPolicy};
+
+mod entry;
+mod knobs;
+mod timer;
+
+use entry::{FixedRegion, RegisteredFile};
+use knobs::Knobs;
+use timer::{DeadlineTimer, TIMER_UPDATE_TAG};
 
 /// An io_uring ring implementing [`Device`].
 pub struct UringDevice {
@@ -54,11 +62,8 @@ pub struct UringDevice {
     /// The ring's index in this thread's registered ring table (`IORING_REGISTER_RING_FDS`:
     /// no file lookup per enter), once registered; None: enter by file descriptor.
     ring_index: Option<u32>,
-    /// Whether to try registering the ring (`WEIR_URING_RINGFD=on`, an A/B switch).
-    want_ring_index: bool,
-    /// A bound on this thread's io-wq workers to set at the first enter
-    /// (`WEIR_URING_IOWQ_MAX=<n>`, an A/B switch; taken once).
-    iowq_max: Option<u32>,
+    /// The A/B switches of the environment; each is taken when applied.
+    knobs: Knobs,
     /// What [`PuntedWait::for_depth`] chose when files that punt were registered.
     punted: Option<PuntedWait>,
     /// Completions a wait for one waits for while more are in flight (see
@@ -79,42 +84,8 @@ pub struct SpinCounts {
     pub gave_up: u64,
 }
 
-/// `user_data` of the ring's deadline timer and of its updates; no op may use them.
-const TIMER_TAG: u64 = u64::MAX;
-const TIMER_UPDATE_TAG: u64 = u64::MAX - 1;
 /// `IORING_ENTER_GETEVENTS`: with `DEFER_TASKRUN` only such an enter posts completions.
 const ENTER_GETEVENTS: u32 = 1;
-
-/// One absolute timeout request kept armed at the caller's deadline, so a wait needs no
-/// per-call timer: a full-speed `weir run` arms it once per deadline (the end of the run, the
-/// next progress sample), not once per wait.
-struct DeadlineTimer {
-    /// Whether the kernel has what this needs (`IOSQE_CQE_SKIP_SUCCESS`, Linux 5.17+, so a
-    /// successful update posts nothing that would end the wait early).
-    usable: bool,
-    /// The deadline the armed request fires at; None when none is armed (or it fired).
-    armed_ns: Option<u64>,
-    /// Read by the kernel when the request is submitted, in the same enter that pushed it.
-    ts: types::Timespec,
-}
-
-#[derive(Clone, Copy)]
-struct RegisteredFile {
-    fd: RawFd,
-    /// Its index in the ring's file table.
-    index: u32,
-    /// Send its requests with IOSQE_ASYNC (it refuses non-blocking requests).
-    force_async: bool,
-}
-
-#[derive(Clone, Copy)]
-struct FixedRegion {
-    base: usize,
-    buffer_bytes: usize,
-    count: usize,
-    /// The ring's buffer index of this pool's first buffer.
-    first_index: usize,
-}
 
 impl UringDevice {
     /// A ring for up to `depth` requests in flight. Errors are errnos of `io_uring_setup`
@@ -129,6 +100,7 @@ impl UringDevice {
         let depth = depth.clamp(1, 32768);
         // One spare submission entry for the deadline timer.
         let sq_entries = (depth + 1).next_power_of_two();
+        let knobs = Knobs::from_env();
         let (ring, defer_taskrun) = setup_with_fallback(wait.defer_taskrun, |flags| {
             let mut builder = IoUring::builder();
             builder.setup_cqsize(sq_entries * 2);
@@ -138,16 +110,19 @@ impl UringDevice {
             if flags.defer_taskrun {
                 builder.setup_defer_taskrun();
             }
+            if knobs.no_sqarray {
+                // Linux < 6.6 refuses the flag with EINVAL: then without it, same flags.
+                let with = builder.clone().setup_no_sqarray().build(sq_entries);
+                if !matches!(&with, Err(e) if e.raw_os_error() == Some(libc::EINVAL)) {
+                    return with;
+                }
+            }
             builder.build(sq_entries)
         })?;
         if !ring.params().is_feature_ext_arg() {
             return Err(libc::ENOSYS);
         }
-        let timer = DeadlineTimer {
-            usable: ring.params().is_feature_skip_cqe_on_success(),
-            armed_ns: None,
-            ts: types::Timespec::new(),
-        };
+        let timer = DeadlineTimer::new(ring.params().is_feature_skip_cqe_on_success());
         Ok(UringDevice {
             ring,
             capacity: depth,
@@ -158,10 +133,7 @@ impl UringDevice {
             defer_taskrun,
             wait,
             ring_index: None,
-            want_ring_index: std::env::var("WEIR_URING_RINGFD").is_ok_and(|v| v == "on"),
-            iowq_max: std::env::var("WEIR_URING_IOWQ_MAX")
-                .ok()
-                .and_then(|v| v.parse().ok()),
+            knobs,
             punted: None,
             batch: wait.min_batch.max(1),
             spin_slot: None,
@@ -178,31 +150,28 @@ impl UringDevice {
             return self.ring.submitter().submit_and_wait(want);
         }
         let to_submit = self.ring.submission().len() as u32;
-        if let Some(index) = self.registered_ring() {
-            return enter_registered(index, to_submit, want as u32, ENTER_GETEVENTS);
-        }
-        // SAFETY: no argument pointer; the count is what the queue holds.
-        unsafe {
-            self.ring.submitter().enter::<libc::sigset_t>(
-                to_submit,
-                want as u32,
-                ENTER_GETEVENTS,
-                None,
-            )
-        }
+        let entered = if let Some(index) = self.registered_ring() {
+            enter_registered(index, to_submit, want as u32, ENTER_GETEVENTS)
+        } else {
+            // SAFETY: no argument pointer; the count is what the queue holds.
+            unsafe {
+                self.ring.submitter().enter::<libc::sigset_t>(
+                    to_submit,
+                    want as u32,
+                    ENTER_GETEVENTS,
+                    None,
+                )
+            }
+        };
+        entered
     }
 
     /// The ring's registered index, registering it at the first enter (from the shard's own
     /// thread: the table is per thread) when asked to; None when not asked or refused.
     fn registered_ring(&mut self) -> Option<u32> {
-        if let Some(n) = self.iowq_max.take() {
-            // Bounded and unbounded workers alike (block-device reads are unbounded work).
-            let mut max = [n, n];
-            let set = self.ring.submitter().register_iowq_max_workers(&mut max);
-            eprintln!("weir: io-wq workers bounded to {n}: {set:?} (before: {max:?})");
-        }
-        if self.want_ring_index && self.ring_index.is_none() {
-            self.want_ring_index = false;
+        self.apply_iowq_max();
+        if self.knobs.ring_fd && self.ring_index.is_none() {
+            self.knobs.ring_fd = false;
             self.ring_index = register_ring_fd(self.ring.as_raw_fd());
         }
         self.ring_index
@@ -240,44 +209,6 @@ impl UringDevice {
     /// Whether completions wait for the shard's next GETEVENTS enter (`DEFER_TASKRUN`).
     pub fn defers_task_work(&self) -> bool {
         self.defer_taskrun
-    }
-
-    /// Arms (or moves) the deadline timer to `deadline_ns`; false when it cannot (old kernel,
-    /// no room in the submission queue), and the caller falls back to an EXT_ARG timeout.
-    fn arm_timer(&mut self, deadline_ns: u64) -> bool {
-        if !self.timer.usable {
-            return false;
-        }
-        if self.timer.armed_ns == Some(deadline_ns) {
-            return true;
-        }
-        self.timer.ts = types::Timespec::new()
-            .sec(deadline_ns / 1_000_000_000)
-            .nsec((deadline_ns % 1_000_000_000) as u32);
-        let ts: *const types::Timespec = &self.timer.ts;
-        let flags = types::TimeoutFlags::ABS;
-        let entry = match self.timer.armed_ns {
-            // A failed update (ENOENT: it fired meanwhile) still posts its completion, which
-            // ends the wait; the fired timer's own completion then clears `armed_ns`.
-            Some(_) => opcode::TimeoutUpdate::new(TIMER_TAG, ts)
-                .flags(flags)
-                .build()
-                .user_data(TIMER_UPDATE_TAG)
-                .flags(squeue::Flags::SKIP_SUCCESS),
-            // count 0: a pure timer, not "after N completions".
-            None => opcode::Timeout::new(ts)
-                .count(0)
-                .flags(flags)
-                .build()
-                .user_data(TIMER_TAG),
-        };
-        // SAFETY: `ts` lives in `self`, and the kernel copies it when the entry is submitted,
-        // which the caller's enter does before `self` can change.
-        if unsafe { self.ring.submission().push(&entry) }.is_err() {
-            return false;
-        }
-        self.timer.armed_ns = Some(deadline_ns);
-        true
     }
 
     /// Registers every buffer of `pool` with the ring so requests using them skip per-request
@@ -380,8 +311,29 @@ impl UringDevice {
         let slot = (self.capacity <= crate::uring_wait::SPIN_MAX_DEPTH && self.defer_taskrun)
             .then(|| SpinSlot::take(cpus))
             .flatten();
-        let chosen = PuntedWait::for_depth(self.capacity, self.defer_taskrun, slot.is_some());
+        let chosen = PuntedWait::for_depth(
+            self.capacity,
+            self.defer_taskrun,
+            slot.is_some(),
+            cpus,
+            self.wait.deep_inline,
+        );
         self.spin_slot = slot.filter(|_| chosen == PuntedWait::Spin);
+        if let Some(n) = chosen.io_wq_workers() {
+            // Per thread: the bound holds for every ring of the shard, and the kernel keeps it
+            // on the ring until the thread's io-wq exists (its first submit).
+            let mut max = [n, n];
+            if let Err(e) = self.ring.submitter().register_iowq_max_workers(&mut max) {
+                // Unbounded, IOSQE_ASYNC would start up to four workers per CPU: inline then.
+                eprintln!("weir: io-wq workers could not be bounded to {n} ({e}); reads go inline");
+                return self.set_punted(PuntedWait::Inline);
+            }
+        }
+        self.set_punted(chosen)
+    }
+
+    /// Takes `chosen` as the wait for files that punt.
+    fn set_punted(&mut self, chosen: PuntedWait) -> PuntedWait {
         self.wait = chosen.wait(self.wait);
         if self.wait.min_batch == 0 {
             self.batch = chosen.min_batch(self.capacity);
@@ -418,69 +370,6 @@ impl UringDevice {
             let _ = self.ring.submitter().unregister_files();
         }
     }
-
-    /// The registered buffer index holding `[buf, buf + len)`, if any.
-    fn fixed_index(&self, buf: *mut u8, len: u32) -> Option<u16> {
-        self.fixed.iter().find_map(|region| {
-            let addr = (buf as usize).checked_sub(region.base)?;
-            let index = addr / region.buffer_bytes;
-            let within = addr % region.buffer_bytes + len as usize <= region.buffer_bytes;
-            (index < region.count && within).then_some((region.first_index + index) as u16)
-        })
-    }
-
-    fn entry(&self, op: &IoOp) -> squeue::Entry {
-        // A registered file goes out as its table index with IOSQE_FIXED_FILE: the same
-        // submission entry `types::Fixed` builds.
-        let registered = self.files.iter().find(|f| f.fd == op.fd);
-        let fd = types::Fd(registered.map_or(op.fd, |f| f.index as RawFd));
-        let entry = self.entry_on(fd, op);
-        match registered {
-            Some(f) if f.force_async => {
-                entry.flags(squeue::Flags::FIXED_FILE | squeue::Flags::ASYNC)
-            }
-            Some(_) => entry.flags(squeue::Flags::FIXED_FILE),
-            None => entry,
-        }
-    }
-
-    fn entry_on(&self, fd: types::Fd, op: &IoOp) -> squeue::Entry {
-        let flags = rw_flags(op);
-        if let Some(v) = op.vectored {
-            // Vectored requests cannot use a registered buffer (one index per request).
-            let iov = v.ptr.cast::<libc::iovec>();
-            let entry = match op.direction {
-                Direction::Read => opcode::Readv::new(fd, iov, v.count)
-                    .offset(op.offset_bytes)
-                    .rw_flags(flags)
-                    .build(),
-                Direction::Write => opcode::Writev::new(fd, iov, v.count)
-                    .offset(op.offset_bytes)
-                    .rw_flags(flags)
-                    .build(),
-            };
-            return entry.user_data(op.user_data);
-        }
-        let entry = match (op.direction, self.fixed_index(op.buf, op.len_bytes)) {
-            (Direction::Read, Some(i)) => opcode::ReadFixed::new(fd, op.buf, op.len_bytes, i)
-                .offset(op.offset_bytes)
-                .rw_flags(flags)
-                .build(),
-            (Direction::Write, Some(i)) => opcode::WriteFixed::new(fd, op.buf, op.len_bytes, i)
-                .offset(op.offset_bytes)
-                .rw_flags(flags)
-                .build(),
-            (Direction::Read, None) => opcode::Read::new(fd, op.buf, op.len_bytes)
-                .offset(op.offset_bytes)
-                .rw_flags(flags)
-                .build(),
-            (Direction::Write, None) => opcode::Write::new(fd, op.buf, op.len_bytes)
-                .offset(op.offset_bytes)
-                .rw_flags(flags)
-                .build(),
-        };
-        entry.user_data(op.user_data)
-    }
 }
 
 impl Drop for UringDevice {
@@ -497,18 +386,6 @@ impl Drop for UringDevice {
             );
         }
     }
-}
-
-/// The `RWF_*` flags of an op.
-pub(crate) fn rw_flags(op: &IoOp) -> i32 {
-    let mut flags = 0;
-    if op.flags.nowait {
-        flags |= libc::RWF_NOWAIT;
-    }
-    if op.flags.dsync {
-        flags |= libc::RWF_DSYNC;
-    }
-    flags
 }
 
 impl Device for UringDevice {
@@ -610,18 +487,8 @@ impl Device for UringDevice {
         let now = monotonic_ns();
         let mut n = 0;
         for cqe in self.ring.completion() {
-            match cqe.user_data() {
-                // The deadline timer fired (ETIME) or was cancelled: none is armed now.
-                TIMER_TAG => {
-                    self.timer.armed_ns = None;
-                    if !matches!(-cqe.result(), libc::ETIME | libc::ECANCELED) {
-                        // The kernel refused the timer itself: wait with EXT_ARG from now on.
-                        self.timer.usable = false;
-                    }
-                    continue;
-                }
-                TIMER_UPDATE_TAG => continue,
-                _ => {}
+            if self.timer.on_completion(cqe.user_data(), cqe.result()) {
+                continue;
             }
             out.push(IoCompletion {
                 user_data: cqe.user_data(),
@@ -636,12 +503,12 @@ impl Device for UringDevice {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
-    use weir_model::device::IoFlags;
+    use weir_model::device::{Direction, IoFlags};
 
     /// A read of an empty pipe: in flight until something is written.
-    fn pipe_read(user_data: u64, fd: RawFd, buf: &mut [u8; 8]) -> IoOp {
+    pub(super) fn pipe_read(user_data: u64, fd: RawFd, buf: &mut [u8; 8]) -> IoOp {
         IoOp {
             user_data,
             direction: Direction::Read,
@@ -657,72 +524,11 @@ mod tests {
         }
     }
 
-    fn pipe() -> [RawFd; 2] {
+    pub(super) fn pipe() -> [RawFd; 2] {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
         fds
-    }
-
-    /// The deadline timer ends a wait nothing completes, moves when the deadline moves, and
-    /// its completions never reach the caller.
-    #[test]
-    fn deadline_timer_ends_waits_and_stays_hidden() {
-        let mut dev = UringDevice::new(2).expect("io_uring");
-        let (never, soon) = (pipe(), pipe());
-        let (mut buf_a, mut buf_b) = ([0u8; 8], [0u8; 8]);
-        // SAFETY: both ops are reaped below, before the buffers go out of scope.
-        unsafe {
-            dev.push(pipe_read(1, never[0], &mut buf_a)).expect("push");
-            dev.push(pipe_read(2, soon[0], &mut buf_b)).expect("push");
-        }
-        // SAFETY: writing 5 bytes from a live buffer to an open pipe.
-        assert_eq!(
-            unsafe { libc::write(soon[1], b"hello".as_ptr().cast(), 5) },
-            5
-        );
-        let mut out = Vec::new();
-        // A far deadline: the written pipe completes first; the timer stays armed.
-        let submitted = dev
-            .submit_and_wait(1, Some(monotonic_ns() + 5_000_000_000))
-            .expect("wait");
-        assert_eq!(submitted, 2, "the caller's two ops, not the timer");
-        while out.is_empty() {
-            dev.submit_and_wait(1, Some(monotonic_ns() + 5_000_000_000))
-                .expect("wait");
-            dev.reap(&mut out);
-        }
-        assert_eq!((out[0].user_data, out[0].result), (2, 5));
-        assert!(dev.timer.armed_ns.is_some() || !dev.timer.usable);
-        // A near deadline moves the armed timer; nothing completes, the wait ends on time.
-        for wait_ms in [20, 10] {
-            let t0 = monotonic_ns();
-            dev.submit_and_wait(1, Some(t0 + wait_ms * 1_000_000))
-                .expect("wait");
-            let waited_ms = (monotonic_ns() - t0) / 1_000_000;
-            assert!(
-                (wait_ms..2_000).contains(&waited_ms),
-                "waited {waited_ms} ms for a {wait_ms} ms deadline"
-            );
-            out.clear();
-            assert_eq!(dev.reap(&mut out), 0, "the timer surfaced: {:?}", out.len());
-        }
-        // SAFETY: as above.
-        assert_eq!(
-            unsafe { libc::write(never[1], b"late".as_ptr().cast(), 4) },
-            4
-        );
-        out.clear();
-        while out.is_empty() {
-            dev.submit_and_wait(1, None).expect("wait");
-            dev.reap(&mut out);
-        }
-        assert_eq!((out[0].user_data, out[0].result), (1, 4));
-        drop(dev);
-        for fd in never.into_iter().chain(soon) {
-            // SAFETY: closing descriptors this test opened.
-            unsafe { libc::close(fd) };
-        }
     }
 
     /// A ring registered in the thread's ring table enters by index and still completes;
@@ -730,7 +536,7 @@ mod tests {
     #[test]
     fn registered_ring_and_batch_wait_complete_reads() {
         let mut dev = UringDevice::new(4).expect("io_uring");
-        dev.want_ring_index = true;
+        dev.knobs.ring_fd = true;
         dev.batch = 2;
         let fds = pipe();
         let mut bufs = [[0u8; 8]; 3];
@@ -779,6 +585,7 @@ mod tests {
                 defer_taskrun,
                 by_depth: false,
                 min_batch: 0,
+                deep_inline: false,
             };
             let mut dev = UringDevice::with_wait(1, policy).expect("io_uring");
             let fds = pipe();

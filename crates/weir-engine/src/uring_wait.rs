@@ -8,18 +8,26 @@
 //! and the ring always waits in one blocking enter that also submits: nothing spins there.
 //! On files that punt, the policy is chosen per ring from its depth ([`PuntedWait::for_depth`]),
 //! from session 10's quiet depth sweep and session 11's (contaminated) crossover sweep on zram
-//! (docs/engine.md):
+//! (docs/engine-zram-sessions-*.md):
 //! - depth <= [`SPIN_MAX_DEPTH`]: `Spin` (IOSQE_ASYNC, submit, then up to [`AUTO_SPIN_NS`] of
 //!   non-blocking GETEVENTS enters before blocking). The shard never sleeps and one io-wq
 //!   worker never runs dry: ~335 K IOPS at QD2-4 against fio's best 52-130 K; 1.08-1.14x fio
 //!   at QD1. It needs `DEFER_TASKRUN` (without it the completion is task work the shard runs
 //!   only on entering the kernel, so a user-space watch never sees it) and a CPU of its own
 //!   beside one for the worker ([`SpinSlot`]); without either it is `AsyncEnter`.
-//! - deeper: `Inline` (no IOSQE_ASYNC, one enter): the kernel's one bounded worker per ring
-//!   runs the reads back to back; the concurrent workers IOSQE_ASYNC starts contend with the
-//!   shard for the CPUs (QD8: 431 K inline against 274 K async). A wait for one completion
-//!   then waits for a quarter of the depth ([`PuntedWait::min_batch`]): the worker keeps the
-//!   rest queued while the shard sleeps through the batch, and wakes it a quarter as often.
+//! - deeper, with two or more CPUs for the shard: `AsyncBounded` (IOSQE_ASYNC, the shard's
+//!   io-wq bounded to [`DEEP_WORKERS`] workers, one enter): two workers run the reads side by
+//!   side while the shard sleeps, where inline one worker runs them all and is the limit;
+//!   unbounded, IOSQE_ASYNC starts up to four workers per CPU that contend with the shard (QD8:
+//!   431 K inline against 274 K async, session 10). Session 12 (contaminated): 1.3-2.0x the
+//!   inline wait at QD8 and QD32 with less CPU per I/O. `WEIR_URING_DEEP=inline` keeps
+//!   session 11's choice (`Inline`) for the A/B.
+//! - deeper on one CPU (a pinned shard): `Inline` (no IOSQE_ASYNC, one enter): the kernel's
+//!   one bounded worker per ring runs the reads back to back.
+//!
+//! Both deep choices wait for a quarter of the depth when asked for one completion
+//! ([`PuntedWait::min_batch`]): the workers keep the rest queued while the shard sleeps
+//! through the batch, and wake it a quarter as often.
 //!
 //! `WEIR_URING_WAIT` (`auto`, `enter`, `split`, `spin:<us>`) or `WEIR_URING_PUNT` (`async`,
 //! `inline`) set to anything but `auto` turns the choice off: the ring then waits as the
@@ -48,6 +56,9 @@ pub struct WaitPolicy {
     /// batch late (their latency is read when they are reaped). 0: chosen with the wait
     /// ([`PuntedWait::min_batch`]; 1 where nothing is chosen); `WEIR_URING_BATCH=<n>` fixes it.
     pub min_batch: u32,
+    /// A deep ring chooses `Inline` even with CPUs for `AsyncBounded`
+    /// (`WEIR_URING_DEEP=inline`: session 11's choice, for the A/B).
+    pub deep_inline: bool,
 }
 
 impl Default for WaitPolicy {
@@ -58,6 +69,7 @@ impl Default for WaitPolicy {
             defer_taskrun: true,
             by_depth: true,
             min_batch: 0,
+            deep_inline: false,
         }
     }
 }
@@ -130,6 +142,13 @@ impl WaitPolicy {
                     WaitPolicy::default()
                 });
             policy.by_depth &= !punt_set;
+            match std::env::var("WEIR_URING_DEEP").as_deref() {
+                Err(_) | Ok("" | "async") => {}
+                Ok("inline") => policy.deep_inline = true,
+                Ok(v) => {
+                    eprintln!("weir: WEIR_URING_DEEP={v:?} is not async or inline; using async")
+                }
+            }
             if let Ok(v) = std::env::var("WEIR_URING_BATCH") {
                 match v.parse::<u32>() {
                     Ok(n) if n >= 1 => policy.min_batch = n,
@@ -143,12 +162,18 @@ impl WaitPolicy {
 
 /// The deepest ring that spins on files that punt: the crossover of the sweeps (spin
 /// leads at QD2-4 with one worker busy and none asleep; from QD8 the concurrent workers
-/// IOSQE_ASYNC adds take the CPU the spinning shard holds). See docs/engine.md.
+/// IOSQE_ASYNC adds take the CPU the spinning shard holds).
+/// See docs/engine-zram-sessions-*.md.
 pub const SPIN_MAX_DEPTH: u32 = 4;
 
 /// How long a chosen spin polls before it blocks: session 10's 20 us (a 5 us spin mostly
 /// gave up and then paid the blocking wake as well; 100 us gained nothing more).
 pub const AUTO_SPIN_NS: u64 = 20_000;
+
+/// The io-wq workers of an `AsyncBounded` ring's shard: two ran side by side best in
+/// session 12's sweep on two CPUs (three: 0.91x two; one: as inline); see
+/// docs/engine-zram-sessions-11-12.md.
+pub const DEEP_WORKERS: u32 = 2;
 
 /// How a ring whose files punt every request to io-wq waits, chosen from its depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,14 +186,27 @@ pub enum PuntedWait {
     AsyncEnter,
     /// No IOSQE_ASYNC (the kernel's one bounded worker) and one blocking enter.
     Inline,
+    /// IOSQE_ASYNC with the shard's io-wq bounded to [`DEEP_WORKERS`], one blocking enter.
+    AsyncBounded,
 }
 
 impl PuntedWait {
     /// The choice for a ring of `depth` requests; `defer_taskrun`: the ring got it (an old
-    /// kernel's EINVAL falls back to a ring without); `spare_cpu`: a [`SpinSlot`] was free.
-    pub fn for_depth(depth: u32, defer_taskrun: bool, spare_cpu: bool) -> Self {
+    /// kernel's EINVAL falls back to a ring without); `spare_cpu`: a [`SpinSlot`] was free;
+    /// `cpus`: the CPUs the shard may run on; `deep_inline`: [`WaitPolicy::deep_inline`].
+    pub fn for_depth(
+        depth: u32,
+        defer_taskrun: bool,
+        spare_cpu: bool,
+        cpus: usize,
+        deep_inline: bool,
+    ) -> Self {
         if depth > SPIN_MAX_DEPTH {
-            PuntedWait::Inline
+            if cpus >= 2 && !deep_inline {
+                PuntedWait::AsyncBounded
+            } else {
+                PuntedWait::Inline
+            }
         } else if defer_taskrun && spare_cpu {
             PuntedWait::Spin
         } else {
@@ -182,14 +220,20 @@ impl PuntedWait {
     }
 
     /// The completions a wait of this choice waits for on a ring of `depth`: a quarter of
-    /// the depth inline (the one io-wq worker keeps three quarters queued while the shard
-    /// sleeps through a batch: QD32 paired 1.10-1.53x the wait for one, CPU per I/O 0.84x,
-    /// context switches per I/O 0.06 against 0.22, contaminated, docs/engine.md), else 1.
+    /// the depth when deep (the io-wq workers keep three quarters queued while the shard
+    /// sleeps through a batch: QD32 inline paired 1.10-1.53x the wait for one, CPU per I/O
+    /// 0.84x, context switches per I/O 0.06 against 0.22, contaminated,
+    /// docs/engine-zram-sessions-11-12.md), else 1.
     pub fn min_batch(self, depth: u32) -> u32 {
         match self {
-            PuntedWait::Inline => (depth / 4).max(1),
+            PuntedWait::Inline | PuntedWait::AsyncBounded => (depth / 4).max(1),
             _ => 1,
         }
+    }
+
+    /// The bound this choice puts on the shard's io-wq workers (None: the kernel's own).
+    pub fn io_wq_workers(self) -> Option<u32> {
+        (self == PuntedWait::AsyncBounded).then_some(DEEP_WORKERS)
     }
 
     /// The wait this choice makes of `base` (which keeps its `defer_taskrun`).
@@ -306,23 +350,34 @@ mod tests {
     #[test]
     fn depth_chooses_the_wait_and_the_environment_overrides_it() {
         for depth in 1..=SPIN_MAX_DEPTH {
-            assert_eq!(PuntedWait::for_depth(depth, true, true), PuntedWait::Spin);
             assert_eq!(
-                PuntedWait::for_depth(depth, true, false),
+                PuntedWait::for_depth(depth, true, true, 2, false),
+                PuntedWait::Spin
+            );
+            assert_eq!(
+                PuntedWait::for_depth(depth, true, false, 2, false),
                 PuntedWait::AsyncEnter
             );
         }
         for depth in [SPIN_MAX_DEPTH + 1, 8, 32, 1024] {
-            assert_eq!(PuntedWait::for_depth(depth, true, true), PuntedWait::Inline);
+            let deep = |cpus, inline| PuntedWait::for_depth(depth, true, true, cpus, inline);
+            assert_eq!(deep(2, false), PuntedWait::AsyncBounded, "depth {depth}");
+            assert_eq!(deep(1, false), PuntedWait::Inline, "pinned, depth {depth}");
+            assert_eq!(deep(8, true), PuntedWait::Inline, "asked, depth {depth}");
         }
         let base = WaitPolicy::default();
         let spin = PuntedWait::Spin.wait(base);
         assert!(spin.split && spin.spin_ns == AUTO_SPIN_NS && spin.by_depth);
         assert_eq!(PuntedWait::Inline.wait(spin), base);
         assert_eq!(PuntedWait::Inline.min_batch(32), 8);
+        assert_eq!(PuntedWait::AsyncBounded.min_batch(32), 8);
         assert_eq!(PuntedWait::Inline.min_batch(5), 1);
         assert_eq!(PuntedWait::Spin.min_batch(4), 1);
         assert!(PuntedWait::AsyncEnter.force_async() && !PuntedWait::Inline.force_async());
+        assert!(PuntedWait::AsyncBounded.force_async());
+        assert_eq!(PuntedWait::AsyncBounded.io_wq_workers(), Some(DEEP_WORKERS));
+        assert_eq!(PuntedWait::Inline.io_wq_workers(), None);
+        assert_eq!(PuntedWait::Spin.io_wq_workers(), None);
         for auto in [None, Some(""), Some("auto")] {
             assert!(
                 WaitPolicy::parse(auto, None).expect("auto").by_depth,
@@ -348,7 +403,7 @@ mod tests {
         .expect("fallback");
         assert_eq!((ring, defers), ("ring", false));
         assert_eq!(
-            PuntedWait::for_depth(1, defers, true),
+            PuntedWait::for_depth(1, defers, true, 2, false),
             PuntedWait::AsyncEnter
         );
     }

@@ -1,7 +1,7 @@
 //! `--backend auto` on real storage (root tier): a zram device refuses RWF_NOWAIT reads and
 //! gets AIO; a file on ext4 (on a loop device) takes them and keeps io_uring. On io_uring, a
 //! ring on a registered zram device chooses its wait from its depth (weir_engine::uring_wait:
-//! a shallow one spins and sends IOSQE_ASYNC, a deep one stays inline), a file that takes
+//! a shallow one spins and sends IOSQE_ASYNC, a deep one sends it to two io-wq workers), a file that takes
 //! non-blocking requests keeps the inline path and chooses nothing, and data round-trips.
 
 mod common;
@@ -125,21 +125,24 @@ fn zram_ring_policy_follows_depth_and_reads_back() {
         .open(zram.path())
         .expect("open the zram device");
     let fd = file.as_raw_fd();
-    // An A/B run's WEIR_URING_WAIT/WEIR_URING_PUNT fix the policy on purpose.
-    let fixed = ["WEIR_URING_WAIT", "WEIR_URING_PUNT"]
+    // An A/B run's WEIR_URING_WAIT/WEIR_URING_PUNT/WEIR_URING_DEEP fix the policy on purpose.
+    let fixed = ["WEIR_URING_WAIT", "WEIR_URING_PUNT", "WEIR_URING_DEEP"]
         .iter()
         .any(|v| std::env::var(v).is_ok_and(|v| !v.is_empty() && v != "auto"));
     // A shallow ring spins (DEFER_TASKRUN and two CPUs for it here) and sends async; a deep
-    // one stays inline. Both read back what they wrote.
-    for (depth, want) in [(2, PuntedWait::Spin), (16, PuntedWait::Inline)] {
+    // one sends async to two io-wq workers with two CPUs, else stays inline. All read back
+    // what they wrote.
+    for (depth, want) in [(2, PuntedWait::Spin), (16, PuntedWait::AsyncBounded)] {
         let mut dev = UringDevice::new(depth).expect("io_uring");
         assert!(!dev.sends_async(fd), "nothing registered yet");
         assert!(dev.register_files(&[fd]), "register the zram device");
         println!("depth {depth}: {:?}", dev.punted_wait());
         if !fixed {
             let can_spin = dev.defers_task_work() && weir_engine::shards::available_cores() >= 2;
+            let two_cpus = weir_engine::shards::available_cores() >= 2;
             let want = match want {
                 PuntedWait::Spin if !can_spin => PuntedWait::AsyncEnter,
+                PuntedWait::AsyncBounded if !two_cpus => PuntedWait::Inline,
                 w => w,
             };
             assert_eq!(dev.punted_wait(), Some(want), "depth {depth}");

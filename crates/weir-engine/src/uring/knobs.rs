@@ -1,0 +1,41 @@
+//! The ring's A/B switches, read from the environment when a ring is made: each names one
+//! idea measured against the default (docs/engine-zram-sessions-11-12.md), none is on by
+//! default.
+//! - `WEIR_URING_RINGFD=on`: enter by the ring's registered index (`IORING_REGISTER_RING_FDS`).
+//! - `WEIR_URING_IOWQ_MAX=<n>`: bound this thread's io-wq workers (bounded and unbounded).
+//! - `WEIR_URING_NOSQARRAY=on`: a ring without the submission index array
+//!   (`IORING_SETUP_NO_SQARRAY`, Linux 6.6): the kernel reads each entry by its ring slot.
+
+use super::UringDevice;
+
+/// What the environment asked of one ring.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Knobs {
+    pub(super) ring_fd: bool,
+    pub(super) iowq_max: Option<u32>,
+    pub(super) no_sqarray: bool,
+}
+
+impl Knobs {
+    pub(super) fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Knobs {
+            ring_fd: var("WEIR_URING_RINGFD").is_some_and(|v| v == "on"),
+            iowq_max: var("WEIR_URING_IOWQ_MAX").and_then(|v| v.parse().ok()),
+            no_sqarray: var("WEIR_URING_NOSQARRAY").is_some_and(|v| v == "on"),
+        }
+    }
+}
+
+impl UringDevice {
+    /// Bounds this thread's io-wq workers as asked, before its first enter (the kernel keeps
+    /// the bound on the ring until the thread's io-wq exists).
+    pub(super) fn apply_iowq_max(&mut self) {
+        if let Some(n) = self.knobs.iowq_max.take() {
+            // Bounded and unbounded workers alike (block-device reads are unbounded work).
+            let mut max = [n, n];
+            let set = self.ring.submitter().register_iowq_max_workers(&mut max);
+            eprintln!("weir: io-wq workers bounded to {n}: {set:?} (before: {max:?})");
+        }
+    }
+}
