@@ -2,7 +2,8 @@
 'use strict';
 // A/B of one setting: runs one benchmark of one driver alternately without (A) and with (B)
 // an environment setting, in fresh processes on CPU 1 (taskset), and prints each round's
-// B/A ratio of seconds and of client CPU seconds, then their medians. Alternating rounds
+// B/A ratio of seconds, of client CPU seconds and of the server's CPU seconds (node 1's JVM
+// when cassandra.sh started it, else NaN), then their medians. Alternating rounds
 // share whatever noise the machine has, so the ratios say more than any single time.
 //
 //   node ab.js <weir-cql|cassandra-driver|rust-raw> <bench> <ops> <rounds> NAME=VALUE [host:port]

@@ -9,7 +9,8 @@
 // a short run measures V8's and the server's steady state rather than their warm-up.
 // WEIR_CQL_PACKAGE=<dir> loads weir-cql from another build (A/B of two builds with ab.js).
 // Besides seconds and client CPU, the line carries user and system CPU apart and, per thread
-// name, CPU and context switches during the timed part (threads.js).
+// name, CPU and context switches during the timed part (threads.js), and with
+// CQL_BENCH_SERVER_PIDS the server JVMs' CPU seconds over the same part.
 
 const [driverName, bench, opsText, host = '127.0.0.1:9042'] = process.argv.slice(2);
 const ops = Number(opsText);
