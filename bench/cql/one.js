@@ -9,7 +9,8 @@
 // a short run measures V8's and the server's steady state rather than their warm-up.
 // WEIR_CQL_PACKAGE=<dir> loads weir-cql from another build (A/B of two builds with ab.js).
 // Besides seconds and client CPU, the line carries user and system CPU apart and, per thread
-// name, CPU and context switches during the timed part (threads.js).
+// name, CPU and context switches during the timed part (threads.js), and with
+// CQL_BENCH_SERVER_PIDS the server JVMs' CPU seconds over the same part.
 
 const [driverName, bench, opsText, host = '127.0.0.1:9042'] = process.argv.slice(2);
 const ops = Number(opsText);
@@ -22,6 +23,10 @@ const pkgPath = driverName === 'weir-cql' && process.env.WEIR_CQL_PACKAGE || dri
 const driver = require(pkgPath);
 const traffic = require('./traffic');
 const threads = require('./threads');
+const serverCpu = require('./servercpu');
+// CQL_BENCH_SERVER_PIDS (run.js, ab.js): the server JVMs' pids, so the line carries the
+// server's CPU seconds during the timed part.
+const SERVER_PIDS = (process.env.CQL_BENCH_SERVER_PIDS || '').split(',').filter(Boolean).map(Number);
 const { Uuid } = driver.types;
 const INSERT = 'INSERT INTO benchmarks.basic (id, val) VALUES (?, ?)';
 const SELECT = 'SELECT * FROM benchmarks.basic';
@@ -48,6 +53,7 @@ async function main() {
   const sockets0 = traffic.driverSockets(process.pid);
   const threads0 = threads.snapshot();
   const cpu0 = process.cpuUsage();
+  const server0 = serverCpu.seconds(SERVER_PIDS);
   const t0 = process.hrtime.bigint();
   switch (bench) {
     case 'insert':
@@ -83,12 +89,14 @@ async function main() {
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
+  const server = serverCpu.seconds(SERVER_PIDS) - server0;
   const perThread = threads.diff(threads0, threads.snapshot());
   // Read after the clock stopped: what this process moved to and from the nodes.
   const moved = traffic.moved(sockets0, traffic.driverSockets(process.pid));
   console.log(JSON.stringify({ driver: driverName, bench, ops, seconds: +seconds.toFixed(4),
     cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(4),
-    user_seconds: +(cpu.user / 1e6).toFixed(4), system_seconds: +(cpu.system / 1e6).toFixed(4), threads: perThread,
+    user_seconds: +(cpu.user / 1e6).toFixed(4), system_seconds: +(cpu.system / 1e6).toFixed(4),
+    server_cpu_seconds: Number.isFinite(server) ? +server.toFixed(4) : null, threads: perThread,
     driver_packets: moved.packets, driver_bytes: moved.bytes, driver_closed: moved.closed }));
   await client.shutdown();
 }

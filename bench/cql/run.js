@@ -45,6 +45,7 @@ const ROUNDS = Number(arg('rounds', ['1'])[0]);
 const PIN = process.argv.includes('--pin');
 const WARMUP_OPS = Number(arg('warmup', ['2000'])[0]);
 const traffic = require('./traffic');
+const serverCpu = require('./servercpu');
 
 function sh(cmd, args, opts) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
@@ -81,18 +82,19 @@ async function countRows(host) {
   });
 }
 
-function runOne(driver, bench, ops, host) {
+function runOne(driver, bench, ops, host, serverPids = []) {
   let [cmd, args] = driver === 'rust-raw' ? [rawBin, [bench, String(ops), host]]
     : [process.execPath, [path.join(here, 'one.js'), driver, bench, String(ops), host]];
   if (PIN) { args = ['-c', '1', cmd, ...args]; cmd = 'taskset'; }
   const r = spawnSync(cmd, args, { cwd: here, encoding: 'utf8', maxBuffer: 1 << 24,
-    env: { ...process.env, CQL_BENCH_WARMUP_OPS: String(WARMUP_OPS) } });
+    env: { ...process.env, CQL_BENCH_WARMUP_OPS: String(WARMUP_OPS), CQL_BENCH_SERVER_PIDS: serverPids.join(',') } });
   if (r.status !== 0) throw new Error(`${driver} ${bench} ${ops}: exit ${r.status}: ${(r.stderr || '').slice(-2000)}`);
   const line = r.stdout.trim().split('\n').pop();
   return JSON.parse(line);
 }
 
 const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+const usPerOp = (s, ops) => fmt((s / ops) * 1e6, 1);
 const cassandra = path.join(pkg, 'scripts/cassandra.sh');
 
 /** Requests node n received from other nodes' coordinators: MUTATION_REQ and READ_REQ. */
@@ -138,10 +140,10 @@ function trafficVerdict(results) {
 
 function report(results) {
   const lines = [];
-  lines.push('| nodes | round | benchmark | ops | driver | seconds | ops/s | client CPU s |');
-  lines.push('|---:|---:|---|---:|---|---:|---:|---:|');
+  lines.push('| nodes | round | benchmark | ops | driver | seconds | ops/s | client CPU s | client CPU us/op | server CPU s | server CPU us/op |');
+  lines.push('|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
-    lines.push(`| ${r.nodes} | ${r.round} | ${r.bench} | ${r.ops} | ${r.driver} | ${fmt(r.seconds)} | ${Math.round(r.ops / r.seconds)} | ${fmt(r.cpu_seconds)} |`);
+    lines.push(`| ${r.nodes} | ${r.round} | ${r.bench} | ${r.ops} | ${r.driver} | ${fmt(r.seconds)} | ${Math.round(r.ops / r.seconds)} | ${fmt(r.cpu_seconds)} | ${usPerOp(r.cpu_seconds, r.ops)} | ${fmt(r.server_cpu_seconds)} | ${usPerOp(r.server_cpu_seconds, r.ops)} |`);
   }
   lines.push('');
   lines.push('Traffic during each run (kernel TCP segment and byte counters; node<->node includes gossip):');
@@ -157,8 +159,8 @@ function report(results) {
   lines.push('');
   lines.push('Ratios per round, then the median of the rounds (weir-cql against each):');
   lines.push('');
-  lines.push('| nodes | round | benchmark | ops | speed vs cassandra-driver (target >= 0.95 sequential, >= 1.5 concurrent) | CPU vs cassandra-driver (target <= 1) | speed vs rust-raw (target > 1 sequential) |');
-  lines.push('|---:|---:|---|---:|---:|---:|---:|');
+  lines.push('| nodes | round | benchmark | ops | speed vs cassandra-driver (target >= 0.95 sequential, >= 1.5 concurrent) | CPU vs cassandra-driver (target <= 1) | server CPU vs cassandra-driver\'s | speed vs rust-raw (target > 1 sequential) |');
+  lines.push('|---:|---:|---|---:|---:|---:|---:|---:|');
   for (const nodes of [...new Set(results.map((r) => r.nodes))]) {
     for (const ops of OPS) {
       for (const bench of BENCHES) {
@@ -167,12 +169,13 @@ function report(results) {
           const get = (d) => results.find((r) => r.nodes === nodes && r.round === round && r.driver === d && r.bench === bench && r.ops === ops);
           const w = get('weir-cql'), c = get('cassandra-driver'), raw = get('rust-raw');
           if (!w) continue;
-          const row = { speed: c ? c.seconds / w.seconds : NaN, cpu: c ? w.cpu_seconds / c.cpu_seconds : NaN, raw: raw ? raw.seconds / w.seconds : NaN };
+          const row = { speed: c ? c.seconds / w.seconds : NaN, cpu: c ? w.cpu_seconds / c.cpu_seconds : NaN,
+            server: c ? w.server_cpu_seconds / c.server_cpu_seconds : NaN, raw: raw ? raw.seconds / w.seconds : NaN };
           rows.push(row);
-          lines.push(`| ${nodes} | ${round} | ${bench} | ${ops} | ${fmt(row.speed)}x | ${fmt(row.cpu)} | ${fmt(row.raw)}x |`);
+          lines.push(`| ${nodes} | ${round} | ${bench} | ${ops} | ${fmt(row.speed)}x | ${fmt(row.cpu)} | ${fmt(row.server)} | ${fmt(row.raw)}x |`);
         }
         if (rows.length > 1) {
-          lines.push(`| ${nodes} | median | ${bench} | ${ops} | ${fmt(median(rows.map((x) => x.speed)))}x | ${fmt(median(rows.map((x) => x.cpu)))} | ${fmt(median(rows.map((x) => x.raw)))}x |`);
+          lines.push(`| ${nodes} | median | ${bench} | ${ops} | ${fmt(median(rows.map((x) => x.speed)))}x | ${fmt(median(rows.map((x) => x.cpu)))} | ${fmt(median(rows.map((x) => x.server)))} | ${fmt(median(rows.map((x) => x.raw)))}x |`);
         }
       }
     }
@@ -221,9 +224,10 @@ async function runCluster(nodes, results) {
             const countFwd = started && bench.endsWith('insert');
             const fwd0 = countFwd ? forwarded(nodes) : NaN;
             const node0 = traffic.internodeSockets();
+            const jvmPids = serverCpu.pids(nodes);
             let r;
             try {
-              r = runOne(driver, bench, ops, host);
+              r = runOne(driver, bench, ops, host, jvmPids);
             } catch (e) {
               // One failed run (a server-side timeout under load) is recorded, not fatal.
               console.log(`${nodes} node(s) round ${round} ${bench} ${ops} ${driver}: FAILED ${e.message.split('\n')[0]}`);
@@ -231,14 +235,17 @@ async function runCluster(nodes, results) {
               continue;
             }
             const nodeMoved = traffic.moved(node0, traffic.internodeSockets());
-            Object.assign(r, { nodes, round, node_packets: nodeMoved.packets, node_bytes: nodeMoved.bytes });
+            // The server's CPU during the timed part, as the child measured it (NaN on nodes
+            // cassandra.sh did not start).
+            const serverSeconds = r.server_cpu_seconds ?? NaN;
+            Object.assign(r, { nodes, round, node_packets: nodeMoved.packets, node_bytes: nodeMoved.bytes, server_cpu_seconds: serverSeconds });
             r.forwarded = countFwd ? forwarded(nodes) - fwd0 : NaN;
             if (bench === 'concurrent_insert' || bench === 'insert') {
               const n = await countRows(host);
               if (n !== ops) throw new Error(`${driver} ${bench}: table holds ${n} rows after ${ops} inserts`);
             }
             results.push(r);
-            console.log(`${nodes} node(s) round ${round} ${bench.padEnd(18)} ${String(ops).padStart(7)} ${driver.padEnd(17)} ${fmt(r.seconds).padStart(8)} s ${String(Math.round(ops / r.seconds)).padStart(7)} ops/s  cpu ${fmt(r.cpu_seconds)} s`);
+            console.log(`${nodes} node(s) round ${round} ${bench.padEnd(18)} ${String(ops).padStart(7)} ${driver.padEnd(17)} ${fmt(r.seconds).padStart(8)} s ${String(Math.round(ops / r.seconds)).padStart(7)} ops/s  cpu ${fmt(r.cpu_seconds)} s  server cpu ${fmt(serverSeconds)} s (${usPerOp(r.cpu_seconds, ops)} / ${usPerOp(serverSeconds, ops)} us per op)`);
           }
         }
       }

@@ -25,6 +25,31 @@ fn cpu_seconds() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// CPU seconds (user + system) the server JVMs whose pids CQL_BENCH_SERVER_PIDS lists
+/// (comma-separated, set by run.js and ab.js) have used so far, from /proc/<pid>/stat in
+/// clock ticks of 1/100 s (USER_HZ on Linux); NaN without the variable or with a pid gone.
+fn server_cpu_seconds() -> f64 {
+    let Ok(list) = std::env::var("CQL_BENCH_SERVER_PIDS") else {
+        return f64::NAN;
+    };
+    let mut ticks = 0u64;
+    for pid in list.split(',').filter(|p| !p.is_empty()) {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return f64::NAN;
+        };
+        // The command name may hold spaces: count fields after its closing parenthesis
+        // (utime and stime are fields 14 and 15, so the 12th and 13th after it).
+        let after = stat.rfind(')').map_or("", |i| &stat[i + 1..]);
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let field = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+        match (field(11), field(12)) {
+            (Some(u), Some(s)) => ticks += u + s,
+            _ => return f64::NAN,
+        }
+    }
+    ticks as f64 / 100.0
+}
+
 /// User and system CPU seconds of this process (every thread).
 fn user_system_seconds() -> (f64, f64) {
     // SAFETY: getrusage only writes into the zeroed struct we pass.
@@ -178,6 +203,7 @@ async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
     let threads0 = thread_snapshot();
     let (user0, system0) = user_system_seconds();
     let cpu0 = cpu_seconds();
+    let server0 = server_cpu_seconds();
     let t0 = Instant::now();
     match bench {
         "insert" => {
@@ -230,10 +256,17 @@ async fn run(bench: &str, ops: usize, host: &str) -> Result<(), String> {
     }
     let seconds = t0.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu0;
+    let server = server_cpu_seconds() - server0;
+    // JSON has no NaN: without CQL_BENCH_SERVER_PIDS the figure is null.
+    let server = if server.is_finite() {
+        format!("{server:.4}")
+    } else {
+        "null".to_string()
+    };
     let (user1, system1) = user_system_seconds();
     let (user, system) = (user1 - user0, system1 - system0);
     let threads = thread_diff_json(&threads0, &thread_snapshot());
-    println!("{{\"driver\":\"rust-raw\",\"bench\":\"{bench}\",\"ops\":{ops},\"seconds\":{seconds:.4},\"cpu_seconds\":{cpu:.4},\"user_seconds\":{user:.4},\"system_seconds\":{system:.4},\"threads\":{threads}}}");
+    println!("{{\"driver\":\"rust-raw\",\"bench\":\"{bench}\",\"ops\":{ops},\"seconds\":{seconds:.4},\"cpu_seconds\":{cpu:.4},\"user_seconds\":{user:.4},\"system_seconds\":{system:.4},\"server_cpu_seconds\":{server},\"threads\":{threads}}}");
     Ok(())
 }
 
