@@ -16,6 +16,19 @@ use serde::Serialize;
 use crate::error::ExploreError;
 use crate::meter::{Calibration, Meter, WriteRegime};
 use crate::point::{Load, PointResult, Steady};
+use crate::pooled::{tail_miss, Pooled, TAIL_SHARE};
+
+/// How a load measured more than once is judged (see `pooled`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judge {
+    /// Sessions 5-11: each measurement's own verdict, the last one standing; the crossing
+    /// between the mean p99s. Kept so the simulation can show what pooling fixes.
+    LastMeasurement,
+    /// Every read measured at a load judged together; a miss one bad second can explain is
+    /// measured again, and the ray's last pass and first fail are verified until both have
+    /// been measured twice and still bracket the goal.
+    Pooled,
+}
 
 /// How the search spends its points.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +57,10 @@ pub struct SearchSettings {
     /// After a ray's bisection, measure its last pass and last fail once more and put the
     /// frontier where read p99 crosses the goal between them (see `Search::cross`).
     pub confirm_crossing: bool,
+    pub judge: Judge,
+    /// Extra measurements a ray's verification may spend beyond its pass and fail's second
+    /// (`Judge::Pooled`: when a second measurement overturns a verdict, the bracket moves).
+    pub max_verify_extra: usize,
 }
 
 impl SearchSettings {
@@ -62,6 +79,8 @@ impl SearchSettings {
             bend_threshold: 0.03,
             retest_marginal: true,
             confirm_crossing: true,
+            judge: Judge::Pooled,
+            max_verify_extra: 4,
         }
     }
 
@@ -172,20 +191,35 @@ impl Search<'_> {
             || self.started.elapsed() + self.average_point() * points <= self.settings.budget
     }
 
-    /// Measures `load`; a marginal miss is measured once more and the second verdict stands,
-    /// so one unlucky window on a noisy disk does not cut a ray short.
+    /// Measures `load`; a miss that may be chance (marginal, or with `Judge::Pooled` a tail
+    /// miss) is measured once more and judged again, so one unlucky window on a noisy disk does
+    /// not cut a ray short.
     fn measure(&mut self, load: Load) -> Result<bool, ExploreError> {
-        let inside = self.measure_once(load)?;
+        self.measure_once(load)?;
+        let goal = self.settings.goal_us;
+        let pooled = self.settings.judge == Judge::Pooled;
         let retest = self.settings.retest_marginal
-            && !inside
+            && !self.verdict(load)
             && self
                 .points
                 .last()
-                .is_some_and(|p| marginal(p, self.settings.goal_us));
+                .is_some_and(|p| marginal(p, goal) || (pooled && tail_miss(p, goal)));
         if retest {
-            return self.measure_once(load);
+            self.measure_once(load)?;
         }
-        Ok(inside)
+        Ok(self.verdict(load))
+    }
+
+    /// The verdict on `load` from what was measured there (false when nothing was).
+    fn verdict(&self, load: Load) -> bool {
+        match self.settings.judge {
+            Judge::LastMeasurement => self.measured(load).last().is_some_and(|p| p.within_goal),
+            Judge::Pooled => self.pooled(load).is_some_and(|p| p.within_goal),
+        }
+    }
+
+    fn pooled(&self, load: Load) -> Option<Pooled> {
+        Pooled::of(load, &self.measured(load), self.settings.goal_us)
     }
 
     fn measure_once(&mut self, load: Load) -> Result<bool, ExploreError> {
@@ -214,8 +248,10 @@ impl Search<'_> {
             confirmed: None,
             crossing: None,
         };
+        let mut tried = Vec::new();
         for _ in 0..self.settings.steps {
             let t = (lo + hi) / 2.0;
+            tried.push(t);
             let load = self.load(angle_deg, t);
             if self.measure(load)? {
                 lo = t;
@@ -226,7 +262,10 @@ impl Search<'_> {
             }
         }
         if self.settings.confirm_crossing {
-            self.cross(&mut ray, lo, hi)?;
+            match self.settings.judge {
+                Judge::LastMeasurement => self.cross(&mut ray, lo, hi)?,
+                Judge::Pooled => self.verify(&mut ray, &tried)?,
+            }
         }
         Ok(ray)
     }
@@ -267,6 +306,67 @@ impl Search<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `Judge::Pooled`'s end of a ray: the bracket is the lowest load judged outside and the
+    /// highest judged inside below it, each on all its reads. Both are measured until they
+    /// have been measured twice; when that overturns a verdict the bracket moves to the loads
+    /// the ray measured beside it (or, past its ends, stays open), and the new pair is
+    /// verified in turn, within `max_verify_extra` more measurements. The frontier entry goes
+    /// where the pooled share of reads over the goal crosses 1%, linear between the pair.
+    fn verify(&mut self, ray: &mut Ray, tried: &[f64]) -> Result<(), ExploreError> {
+        let mut ts = tried.to_vec();
+        ts.sort_by(f64::total_cmp);
+        ts.dedup();
+        let first = self.bracket(ray.angle_deg, &ts);
+        let mut extra = 0;
+        let (lo, hi) = loop {
+            let (lo, hi) = self.bracket(ray.angle_deg, &ts);
+            let mut unverified = lo.iter().chain(hi.iter()).filter(|&&t| {
+                let load = self.load(ray.angle_deg, t);
+                self.measured(load).len() < 2 && self.pooled(load).is_some_and(|p| p.kept_up)
+            });
+            let Some(&t) = unverified.next() else {
+                break (lo, hi);
+            };
+            // The first bracket's second measurements are the crossing's usual cost.
+            let first_pair = first.0 == Some(t) || first.1 == Some(t);
+            if !first_pair && extra >= self.settings.max_verify_extra {
+                break (lo, hi);
+            }
+            self.measure_once(self.load(ray.angle_deg, t))?;
+            extra += usize::from(!first_pair);
+        };
+        ray.inside = lo.map(|t| self.load(ray.angle_deg, t));
+        ray.outside = hi.map(|t| self.load(ray.angle_deg, t));
+        ray.confirmed = ray.inside.map(|l| self.verdict(l));
+        let pair = ray.inside.zip(ray.outside);
+        let pooled = pair.and_then(|(i, o)| self.pooled(i).zip(self.pooled(o)));
+        if let (Some((a, b)), Some((t_lo, t_hi))) = (pooled, lo.zip(hi)) {
+            if a.within_goal && b.kept_up && a.share_over_goal <= TAIL_SHARE {
+                let (sa, sb) = (a.share_over_goal, b.share_over_goal);
+                if sb > TAIL_SHARE {
+                    let t = t_lo + (t_hi - t_lo) * (TAIL_SHARE - sa) / (sb - sa);
+                    ray.crossing = Some(self.load(ray.angle_deg, t));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The lowest of `ts` judged outside, and the highest below it judged inside.
+    fn bracket(&self, angle_deg: f64, ts: &[f64]) -> (Option<f64>, Option<f64>) {
+        let hi = ts
+            .iter()
+            .copied()
+            .find(|&t| !self.verdict(self.load(angle_deg, t)));
+        let lo = ts
+            .iter()
+            .copied()
+            .filter(|&t| hi.map_or(true, |h| t < h))
+            .filter(|&t| self.verdict(self.load(angle_deg, t)))
+            .last();
+        (lo, hi)
     }
 
     /// Normalised boundary point of a ray (the origin when nothing was inside).
@@ -443,6 +543,7 @@ mod tests {
                 achieved_write_bytes_per_s: load.write_bytes_per_s,
                 read_latency_us: Default::default(),
                 write_latency_us: Default::default(),
+                read_share_over_goal: Some(if inside { 0.0 } else { 1.0 }),
                 kept_up: inside,
                 within_goal: inside,
                 seconds: 1.0,
@@ -470,6 +571,7 @@ mod tests {
                 self.missed.push(key);
                 p.within_goal = false;
                 p.read_latency_us.p99 = 1200.0;
+                p.read_share_over_goal = Some(0.015);
             }
             Ok(p)
         }
@@ -557,6 +659,7 @@ mod tests {
             let x = load.read_iops / 10_000.0;
             let y = load.write_bytes_per_s / 1e9;
             p.read_latency_us.p99 = 1000.0 * (x + y * y) / 0.8;
+            p.read_share_over_goal = Some(0.01 * (x + y * y) / 0.8);
             p.kept_up = true;
             p.within_goal = p.read_latency_us.p99 <= 1000.0;
             Ok(p)

@@ -47,6 +47,7 @@ use events::Event;
 mod disk_file;
 mod events;
 pub mod mixed;
+mod stall;
 mod shared;
 
 pub use disk_file::{DiskFileError, SimDiskFile};
