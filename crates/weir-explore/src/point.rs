@@ -105,6 +105,10 @@ pub struct SteadyRule {
     /// A window whose read p99 exceeds this multiple of the goal, or whose completions fall
     /// below half of what was offered, ends the point as outside.
     pub abandon_p99_factor: f64,
+    /// Windows of a verifying measurement (`Meter::measure_long`, a ray's last pass and first
+    /// fail): a fixed run with no early agreement and no abandoning on one window's tail, so a
+    /// bad second counts by its share of the reads rather than ending the point.
+    pub verify_windows: u32,
 }
 
 impl SteadyRule {
@@ -118,6 +122,7 @@ impl SteadyRule {
             read_p99_floor_share: 0.1,
             write_rate_tolerance: 0.05,
             abandon_p99_factor: 5.0,
+            verify_windows: 8,
         }
     }
 
@@ -134,6 +139,20 @@ impl SteadyRule {
     /// The longest a point can run.
     pub fn max_duration(&self) -> Duration {
         self.warmup + self.window * self.max_windows
+    }
+
+    /// The rule of a verifying measurement: `verify_windows` windows, every one measured
+    /// unless the completions starve.
+    pub fn verifying(&self) -> SteadyRule {
+        let n = self.verify_windows.max(self.max_windows);
+        SteadyRule {
+            max_windows: n,
+            // Never agreed early, never abandoned on a tail: the point runs its n windows.
+            read_p99_tolerance: -1.0,
+            read_p99_floor_share: -1.0,
+            abandon_p99_factor: f64::INFINITY,
+            ..self.clone()
+        }
     }
 }
 

@@ -80,7 +80,7 @@ impl SearchSettings {
             retest_marginal: true,
             confirm_crossing: true,
             judge: Judge::Pooled,
-            max_verify_extra: 4,
+            max_verify_extra: 6,
         }
     }
 
@@ -158,6 +158,8 @@ struct Search<'a> {
     probe_read_iops: f64,
     started: Instant,
     points: Vec<PointResult>,
+    /// Per point: a verifying measurement (`Meter::measure_long`).
+    verifying: Vec<bool>,
     planned: usize,
     on_point: &'a mut dyn FnMut(&SearchProgress),
 }
@@ -204,7 +206,9 @@ impl Search<'_> {
                 .points
                 .last()
                 .is_some_and(|p| marginal(p, goal) || (pooled && tail_miss(p, goal)));
-        if retest {
+        if retest && pooled {
+            self.measure_long_once(load)?;
+        } else if retest {
             self.measure_once(load)?;
         }
         Ok(self.verdict(load))
@@ -218,14 +222,45 @@ impl Search<'_> {
         }
     }
 
+    /// The load's verdict on its verifying measurements where it has any, else on all. A
+    /// short measurement stops on what it saw (two agreeing windows, one far tail), so its
+    /// share over the goal is biased by its own stopping; a verifying one runs a fixed time.
     fn pooled(&self, load: Load) -> Option<Pooled> {
-        Pooled::of(load, &self.measured(load), self.settings.goal_us)
+        let all = self.measured_with_kind(load);
+        let long: Vec<&PointResult> = all.iter().filter(|m| m.1).map(|m| m.0).collect();
+        let chosen = if long.is_empty() {
+            all.iter().map(|m| m.0).collect()
+        } else {
+            long
+        };
+        Pooled::of(load, &chosen, self.settings.goal_us)
+    }
+
+    /// The measurements of `load`, each with whether it was a verifying one.
+    fn measured_with_kind(&self, load: Load) -> Vec<(&PointResult, bool)> {
+        self.points
+            .iter()
+            .zip(&self.verifying)
+            .filter(|(p, _)| p.offered() == load)
+            .map(|(p, &v)| (p, v))
+            .collect()
     }
 
     fn measure_once(&mut self, load: Load) -> Result<bool, ExploreError> {
         let point = self.meter.measure(load)?;
+        Ok(self.record(point, false))
+    }
+
+    fn measure_long_once(&mut self, load: Load) -> Result<bool, ExploreError> {
+        let point = self.meter.measure_long(load)?;
+        Ok(self.record(point, true))
+    }
+
+    /// Keeps a measured point and shows it to the progress display; its own verdict.
+    fn record(&mut self, point: PointResult, verifying: bool) -> bool {
         let inside = point.within_goal;
         self.points.push(point);
+        self.verifying.push(verifying);
         let done = self.points.len();
         let left = self.planned.saturating_sub(done) as u32;
         let progress = SearchProgress {
@@ -236,7 +271,7 @@ impl Search<'_> {
             left_estimate: self.average_point() * left,
         };
         (self.on_point)(&progress);
-        Ok(inside)
+        inside
     }
 
     fn bisect(&mut self, angle_deg: f64) -> Result<Ray, ExploreError> {
@@ -308,34 +343,47 @@ impl Search<'_> {
         Ok(())
     }
 
-    /// `Judge::Pooled`'s end of a ray: the bracket is the lowest load judged outside and the
-    /// highest judged inside below it, each on all its reads. Both are measured until they
-    /// have been measured twice; when that overturns a verdict the bracket moves to the loads
-    /// the ray measured beside it (or, past its ends, stays open), and the new pair is
-    /// verified in turn, within `max_verify_extra` more measurements. The frontier entry goes
-    /// where the pooled share of reads over the goal crosses 1%, linear between the pair.
+    /// `Judge::Pooled`'s end of a ray. The bracket is the lowest load judged outside and the
+    /// highest judged inside below it, each on all its reads. Each side gets a verifying
+    /// measurement (`Meter::measure_long`: longer, no early stop) until it has been measured
+    /// twice; when that overturns a verdict the bracket widens to the loads measured beside it
+    /// (or to the ray's end) and is bisected again down to the search's step, then verified in
+    /// turn, within `max_verify_extra` measurements beyond the first bracket's two. The
+    /// frontier entry goes where the pooled share of reads over the goal crosses 1%, linear
+    /// between the pair.
     fn verify(&mut self, ray: &mut Ray, tried: &[f64]) -> Result<(), ExploreError> {
         let mut ts = tried.to_vec();
         ts.sort_by(f64::total_cmp);
         ts.dedup();
+        let step = 0.5f64.powi(self.settings.steps as i32);
         let first = self.bracket(ray.angle_deg, &ts);
         let mut extra = 0;
         let (lo, hi) = loop {
             let (lo, hi) = self.bracket(ray.angle_deg, &ts);
-            let mut unverified = lo.iter().chain(hi.iter()).filter(|&&t| {
+            let unverified = [lo, hi].into_iter().flatten().find(|&t| {
                 let load = self.load(ray.angle_deg, t);
-                self.measured(load).len() < 2 && self.pooled(load).is_some_and(|p| p.kept_up)
+                !self.measured_with_kind(load).iter().any(|m| m.1)
+                    && self.pooled(load).is_some_and(|p| p.kept_up)
             });
-            let Some(&t) = unverified.next() else {
-                break (lo, hi);
-            };
-            // The first bracket's second measurements are the crossing's usual cost.
-            let first_pair = first.0 == Some(t) || first.1 == Some(t);
-            if !first_pair && extra >= self.settings.max_verify_extra {
-                break (lo, hi);
+            let (bottom, top) = (lo.unwrap_or(0.0), hi.unwrap_or(1.0));
+            let first_pair = |t| first.0 == Some(t) || first.1 == Some(t);
+            let wide = top - bottom > step * 1.01;
+            match unverified {
+                // A verdict overturned: the bracket is wider than a step again, and is
+                // bisected back to a step before its ends are verified.
+                _ if wide && extra < self.settings.max_verify_extra => {
+                    let t = (bottom + top) / 2.0;
+                    ts.push(t);
+                    ts.sort_by(f64::total_cmp);
+                    extra += 1;
+                    self.measure(self.load(ray.angle_deg, t))?;
+                }
+                Some(t) if first_pair(t) || extra < self.settings.max_verify_extra => {
+                    extra += usize::from(!first_pair(t));
+                    self.measure_long_once(self.load(ray.angle_deg, t))?;
+                }
+                _ => break (lo, hi),
             }
-            self.measure_once(self.load(ray.angle_deg, t))?;
-            extra += usize::from(!first_pair);
         };
         ray.inside = lo.map(|t| self.load(ray.angle_deg, t));
         ray.outside = hi.map(|t| self.load(ray.angle_deg, t));
@@ -343,12 +391,13 @@ impl Search<'_> {
         let pair = ray.inside.zip(ray.outside);
         let pooled = pair.and_then(|(i, o)| self.pooled(i).zip(self.pooled(o)));
         if let (Some((a, b)), Some((t_lo, t_hi))) = (pooled, lo.zip(hi)) {
-            if a.within_goal && b.kept_up && a.share_over_goal <= TAIL_SHARE {
-                let (sa, sb) = (a.share_over_goal, b.share_over_goal);
-                if sb > TAIL_SHARE {
-                    let t = t_lo + (t_hi - t_lo) * (TAIL_SHARE - sa) / (sb - sa);
-                    ray.crossing = Some(self.load(ray.angle_deg, t));
-                }
+            let (sa, sb) = (a.share_over_goal, b.share_over_goal);
+            // Across a bracket left wider than a step (the extra measurements ran out) a
+            // straight line says little: the entry stays on the pass.
+            let narrow = t_hi - t_lo <= step * 1.01;
+            if narrow && a.within_goal && b.kept_up && sb > TAIL_SHARE {
+                let t = t_lo + (t_hi - t_lo) * (TAIL_SHARE - sa) / (sb - sa);
+                ray.crossing = Some(self.load(ray.angle_deg, t));
             }
         }
         Ok(())
@@ -364,8 +413,8 @@ impl Search<'_> {
             .iter()
             .copied()
             .filter(|&t| hi.map_or(true, |h| t < h))
-            .filter(|&t| self.verdict(self.load(angle_deg, t)))
-            .last();
+            .rev()
+            .find(|&t| self.verdict(self.load(angle_deg, t)));
         (lo, hi)
     }
 
@@ -485,6 +534,7 @@ pub fn search(
         probe_read_iops: (read_max * settings.probe_read_share).max(10.0),
         started,
         points: Vec::new(),
+        verifying: Vec::new(),
         planned: (rays_n + settings.extra_rays) * steps,
         on_point,
     };

@@ -47,8 +47,8 @@ use events::Event;
 mod disk_file;
 mod events;
 pub mod mixed;
-mod stall;
 mod shared;
+mod stall;
 
 pub use disk_file::{DiskFileError, SimDiskFile};
 pub use shared::{SharedSim, SharedSimHandle};

@@ -40,8 +40,8 @@ use rand::{Rng, SeedableRng};
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
 use crate::events::{self, Event};
-pub use crate::stall::Stalls;
 use crate::stall::StallClock;
+pub use crate::stall::Stalls;
 
 /// How reads and writes share the disk (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -285,7 +285,11 @@ impl MixedDisk {
         self.events = events
             .into_iter()
             .map(|Reverse((finish, seq, user_data, result))| {
-                let finish = if finish >= at_ns { finish + len_ns } else { finish };
+                let finish = if finish >= at_ns {
+                    finish + len_ns
+                } else {
+                    finish
+                };
                 Reverse((finish, seq, user_data, result))
             })
             .collect();
@@ -321,8 +325,8 @@ impl Device for MixedDisk {
         }
         let wanted = min_complete.min(self.in_flight) as usize;
         loop {
-            let needed = (wanted > 0)
-                .then(|| events::nth_due_ns(&self.events, wanted, &mut Vec::new()));
+            let needed =
+                (wanted > 0).then(|| events::nth_due_ns(&self.events, wanted, &mut Vec::new()));
             let until = match (needed, deadline_ns) {
                 (Some(n), Some(d)) => n.min(d),
                 (Some(n), None) => n,

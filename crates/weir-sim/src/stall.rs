@@ -74,7 +74,10 @@ impl StallClock {
             self.next_candidate_ns = at.saturating_add(self.gap_ns());
             let keep = self.stalls.rate_per_s(read_share_at(at)) / self.stalls.per_s_at_read_limit;
             if self.rng.gen_bool(keep.clamp(0.0, 1.0)) {
-                let (lo, hi) = (self.stalls.min_ns, self.stalls.max_ns.max(self.stalls.min_ns));
+                let (lo, hi) = (
+                    self.stalls.min_ns,
+                    self.stalls.max_ns.max(self.stalls.min_ns),
+                );
                 return Some((at, self.rng.gen_range(lo..=hi)));
             }
         }
