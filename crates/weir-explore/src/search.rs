@@ -103,7 +103,8 @@ pub struct Ray {
     pub angle_deg: f64,
     pub inside: Option<Load>,
     pub outside: Option<Load>,
-    /// The second measurement of `inside` also met the goal (None: not measured again).
+    /// `inside` met the goal when measured again (`Judge::LastMeasurement`) or on a verifying
+    /// measurement (`Judge::Pooled`); None: not measured again.
     pub confirmed: Option<bool>,
     /// Where read p99 crosses the goal, linear between the mean p99 of `inside` and of
     /// `outside` (each measured twice, both kept up); None when that pair does not bracket the
@@ -387,7 +388,11 @@ impl Search<'_> {
         };
         ray.inside = lo.map(|t| self.load(ray.angle_deg, t));
         ray.outside = hi.map(|t| self.load(ray.angle_deg, t));
-        ray.confirmed = ray.inside.map(|l| self.verdict(l));
+        // Confirmed: the pass held on a verifying measurement (not when the extra
+        // measurements ran out before it got one).
+        ray.confirmed = ray
+            .inside
+            .map(|l| self.verdict(l) && self.measured_with_kind(l).iter().any(|m| m.1));
         let pair = ray.inside.zip(ray.outside);
         let pooled = pair.and_then(|(i, o)| self.pooled(i).zip(self.pooled(o)));
         if let (Some((a, b)), Some((t_lo, t_hi))) = (pooled, lo.zip(hi)) {

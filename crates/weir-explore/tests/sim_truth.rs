@@ -313,6 +313,7 @@ const STALL_GOAL_US: f64 = 5_000.0;
 
 /// Two maps of the stalling disk (other seeds, same disk), compared along rays.
 fn stalling_pair(seeds: (u64, u64), judge: Judge) -> (f64, String) {
+    let mut points = Vec::new();
     let maps = [seeds.0, seeds.1].map(|seed| {
         let map = explore_judged(
             &stalling_disk(seed),
@@ -321,11 +322,15 @@ fn stalling_pair(seeds: (u64, u64), judge: Judge) -> (f64, String) {
             STALL_GOAL_US,
             judge,
         );
+        points.push(map.points.len());
         serde_json::to_string(&map).expect("a map serialises")
     });
     let c = weir_explore::compare::compare_frontiers(&maps[0], "A", &maps[1], "B")
         .expect("two maps of one regime compare");
-    let text = weir_explore::compare::comparison_text(&c, 0.05);
+    let text = format!(
+        "points measured: {points:?}\n{}",
+        weir_explore::compare::comparison_text(&c, 0.05)
+    );
     (c.max_abs_radial_difference, text)
 }
 
