@@ -400,6 +400,11 @@ mod tests {
             p.read_latency_us.p99 = 100.0 + load.write_bytes_per_s / 1e6;
             p.kept_up = load.write_bytes_per_s < 500e6;
             p.within_goal = p.kept_up && p.read_latency_us.p99 <= 300.0;
+            p.read_share_over_goal = Some(if p.read_latency_us.p99 <= 300.0 {
+                0.0
+            } else {
+                1.0
+            });
             Ok(p)
         }
     }
@@ -415,6 +420,7 @@ mod tests {
                 ..Default::default()
             },
             write_latency_us: Default::default(),
+            read_share_over_goal: Some(if p99 <= 300.0 { 0.0 } else { 1.0 }),
             kept_up: true,
             within_goal: p99 <= 300.0,
             seconds: 1.0,

@@ -15,6 +15,7 @@ fn point(read_iops: f64, write_bytes_per_s: f64, p99: f64, goal_us: f64) -> Poin
         achieved_write_bytes_per_s: write_bytes_per_s,
         read_latency_us: pct,
         write_latency_us: pct,
+        read_share_over_goal: None,
         kept_up: true,
         within_goal: p99 <= goal_us,
         seconds: 2.0,

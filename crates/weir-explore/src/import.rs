@@ -120,6 +120,7 @@ pub fn import(
             achieved_write_bytes_per_s: achieved_write,
             read_latency_us,
             write_latency_us: percentiles(write),
+            read_share_over_goal: None,
             kept_up,
             within_goal: kept_up && read_latency_us.p99 > 0.0 && read_latency_us.p99 <= goal_us,
             seconds: runtime_ms / 1e3,

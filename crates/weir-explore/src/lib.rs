@@ -33,6 +33,7 @@ pub mod meter;
 pub mod output;
 pub mod plots;
 pub mod point;
+pub mod pooled;
 pub mod radial;
 pub mod regions;
 pub mod search;

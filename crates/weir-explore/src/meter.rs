@@ -66,6 +66,12 @@ pub trait Meter {
     fn calibrate(&mut self) -> Result<Calibration, ExploreError>;
     /// One point at `load`, open-loop, until steady.
     fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError>;
+    /// One point at `load` measured for the steady rule's `verify_windows`, neither stopped
+    /// early by two agreeing windows nor by one window's tail (a ray's bracket being
+    /// verified). Meters without such a rule measure as usual.
+    fn measure_long(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        self.measure(load)
+    }
 }
 
 /// Closed-loop depths of the calibration runs (Diskplorer: reads up to 1000, writes 64; the
@@ -272,7 +278,17 @@ impl<F: DeviceFactory> Meter for WorkloadMeter<'_, F> {
     }
 
     fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
-        let seconds = self.rule.max_duration().as_secs_f64();
+        self.measure_by(load, &self.rule.clone())
+    }
+
+    fn measure_long(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        self.measure_by(load, &self.rule.verifying())
+    }
+}
+
+impl<F: DeviceFactory> WorkloadMeter<'_, F> {
+    fn measure_by(&self, load: Load, rule: &SteadyRule) -> Result<PointResult, ExploreError> {
+        let seconds = rule.max_duration().as_secs_f64();
         let mut jobs = Vec::new();
         if load.read_iops > 0.0 {
             jobs.push(self.read_job(Some(load.read_iops)));
@@ -283,7 +299,7 @@ impl<F: DeviceFactory> Meter for WorkloadMeter<'_, F> {
         if jobs.is_empty() {
             return Err(ExploreError::NoLoad);
         }
-        self.run_windows(&Plan::new(jobs), load, &self.rule.clone())
+        self.run_windows(&Plan::new(jobs), load, rule)
     }
 }
 

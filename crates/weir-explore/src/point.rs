@@ -57,6 +57,12 @@ pub struct PointResult {
     pub achieved_write_bytes_per_s: f64,
     pub read_latency_us: Percentiles,
     pub write_latency_us: Percentiles,
+    /// The share of the point's reads that took longer than the goal (p99 <= goal is this
+    /// <= 1%). Shares add up over measurements weighted by their reads, so repeated
+    /// measurements of one load are judged on all their reads at once (`search::Pooled`);
+    /// None for points imported from Diskplorer, which carry percentiles only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_share_over_goal: Option<f64>,
     /// Achieved >= 97% of offered in both directions (Diskplorer's admissibility rule; reads
     /// are allowed three standard deviations of their Poisson arrival count on top).
     pub kept_up: bool,
@@ -99,6 +105,10 @@ pub struct SteadyRule {
     /// A window whose read p99 exceeds this multiple of the goal, or whose completions fall
     /// below half of what was offered, ends the point as outside.
     pub abandon_p99_factor: f64,
+    /// Windows of a verifying measurement (`Meter::measure_long`, a ray's last pass and first
+    /// fail): a fixed run with no early agreement and no abandoning on one window's tail, so a
+    /// bad second counts by its share of the reads rather than ending the point.
+    pub verify_windows: u32,
 }
 
 impl SteadyRule {
@@ -112,6 +122,7 @@ impl SteadyRule {
             read_p99_floor_share: 0.1,
             write_rate_tolerance: 0.05,
             abandon_p99_factor: 5.0,
+            verify_windows: 8,
         }
     }
 
@@ -128,6 +139,20 @@ impl SteadyRule {
     /// The longest a point can run.
     pub fn max_duration(&self) -> Duration {
         self.warmup + self.window * self.max_windows
+    }
+
+    /// The rule of a verifying measurement: `verify_windows` windows, every one measured
+    /// unless the completions starve.
+    pub fn verifying(&self) -> SteadyRule {
+        let n = self.verify_windows.max(self.max_windows);
+        SteadyRule {
+            max_windows: n,
+            // Never agreed early, never abandoned on a tail: the point runs its n windows.
+            read_p99_tolerance: -1.0,
+            read_p99_floor_share: -1.0,
+            abandon_p99_factor: f64::INFINITY,
+            ..self.clone()
+        }
     }
 }
 
@@ -178,6 +203,18 @@ impl SteadyRule {
     }
 }
 
+/// Whether achieved rates over `seconds` kept up with `offered` (Diskplorer's 97%).
+pub fn kept_up_at(offered: Load, read_iops: f64, write_bytes_per_s: f64, seconds: f64) -> bool {
+    let kept = |done: f64, asked: f64| asked <= 0.0 || done >= KEPT_UP_FRACTION * asked;
+    // Poisson arrivals realise a count that differs from rate x time by about its square
+    // root: three standard deviations are allowed on top of the 3%, so a short window at a
+    // few thousand reads per second is not judged behind by chance (at 85K reads/s over 2 s
+    // the allowance is 0.2%). Writes are evenly paced and get none.
+    let poisson_slack = 3.0 * (offered.read_iops * seconds).sqrt() / f64::max(seconds, 1e-9);
+    kept(read_iops + poisson_slack, offered.read_iops)
+        && kept(write_bytes_per_s, offered.write_bytes_per_s)
+}
+
 /// Merges the measured windows into a point.
 pub fn summarize(offered: Load, windows: &[Window], steady: Steady, goal_us: f64) -> PointResult {
     let mut read = LatencyHistogram::new();
@@ -192,16 +229,15 @@ pub fn summarize(offered: Load, windows: &[Window], steady: Steady, goal_us: f64
     }
     let achieved_read_iops = reads as f64 / f64::max(seconds, 1e-9);
     let achieved_write_bytes_per_s = written as f64 / f64::max(seconds, 1e-9);
-    let kept = |done: f64, asked: f64| asked <= 0.0 || done >= KEPT_UP_FRACTION * asked;
-    // Poisson arrivals realise a count that differs from rate x time by about its square
-    // root: three standard deviations are allowed on top of the 3%, so a short window at a
-    // few thousand reads per second is not judged behind by chance (at 85K reads/s over 2 s
-    // the allowance is 0.2%). Writes are evenly paced and get none.
-    let poisson_slack = 3.0 * (offered.read_iops * seconds).sqrt() / f64::max(seconds, 1e-9);
     let kept_up = !windows.is_empty()
-        && kept(achieved_read_iops + poisson_slack, offered.read_iops)
-        && kept(achieved_write_bytes_per_s, offered.write_bytes_per_s);
+        && kept_up_at(
+            offered,
+            achieved_read_iops,
+            achieved_write_bytes_per_s,
+            seconds,
+        );
     let read_latency_us = Percentiles::of(&read);
+    let read_share_over_goal = (read.count() > 0).then(|| share_above(&read, goal_us));
     let within_goal = kept_up
         && steady != Steady::Abandoned
         && (read.count() == 0 || read_latency_us.p99 <= goal_us);
@@ -212,12 +248,32 @@ pub fn summarize(offered: Load, windows: &[Window], steady: Steady, goal_us: f64
         achieved_write_bytes_per_s,
         read_latency_us,
         write_latency_us: Percentiles::of(&write),
+        read_share_over_goal,
         kept_up,
         within_goal,
         seconds,
         steady,
         windows: windows.len() as u32,
     }
+}
+
+/// The share of `hist`'s values above `goal_us`, found by bisecting the quantile whose value
+/// is the goal (the histogram exposes quantiles, not counts; 30 steps resolve 1e-9).
+pub fn share_above(hist: &LatencyHistogram, goal_us: f64) -> f64 {
+    let goal_ns = (goal_us * 1e3) as u64;
+    if hist.count() == 0 || hist.quantile_ns(1.0) <= goal_ns {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..30 {
+        let q = (lo + hi) / 2.0;
+        if hist.quantile_ns(q) <= goal_ns {
+            lo = q;
+        } else {
+            hi = q;
+        }
+    }
+    1.0 - lo
 }
 
 #[cfg(test)]
@@ -297,5 +353,16 @@ mod tests {
         let late = [window(1500, 1000, 1_000_000_000)];
         let p = summarize(LOAD, &late, Steady::Capped, 1000.0);
         assert!(p.kept_up && !p.within_goal);
+        assert_eq!(p.read_share_over_goal, Some(1.0));
+        // One window of 100 reads at 1.5 ms among four of 500 us: 20% over the goal.
+        let mixed = [
+            window(500, 1000, 1_000_000_000),
+            window(500, 1000, 1_000_000_000),
+            window(1500, 1000, 1_000_000_000),
+            window(500, 1000, 1_000_000_000),
+            window(500, 1000, 1_000_000_000),
+        ];
+        let share = summarize(LOAD, &mixed, Steady::Capped, 1000.0).read_share_over_goal;
+        assert!((share.expect("reads") - 0.2).abs() < 1e-6, "{share:?}");
     }
 }

@@ -16,6 +16,19 @@ use serde::Serialize;
 use crate::error::ExploreError;
 use crate::meter::{Calibration, Meter, WriteRegime};
 use crate::point::{Load, PointResult, Steady};
+use crate::pooled::{tail_miss, Pooled, TAIL_SHARE};
+
+/// How a load measured more than once is judged (see `pooled`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judge {
+    /// Sessions 5-11: each measurement's own verdict, the last one standing; the crossing
+    /// between the mean p99s. Kept so the simulation can show what pooling fixes.
+    LastMeasurement,
+    /// Every read measured at a load judged together; a miss one bad second can explain is
+    /// measured again, and the ray's last pass and first fail are verified until both have
+    /// been measured twice and still bracket the goal.
+    Pooled,
+}
 
 /// How the search spends its points.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +57,10 @@ pub struct SearchSettings {
     /// After a ray's bisection, measure its last pass and last fail once more and put the
     /// frontier where read p99 crosses the goal between them (see `Search::cross`).
     pub confirm_crossing: bool,
+    pub judge: Judge,
+    /// Extra measurements a ray's verification may spend beyond its pass and fail's second
+    /// (`Judge::Pooled`: when a second measurement overturns a verdict, the bracket moves).
+    pub max_verify_extra: usize,
 }
 
 impl SearchSettings {
@@ -62,6 +79,8 @@ impl SearchSettings {
             bend_threshold: 0.03,
             retest_marginal: true,
             confirm_crossing: true,
+            judge: Judge::Pooled,
+            max_verify_extra: 6,
         }
     }
 
@@ -84,7 +103,8 @@ pub struct Ray {
     pub angle_deg: f64,
     pub inside: Option<Load>,
     pub outside: Option<Load>,
-    /// The second measurement of `inside` also met the goal (None: not measured again).
+    /// `inside` met the goal when measured again (`Judge::LastMeasurement`) or on a verifying
+    /// measurement (`Judge::Pooled`); None: not measured again.
     pub confirmed: Option<bool>,
     /// Where read p99 crosses the goal, linear between the mean p99 of `inside` and of
     /// `outside` (each measured twice, both kept up); None when that pair does not bracket the
@@ -139,6 +159,8 @@ struct Search<'a> {
     probe_read_iops: f64,
     started: Instant,
     points: Vec<PointResult>,
+    /// Per point: a verifying measurement (`Meter::measure_long`).
+    verifying: Vec<bool>,
     planned: usize,
     on_point: &'a mut dyn FnMut(&SearchProgress),
 }
@@ -172,26 +194,74 @@ impl Search<'_> {
             || self.started.elapsed() + self.average_point() * points <= self.settings.budget
     }
 
-    /// Measures `load`; a marginal miss is measured once more and the second verdict stands,
-    /// so one unlucky window on a noisy disk does not cut a ray short.
+    /// Measures `load`; a miss that may be chance (marginal, or with `Judge::Pooled` a tail
+    /// miss) is measured once more and judged again, so one unlucky window on a noisy disk does
+    /// not cut a ray short.
     fn measure(&mut self, load: Load) -> Result<bool, ExploreError> {
-        let inside = self.measure_once(load)?;
+        self.measure_once(load)?;
+        let goal = self.settings.goal_us;
+        let pooled = self.settings.judge == Judge::Pooled;
         let retest = self.settings.retest_marginal
-            && !inside
+            && !self.verdict(load)
             && self
                 .points
                 .last()
-                .is_some_and(|p| marginal(p, self.settings.goal_us));
-        if retest {
-            return self.measure_once(load);
+                .is_some_and(|p| marginal(p, goal) || (pooled && tail_miss(p, goal)));
+        if retest && pooled {
+            self.measure_long_once(load)?;
+        } else if retest {
+            self.measure_once(load)?;
         }
-        Ok(inside)
+        Ok(self.verdict(load))
+    }
+
+    /// The verdict on `load` from what was measured there (false when nothing was).
+    fn verdict(&self, load: Load) -> bool {
+        match self.settings.judge {
+            Judge::LastMeasurement => self.measured(load).last().is_some_and(|p| p.within_goal),
+            Judge::Pooled => self.pooled(load).is_some_and(|p| p.within_goal),
+        }
+    }
+
+    /// The load's verdict on its verifying measurements where it has any, else on all. A
+    /// short measurement stops on what it saw (two agreeing windows, one far tail), so its
+    /// share over the goal is biased by its own stopping; a verifying one runs a fixed time.
+    fn pooled(&self, load: Load) -> Option<Pooled> {
+        let all = self.measured_with_kind(load);
+        let long: Vec<&PointResult> = all.iter().filter(|m| m.1).map(|m| m.0).collect();
+        let chosen = if long.is_empty() {
+            all.iter().map(|m| m.0).collect()
+        } else {
+            long
+        };
+        Pooled::of(load, &chosen, self.settings.goal_us)
+    }
+
+    /// The measurements of `load`, each with whether it was a verifying one.
+    fn measured_with_kind(&self, load: Load) -> Vec<(&PointResult, bool)> {
+        self.points
+            .iter()
+            .zip(&self.verifying)
+            .filter(|(p, _)| p.offered() == load)
+            .map(|(p, &v)| (p, v))
+            .collect()
     }
 
     fn measure_once(&mut self, load: Load) -> Result<bool, ExploreError> {
         let point = self.meter.measure(load)?;
+        Ok(self.record(point, false))
+    }
+
+    fn measure_long_once(&mut self, load: Load) -> Result<bool, ExploreError> {
+        let point = self.meter.measure_long(load)?;
+        Ok(self.record(point, true))
+    }
+
+    /// Keeps a measured point and shows it to the progress display; its own verdict.
+    fn record(&mut self, point: PointResult, verifying: bool) -> bool {
         let inside = point.within_goal;
         self.points.push(point);
+        self.verifying.push(verifying);
         let done = self.points.len();
         let left = self.planned.saturating_sub(done) as u32;
         let progress = SearchProgress {
@@ -202,7 +272,7 @@ impl Search<'_> {
             left_estimate: self.average_point() * left,
         };
         (self.on_point)(&progress);
-        Ok(inside)
+        inside
     }
 
     fn bisect(&mut self, angle_deg: f64) -> Result<Ray, ExploreError> {
@@ -214,8 +284,10 @@ impl Search<'_> {
             confirmed: None,
             crossing: None,
         };
+        let mut tried = Vec::new();
         for _ in 0..self.settings.steps {
             let t = (lo + hi) / 2.0;
+            tried.push(t);
             let load = self.load(angle_deg, t);
             if self.measure(load)? {
                 lo = t;
@@ -226,7 +298,10 @@ impl Search<'_> {
             }
         }
         if self.settings.confirm_crossing {
-            self.cross(&mut ray, lo, hi)?;
+            match self.settings.judge {
+                Judge::LastMeasurement => self.cross(&mut ray, lo, hi)?,
+                Judge::Pooled => self.verify(&mut ray, &tried)?,
+            }
         }
         Ok(ray)
     }
@@ -267,6 +342,85 @@ impl Search<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `Judge::Pooled`'s end of a ray. The bracket is the lowest load judged outside and the
+    /// highest judged inside below it, each on all its reads. Each side gets a verifying
+    /// measurement (`Meter::measure_long`: longer, no early stop) until it has been measured
+    /// twice; when that overturns a verdict the bracket widens to the loads measured beside it
+    /// (or to the ray's end) and is bisected again down to the search's step, then verified in
+    /// turn, within `max_verify_extra` measurements beyond the first bracket's two. The
+    /// frontier entry goes where the pooled share of reads over the goal crosses 1%, linear
+    /// between the pair.
+    fn verify(&mut self, ray: &mut Ray, tried: &[f64]) -> Result<(), ExploreError> {
+        let mut ts = tried.to_vec();
+        ts.sort_by(f64::total_cmp);
+        ts.dedup();
+        let step = 0.5f64.powi(self.settings.steps as i32);
+        let first = self.bracket(ray.angle_deg, &ts);
+        let mut extra = 0;
+        let (lo, hi) = loop {
+            let (lo, hi) = self.bracket(ray.angle_deg, &ts);
+            let unverified = [lo, hi].into_iter().flatten().find(|&t| {
+                let load = self.load(ray.angle_deg, t);
+                !self.measured_with_kind(load).iter().any(|m| m.1)
+                    && self.pooled(load).is_some_and(|p| p.kept_up)
+            });
+            let (bottom, top) = (lo.unwrap_or(0.0), hi.unwrap_or(1.0));
+            let first_pair = |t| first.0 == Some(t) || first.1 == Some(t);
+            let wide = top - bottom > step * 1.01;
+            match unverified {
+                // A verdict overturned: the bracket is wider than a step again, and is
+                // bisected back to a step before its ends are verified.
+                _ if wide && extra < self.settings.max_verify_extra => {
+                    let t = (bottom + top) / 2.0;
+                    ts.push(t);
+                    ts.sort_by(f64::total_cmp);
+                    extra += 1;
+                    self.measure(self.load(ray.angle_deg, t))?;
+                }
+                Some(t) if first_pair(t) || extra < self.settings.max_verify_extra => {
+                    extra += usize::from(!first_pair(t));
+                    self.measure_long_once(self.load(ray.angle_deg, t))?;
+                }
+                _ => break (lo, hi),
+            }
+        };
+        ray.inside = lo.map(|t| self.load(ray.angle_deg, t));
+        ray.outside = hi.map(|t| self.load(ray.angle_deg, t));
+        // Confirmed: the pass held on a verifying measurement (not when the extra
+        // measurements ran out before it got one).
+        ray.confirmed = ray
+            .inside
+            .map(|l| self.verdict(l) && self.measured_with_kind(l).iter().any(|m| m.1));
+        let pair = ray.inside.zip(ray.outside);
+        let pooled = pair.and_then(|(i, o)| self.pooled(i).zip(self.pooled(o)));
+        if let (Some((a, b)), Some((t_lo, t_hi))) = (pooled, lo.zip(hi)) {
+            let (sa, sb) = (a.share_over_goal, b.share_over_goal);
+            // Across a bracket left wider than a step (the extra measurements ran out) a
+            // straight line says little: the entry stays on the pass.
+            let narrow = t_hi - t_lo <= step * 1.01;
+            if narrow && a.within_goal && b.kept_up && sb > TAIL_SHARE {
+                let t = t_lo + (t_hi - t_lo) * (TAIL_SHARE - sa) / (sb - sa);
+                ray.crossing = Some(self.load(ray.angle_deg, t));
+            }
+        }
+        Ok(())
+    }
+
+    /// The lowest of `ts` judged outside, and the highest below it judged inside.
+    fn bracket(&self, angle_deg: f64, ts: &[f64]) -> (Option<f64>, Option<f64>) {
+        let hi = ts
+            .iter()
+            .copied()
+            .find(|&t| !self.verdict(self.load(angle_deg, t)));
+        let lo = ts
+            .iter()
+            .copied()
+            .filter(|&t| hi.map_or(true, |h| t < h))
+            .rev()
+            .find(|&t| self.verdict(self.load(angle_deg, t)));
+        (lo, hi)
     }
 
     /// Normalised boundary point of a ray (the origin when nothing was inside).
@@ -385,6 +539,7 @@ pub fn search(
         probe_read_iops: (read_max * settings.probe_read_share).max(10.0),
         started,
         points: Vec::new(),
+        verifying: Vec::new(),
         planned: (rays_n + settings.extra_rays) * steps,
         on_point,
     };
@@ -443,6 +598,7 @@ mod tests {
                 achieved_write_bytes_per_s: load.write_bytes_per_s,
                 read_latency_us: Default::default(),
                 write_latency_us: Default::default(),
+                read_share_over_goal: Some(if inside { 0.0 } else { 1.0 }),
                 kept_up: inside,
                 within_goal: inside,
                 seconds: 1.0,
@@ -470,6 +626,7 @@ mod tests {
                 self.missed.push(key);
                 p.within_goal = false;
                 p.read_latency_us.p99 = 1200.0;
+                p.read_share_over_goal = Some(0.015);
             }
             Ok(p)
         }
@@ -557,6 +714,7 @@ mod tests {
             let x = load.read_iops / 10_000.0;
             let y = load.write_bytes_per_s / 1e9;
             p.read_latency_us.p99 = 1000.0 * (x + y * y) / 0.8;
+            p.read_share_over_goal = Some(0.01 * (x + y * y) / 0.8);
             p.kept_up = true;
             p.within_goal = p.read_latency_us.p99 <= 1000.0;
             Ok(p)

@@ -48,6 +48,7 @@ mod disk_file;
 mod events;
 pub mod mixed;
 mod shared;
+mod stall;
 
 pub use disk_file::{DiskFileError, SimDiskFile};
 pub use shared::{SharedSim, SharedSimHandle};

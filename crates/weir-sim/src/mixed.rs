@@ -26,6 +26,11 @@
 //! scale each request's cost by it. Below the boundary latency stays near one service time;
 //! above it the FIFO backlog grows without bound, so a latency goal far above the service time
 //! puts the goal contour within a percent or two of the capacity boundary above.
+//!
+//! [`Stalls`] (optional) freeze the whole disk now and then, at a rate that rises as reads
+//! approach the read limit: what a read meets on two vCPUs where the "disk" is the CPU (zram),
+//! and its shard's thread is descheduled for milliseconds. The mean rates barely move, but a
+//! window's p99 is 3-20x the usual whenever a stall falls in it (see `stall.rs`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -35,6 +40,8 @@ use rand::{Rng, SeedableRng};
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 
 use crate::events::{self, Event};
+use crate::stall::StallClock;
+pub use crate::stall::Stalls;
 
 /// How reads and writes share the disk (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,6 +76,8 @@ pub struct MixedConfig {
     /// Time constant of the mix estimate (concave and cliff disks).
     pub averaging_ns: u64,
     pub queue_depth: u32,
+    /// Freezes of the whole disk near the read limit (None: never).
+    pub stalls: Option<Stalls>,
 }
 
 impl MixedConfig {
@@ -84,6 +93,7 @@ impl MixedConfig {
             jitter: 0.1,
             averaging_ns: 50_000_000,
             queue_depth: 4096,
+            stalls: None,
         }
     }
 
@@ -137,6 +147,7 @@ pub struct MixedDisk {
     events: BinaryHeap<Event>,
     sequence: u64,
     in_flight: u32,
+    stall_clock: Option<StallClock>,
 }
 
 impl MixedDisk {
@@ -144,6 +155,7 @@ impl MixedDisk {
         let channels = config.channels.max(1) as usize;
         MixedDisk {
             rng: SmallRng::seed_from_u64(config.seed),
+            stall_clock: config.stalls.map(|s| StallClock::new(s, config.seed)),
             pools: [vec![0; channels], vec![0; channels]],
             config,
             now_ns: 0,
@@ -248,6 +260,40 @@ impl MixedDisk {
         )));
         self.in_flight += 1;
     }
+    /// The read share of the mix estimate as it will have decayed by `at_ns`.
+    fn read_share_at(&self, at_ns: u64) -> f64 {
+        let tau_s = self.config.averaging_ns.max(1) as f64 / 1e9;
+        let dt_s = at_ns.saturating_sub(self.estimate_at_ns) as f64 / 1e9;
+        self.share_estimate[0] * (-dt_s / tau_s).exp()
+    }
+
+    fn next_stall_before(&mut self, until_ns: u64) -> Option<(u64, u64)> {
+        let mut clock = self.stall_clock.take()?;
+        let next = clock.next_before(until_ns, |at| self.read_share_at(at));
+        self.stall_clock = Some(clock);
+        next
+    }
+
+    /// Freezes the disk for `len_ns` from `at_ns`: every channel, and every request not yet
+    /// complete, is `len_ns` later.
+    fn stall(&mut self, at_ns: u64, len_ns: u64) {
+        self.now_ns = self.now_ns.max(at_ns);
+        for channel in self.pools.iter_mut().flatten() {
+            *channel = (*channel).max(at_ns) + len_ns;
+        }
+        let events = std::mem::take(&mut self.events);
+        self.events = events
+            .into_iter()
+            .map(|Reverse((finish, seq, user_data, result))| {
+                let finish = if finish >= at_ns {
+                    finish + len_ns
+                } else {
+                    finish
+                };
+                Reverse((finish, seq, user_data, result))
+            })
+            .collect();
+    }
 }
 
 impl Device for MixedDisk {
@@ -278,21 +324,25 @@ impl Device for MixedDisk {
             self.start(op);
         }
         let wanted = min_complete.min(self.in_flight) as usize;
-        if wanted == 0 {
-            if min_complete > 0 {
-                if let Some(deadline) = deadline_ns {
-                    self.now_ns = self.now_ns.max(deadline);
+        loop {
+            let needed =
+                (wanted > 0).then(|| events::nth_due_ns(&self.events, wanted, &mut Vec::new()));
+            let until = match (needed, deadline_ns) {
+                (Some(n), Some(d)) => n.min(d),
+                (Some(n), None) => n,
+                (None, Some(d)) if min_complete > 0 => d,
+                _ => return Ok(submitted),
+            };
+            // A stall that starts before the wait ends delays what it waits for: apply it and
+            // look again.
+            match self.next_stall_before(until) {
+                Some((at_ns, len_ns)) => self.stall(at_ns, len_ns),
+                None => {
+                    self.now_ns = self.now_ns.max(until);
+                    return Ok(submitted);
                 }
             }
-            return Ok(submitted);
         }
-        let needed_at = events::nth_due_ns(&self.events, wanted, &mut Vec::new());
-        let until = match deadline_ns {
-            Some(deadline) if deadline < needed_at => deadline,
-            _ => needed_at,
-        };
-        self.now_ns = self.now_ns.max(until);
-        Ok(submitted)
     }
 
     fn reap(&mut self, out: &mut Vec<IoCompletion>) -> usize {
