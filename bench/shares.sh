@@ -16,7 +16,8 @@
 # and in the disk per class, and the scheduler's lane counters from `--metrics` (speed, K,
 # window, pipeline; the share of periods the window / bucket bound, the pipeline was open,
 # the share gate shut, the solo probe ran; depth-cap engagements and time on, and why it
-# stayed off; Little's ratio against the unloaded latency; cross-shard stalls), so a row
+# stayed off; Little's ratio against the unloaded latency; how often run-time K was cut at a
+# queue in the disk and how many cuts were undone, section 17; cross-shard stalls), so a row
 # says which controller held the disk (docs/scheduler-rate.md section 13).
 #
 # Tiers: `vda` (DIR, default /var/tmp/weir-shares, on the virtio disk) and `zram` (a zram
@@ -290,6 +291,8 @@ def controllers(r):
             f"idle {g('depth_blocked_idle'):.0f}), Little ratio max {g('queue_ratio_max'):.1f} "
             f"last {g('queue_ratio_last'):.1f} (cap engages at 4; unloaded latency "
             f"{g('unloaded_sec') * 1e6:.0f} us, smallest seen {g('min_latency_sec') * 1e6:.0f} us); "
+            f"K cut at a queue in the disk {g('disk_knee_cuts'):.0f} times ({g('disk_knee_misses'):.0f} "
+            f"undone: not our queue); "
             f"cross-shard stalls "
             f"{r.get('lag_stalls', 0):.0f}")
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")

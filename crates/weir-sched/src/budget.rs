@@ -5,7 +5,7 @@
 
 use crate::depth::{DepthCap, DepthPeriod};
 use crate::lane_counters::{PeriodCounters, PeriodSeen};
-use crate::rate::{rate_of, RateControl, Verdict, RATE_ONE};
+use crate::rate::{rate_of, DiskQueue, RateControl, Verdict, RATE_ONE};
 use crate::SchedError;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use weir_model::cost::CostModel;
@@ -65,6 +65,9 @@ struct Lane {
     /// The depth cap (`depth.rs`), and the bucket refusals it has seen.
     depth: DepthCap,
     bucket_refusals_seen: AtomicU64,
+    /// The other lane's granted total at this lane's last period close (duplex disks): it
+    /// moved, so the other direction had work in the disk during the period.
+    other_granted_seen: AtomicU64,
     /// What the controllers did, per period (`lane_counters.rs`).
     counters: PeriodCounters,
 }
@@ -87,6 +90,7 @@ impl Lane {
             drained_classes: AtomicU64::new(0),
             depth: DepthCap::new(),
             bucket_refusals_seen: AtomicU64::new(0),
+            other_granted_seen: AtomicU64::new(0),
             counters: PeriodCounters::default(),
         }
     }
@@ -307,11 +311,14 @@ impl SharedBudget {
                                     || lane.solo_probe.load(Relaxed) > 0,
                             )
                         });
-                if let Some((_, period)) = &verdict {
+                let mut knee_in_disk = false;
+                if let Some((judged, period)) = &verdict {
                     self.maybe_probe_solo(lane);
-                    self.close_depth(lane, period);
+                    let queue = self.close_depth(lane, period);
+                    knee_in_disk =
+                        self.config.knee_in_disk && lane.rate.close_disk_queue(*judged, &queue);
                 }
-                if matches!(verdict, Some((Verdict::Knee | Verdict::Window, _))) {
+                if knee_in_disk || matches!(verdict, Some((Verdict::Knee | Verdict::Window, _))) {
                     // Credit banked at a rate the disk did not take would refill the pile K
                     // just decided to drain (a goal's worth: exactly the pile, in simulation).
                     lane.head_ps.fetch_min(lane.tail_ps.load(Relaxed), Relaxed);
@@ -361,7 +368,13 @@ impl SharedBudget {
     /// costs a few unloaded latencies every 128 periods (under 2% with a 2 ms neighbour
     /// queue) and never runs while the window is at its cap (a disk that keeps up).
     fn maybe_probe_solo(&self, lane: &Lane) {
-        if lane.speed_q16.load(Relaxed) >= self.speed_max_q16 || lane.solo_probe.load(Relaxed) > 0 {
+        // At the cap within 1/32, as `pipeline_ps` reads it: a speed a hair under the cap
+        // (0.9999) re-measured every 128 periods on a disk that keeps up, and each time the
+        // drained disk then took a goal's burst in which both classes went in unordered (the
+        // 1000:100 split fell to 2-4:1 for 100 ms every 0.4 s, `k_comes_down_at_the_knee...`).
+        if lane.speed_q16.load(Relaxed) >= self.speed_max_q16 - self.speed_max_q16 / 32
+            || lane.solo_probe.load(Relaxed) > 0
+        {
             lane.periods_since_probe.store(0, Relaxed);
             return;
         }
@@ -377,8 +390,9 @@ impl SharedBudget {
         }
     }
 
-    /// Lets the depth cap judge the period K just closed.
-    fn close_depth(&self, lane: &Lane, period: &crate::rate::Period) {
+    /// Lets the depth cap judge the period K just closed, and returns the period as K's
+    /// disk-queue knee judges it (`rate_disk.rs`).
+    fn close_depth(&self, lane: &Lane, period: &crate::rate::Period) -> DiskQueue {
         let bucket_total = lane.bucket_refusals.load(Relaxed);
         let bucket_bound = lane.bucket_refusals_seen.swap(bucket_total, Relaxed) < bucket_total;
         // The mean by Little's law where the snapshot sees less: on a device that completes
@@ -411,6 +425,37 @@ impl SharedBudget {
             judged,
             queue_ratio_x16: DepthCap::queue_ratio_x16(&depth_period),
         });
+        DiskQueue {
+            elapsed_ps: period.elapsed_ps,
+            dispatched_ps: period.dispatched_ps,
+            completed_ps: period.completed_ps,
+            in_flight_ps: depth_period.in_flight_ps,
+            pipe_ps: crate::depth::pipe_ps(&depth_period),
+            largest_piece_ps: period.largest_piece_ps,
+            window_refused: period.window_refused,
+            bucket_refused: bucket_bound,
+            other_lane_busy: depth_period.other_lane_busy || self.other_lane_granted(lane),
+            class_drained: lane.drained_classes.load(Relaxed) > 0,
+            grew: period.in_flight_end_ps > period.in_flight_start_ps + period.largest_piece_ps,
+            depth_capped: lane.depth.cap_ps() != u64::MAX,
+        }
+    }
+
+    /// Whether the other lane of a duplex disk was granted anything since this lane's last
+    /// period close: a snapshot of its work in flight misses a direction that came and went
+    /// within the period, whose latency this lane's requests still paid (the read/write mix
+    /// of `run_time_k_finds_the_real_rate_of_a_read_write_mix` fell to 0.917 of the real
+    /// rate when K's disk-queue knee read that latency as this lane's queue).
+    fn other_lane_granted(&self, lane: &Lane) -> bool {
+        if !self.model.duplex() {
+            return false;
+        }
+        self.lanes.iter().any(|other| {
+            !std::ptr::eq(other, lane) && {
+                let granted = other.tail_ps.load(Relaxed);
+                lane.other_granted_seen.swap(granted, Relaxed) != granted
+            }
+        })
     }
 
     /// Where K may go: never more than one margin (1/32) under the drain speed the window

@@ -23,6 +23,13 @@ pub struct SchedConfig {
     /// completions: `rate.rs`) may rise while the disk keeps up. 1.0 keeps the model's rate
     /// as a ceiling (K still falls to a slower disk's rate). Default 4.0.
     pub max_rate_factor: f64,
+    /// Let run-time K come down at a knee the bucket never reached: a slack bucket (or a
+    /// probing one) under which the disk holds a standing queue (`rate_disk.rs`;
+    /// docs/scheduler-rate.md section 17). Off by default: it holds the shares on a disk the
+    /// model overprices (0.7-0.9x in simulation), but it also takes a single class's queue
+    /// out of the disk whatever the latency goal (goal 2 ms: 264 us mean in-disk latency
+    /// against 1,591 us, `the_latency_goal_steers_what_is_in_flight`), which that test forbids.
+    pub knee_in_disk: bool,
     /// Steer the write window by the reads' tail latency (see `SharedBudget::release`): the
     /// window that holds writes shrinks when more than `1 - tail_quantile` of the reads that
     /// ran beside writes waited longer than the goal in the disk, and grows otherwise.
@@ -44,6 +51,7 @@ impl Default for SchedConfig {
             feedback: true,
             max_speed_factor: 1.0,
             max_rate_factor: 4.0,
+            knee_in_disk: false,
             tail_guard: true,
             tail_quantile: 0.99,
             shards: 1,

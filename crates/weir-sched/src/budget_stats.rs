@@ -58,7 +58,11 @@ impl SharedBudget {
             },
             window_refusals: lane.window_refusals.load(Relaxed),
             bucket_refusals: lane.bucket_refusals.load(Relaxed),
-            counters: lane.counters.snapshot(self.period_ns as f64 / 1e9),
+            counters: LaneCounters {
+                disk_knee_cuts: lane.rate.disk_knees(),
+                disk_knee_misses: lane.rate.disk_knee_misses(),
+                ..lane.counters.snapshot(self.period_ns as f64 / 1e9)
+            },
             unloaded_sec: self.unloaded_ns(lane) as f64 / 1e9,
             min_latency_sec: match self.base_latency_ns[direction.index()].load(Relaxed) {
                 u64::MAX => 0.0,
