@@ -16,7 +16,8 @@
 # and in the disk per class, and the scheduler's lane counters from `--metrics` (speed, K,
 # window, pipeline; the share of periods the window / bucket bound, the pipeline was open,
 # the share gate shut, the solo probe ran; depth-cap engagements and time on, and why it
-# stayed off; Little's ratio against the unloaded latency; cross-shard stalls), so a row
+# stayed off; Little's ratio against the unloaded latency; how often run-time K was cut at a
+# queue in the disk and how many cuts were undone, section 17; cross-shard stalls), so a row
 # says which controller held the disk (docs/scheduler-rate.md section 13).
 #
 # Tiers: `vda` (DIR, default /var/tmp/weir-shares, on the virtio disk) and `zram` (a zram
@@ -39,6 +40,8 @@
 #   PROPS (a model to use on the vda tier instead of tuning), ZRAM_PROPS (the same for the
 #   zram tier; bench/zram-quiet.yaml holds session 10's quiet figures), WEIR (a built weir),
 #   PARALLELISM (32 requests per class per shard),
+#   KNEE (0; 1 or on switches on K's opt-in disk-queue knee, docs/scheduler-rate.md section
+#   17, by setting WEIR_SCHED_KNEE for the scheduled rows; unscheduled rows always get 0),
 #   BENCH_LOCK (/work/bench.lock if present).
 # The zram tier needs root (it skips with the reason otherwise).
 set -euo pipefail
@@ -60,6 +63,14 @@ TUNE_DURATION=${TUNE_DURATION:-30s}
 # 1000:100 it stays backlogged only while the window is under ~70 requests; 64 separates the
 # disk's depth limit from the workload's (docs/scheduler-rate.md, section 9).
 PARALLELISM=${PARALLELISM:-32}
+# K's disk-queue knee for the scheduled rows (weir run reads WEIR_SCHED_KNEE; docs/scheduler.md
+# section 4): KNEE=0 and KNEE=1 runs are the A/B. Set explicitly for every row, so an inherited
+# WEIR_SCHED_KNEE never decides it; the unscheduled rows always get 0.
+KNEE=${KNEE:-0}
+case $KNEE in
+0 | 1 | on | off) ;;
+*) echo "shares: KNEE=$KNEE: accepted values are 0, 1, on and off" >&2; exit 2 ;;
+esac
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 command -v python3 >/dev/null || { echo "shares: python3 is required" >&2; exit 2; }
@@ -76,6 +87,13 @@ if [[ -n "$LOCK" ]]; then
     echo "shares: waiting for $LOCK" >&2
     flock 9
 fi
+
+# The header line (stdout, above the summary; stderr too, above the rows' progress).
+HEADER="shares: $(date -u +%Y-%m-%dT%H:%M:%SZ) weir $WEIR, KNEE=$KNEE (WEIR_SCHED_KNEE=$KNEE on\
+ the scheduled rows), tiers $TIERS, ops $OPS, sizes $SIZES, splits $SPLITS, rounds $ROUNDS,\
+ parallelism $PARALLELISM, goal $GOAL"
+echo "$HEADER"
+echo "$HEADER" >&2
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-shares.XXXXXX")
 ZRAM_ID=""
@@ -130,12 +148,12 @@ row() { # tier dir duration op size split round [flags...]
     [[ $pair == none ]] && pair=1:1
     local sa=${pair%%:*} sb=${pair##*:}
     job_file "$op" "$size" "$sa" "$sb" >"$WORK/job.yaml"
-    local t0=$SECONDS limit=$(($(seconds_of "$duration") + 30)) metrics=()
+    local t0=$SECONDS limit=$(($(seconds_of "$duration") + 30)) metrics=() knee=0
     rm -f "$WORK/row.prom"
     # The scheduler's lane counters (which controller held the disk, and for how long).
-    [[ $split != none ]] && metrics=(--metrics "$WORK/row.prom")
+    [[ $split != none ]] && metrics=(--metrics "$WORK/row.prom") && knee=$KNEE
     # weir run stops gracefully on SIGTERM (it drains what is in flight): KILL 10 s later.
-    if ! timeout -k 10 "$limit" "$WEIR" run "$WORK/job.yaml" --dir "$dir" \
+    if ! WEIR_SCHED_KNEE=$knee timeout -k 10 "$limit" "$WEIR" run "$WORK/job.yaml" --dir "$dir" \
         --duration "$duration" --shards 2 --keep-files --output json "${metrics[@]}" "$@" \
         >"$WORK/row.json"; then
         echo "shares: FAILED $tier $op $size $split round $round: failed or ran over $limit s;" \
@@ -143,7 +161,8 @@ row() { # tier dir duration op size split round [flags...]
         FAILED_ROWS="$FAILED_ROWS $tier/$op/$size/$split/$round"
         return 0
     fi
-    echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s ($*)" >&2
+    echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s" \
+        "(WEIR_SCHED_KNEE=$knee $*)" >&2
     python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" "$WORK/row.prom" \
         >>"$RESULTS" <<'EOF'
 import json, os, re, sys
@@ -290,6 +309,8 @@ def controllers(r):
             f"idle {g('depth_blocked_idle'):.0f}), Little ratio max {g('queue_ratio_max'):.1f} "
             f"last {g('queue_ratio_last'):.1f} (cap engages at 4; unloaded latency "
             f"{g('unloaded_sec') * 1e6:.0f} us, smallest seen {g('min_latency_sec') * 1e6:.0f} us); "
+            f"K cut at a queue in the disk {g('disk_knee_cuts'):.0f} times ({g('disk_knee_misses'):.0f} "
+            f"undone: not our queue); "
             f"cross-shard stalls "
             f"{r.get('lag_stalls', 0):.0f}")
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")

@@ -4,11 +4,10 @@
 //! never take a lock and never wait for each other.
 
 use crate::depth::{DepthCap, DepthPeriod};
-use crate::lane_counters::{LaneCounters, PeriodCounters, PeriodSeen};
-use crate::rate::{rate_of, RateControl, Verdict, RATE_ONE};
+use crate::lane_counters::{PeriodCounters, PeriodSeen};
+use crate::rate::{rate_of, DiskQueue, RateControl, Verdict, RATE_ONE};
 use crate::SchedError;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
 use weir_model::cost::CostModel;
 use weir_model::device::Direction;
 
@@ -31,56 +30,6 @@ const SOLO_PROBE_SAMPLES: u64 = 4;
 pub const MAX_REQUEST_BYTES_CAP: u64 = 16 << 20;
 /// Requests are split on this granularity (a power of two, so pieces stay DIO-aligned).
 const SPLIT_GRANULARITY_BYTES: u64 = 4096;
-
-/// Scheduler settings shared by all shards of one disk.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SchedConfig {
-    /// The in-disk latency the scheduler aims at: about this much disk time is in flight.
-    pub latency_goal: Duration,
-    /// How far (in disk time) a class waking from idle may run ahead of the busy classes.
-    /// Seastar hard-codes 5 ms (seastar#1214); weir defaults to the latency goal.
-    pub head_start: Option<Duration>,
-    /// Follow the disk down when completions show it is slower than the model.
-    pub feedback: bool,
-    /// How far above the model the feedback may raise the disk's *drain speed*, which sizes
-    /// the in-disk window. The default, 1.0, never lets the window hold more than one goal of
-    /// model time: on this project's virtio disk 2.0 raised the mixed read p99 from ~1.1 ms
-    /// to ~5.5 ms without more write throughput (the host cache absorbs writes in bursts, so
-    /// short latencies overstate the speed and the window grew). The rate at which work may
-    /// *enter* the disk is `max_rate_factor`'s business.
-    pub max_speed_factor: f64,
-    /// How far above the model run-time K (the token bucket's refill rate, found from
-    /// completions: `rate.rs`) may rise while the disk keeps up. 1.0 keeps the model's rate
-    /// as a ceiling (K still falls to a slower disk's rate). Default 4.0.
-    pub max_rate_factor: f64,
-    /// Steer the write window by the reads' tail latency (see `SharedBudget::release`): the
-    /// window that holds writes shrinks when more than `1 - tail_quantile` of the reads that
-    /// ran beside writes waited longer than the goal in the disk, and grows otherwise.
-    pub tail_guard: bool,
-    /// The read latency quantile the tail guard holds within the goal (0.99: the p99).
-    pub tail_quantile: f64,
-    /// Number of shards that will share the budget (one `ShardQueue` each).
-    pub shards: usize,
-    /// No capacity limit at all: classes are still ordered fairly and measured, but every
-    /// queued request is dispatched at once (`weir run --no-scheduler`).
-    pub unlimited: bool,
-}
-
-impl Default for SchedConfig {
-    fn default() -> Self {
-        SchedConfig {
-            latency_goal: Duration::from_micros(750),
-            head_start: None,
-            feedback: true,
-            max_speed_factor: 1.0,
-            max_rate_factor: 4.0,
-            tail_guard: true,
-            tail_quantile: 0.99,
-            shards: 1,
-            unlimited: false,
-        }
-    }
-}
 
 /// One budget: both directions on a half-duplex disk, one direction on a duplex disk.
 #[derive(Debug)]
@@ -116,6 +65,9 @@ struct Lane {
     /// The depth cap (`depth.rs`), and the bucket refusals it has seen.
     depth: DepthCap,
     bucket_refusals_seen: AtomicU64,
+    /// The other lane's granted total at this lane's last period close (duplex disks): it
+    /// moved, so the other direction had work in the disk during the period.
+    other_granted_seen: AtomicU64,
     /// What the controllers did, per period (`lane_counters.rs`).
     counters: PeriodCounters,
 }
@@ -138,6 +90,7 @@ impl Lane {
             drained_classes: AtomicU64::new(0),
             depth: DepthCap::new(),
             bucket_refusals_seen: AtomicU64::new(0),
+            other_granted_seen: AtomicU64::new(0),
             counters: PeriodCounters::default(),
         }
     }
@@ -157,40 +110,6 @@ pub(crate) enum Blocked {
     Window,
     /// The bucket is in debt: it refills in this many nanoseconds.
     Bucket { wait_ns: u64 },
-}
-
-/// A snapshot of one lane, for metrics, tests and the docs.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LaneStats {
-    /// Disk time in flight now, in seconds.
-    pub in_flight_sec: f64,
-    /// The current window (latency goal times measured speed), in seconds of disk time.
-    pub window_sec: f64,
-    /// Measured disk speed relative to the model: 1.0 = as modelled, 0.5 = twice as slow.
-    pub speed_factor: f64,
-    /// The tail guard's factor on the window (1.0 = none; below 1 the reads' tail latency
-    /// held the writes back).
-    pub tail_guard: f64,
-    /// Run-time K: the rate the bucket refills at, relative to the model (1.0 = the model's
-    /// rate; above 1 the disk was found to take more than the model says).
-    pub rate_factor: f64,
-    /// Disk time granted since start, in seconds.
-    pub granted_sec: f64,
-    /// The disk's pipeline the window holds on top of the goal (see `SharedBudget`'s
-    /// `pipeline_ps`), in seconds of disk time; 0 while the delay signal sizes the window.
-    pub pipeline_sec: f64,
-    /// The depth cap (`depth.rs`) on disk time in flight, in seconds (0: none).
-    pub depth_cap_sec: f64,
-    /// Dispatch attempts the in-disk window turned away since start.
-    pub window_refusals: u64,
-    /// Dispatch attempts the token bucket turned away since start.
-    pub bucket_refusals: u64,
-    /// What the controllers did, per period of run-time K, since start.
-    pub counters: LaneCounters,
-    /// The unloaded latency the pipeline and the depth cap use (`unloaded_ns`), and the
-    /// smallest in-disk latency ever seen in the lane's direction, in seconds.
-    pub unloaded_sec: f64,
-    pub min_latency_sec: f64,
 }
 
 /// The budget shared by all shards of one disk. Build it once, wrap it in an `Arc`, and give
@@ -392,11 +311,14 @@ impl SharedBudget {
                                     || lane.solo_probe.load(Relaxed) > 0,
                             )
                         });
-                if let Some((_, period)) = &verdict {
+                let mut knee_in_disk = false;
+                if let Some((judged, period)) = &verdict {
                     self.maybe_probe_solo(lane);
-                    self.close_depth(lane, period);
+                    let queue = self.close_depth(lane, period);
+                    knee_in_disk =
+                        self.config.knee_in_disk && lane.rate.close_disk_queue(*judged, &queue);
                 }
-                if matches!(verdict, Some((Verdict::Knee | Verdict::Window, _))) {
+                if knee_in_disk || matches!(verdict, Some((Verdict::Knee | Verdict::Window, _))) {
                     // Credit banked at a rate the disk did not take would refill the pile K
                     // just decided to drain (a goal's worth: exactly the pile, in simulation).
                     lane.head_ps.fetch_min(lane.tail_ps.load(Relaxed), Relaxed);
@@ -446,7 +368,13 @@ impl SharedBudget {
     /// costs a few unloaded latencies every 128 periods (under 2% with a 2 ms neighbour
     /// queue) and never runs while the window is at its cap (a disk that keeps up).
     fn maybe_probe_solo(&self, lane: &Lane) {
-        if lane.speed_q16.load(Relaxed) >= self.speed_max_q16 || lane.solo_probe.load(Relaxed) > 0 {
+        // At the cap within 1/32, as `pipeline_ps` reads it: a speed a hair under the cap
+        // (0.9999) re-measured every 128 periods on a disk that keeps up, and each time the
+        // drained disk then took a goal's burst in which both classes went in unordered (the
+        // 1000:100 split fell to 2-4:1 for 100 ms every 0.4 s, `k_comes_down_at_the_knee...`).
+        if lane.speed_q16.load(Relaxed) >= self.speed_max_q16 - self.speed_max_q16 / 32
+            || lane.solo_probe.load(Relaxed) > 0
+        {
             lane.periods_since_probe.store(0, Relaxed);
             return;
         }
@@ -462,8 +390,9 @@ impl SharedBudget {
         }
     }
 
-    /// Lets the depth cap judge the period K just closed.
-    fn close_depth(&self, lane: &Lane, period: &crate::rate::Period) {
+    /// Lets the depth cap judge the period K just closed, and returns the period as K's
+    /// disk-queue knee judges it (`rate_disk.rs`).
+    fn close_depth(&self, lane: &Lane, period: &crate::rate::Period) -> DiskQueue {
         let bucket_total = lane.bucket_refusals.load(Relaxed);
         let bucket_bound = lane.bucket_refusals_seen.swap(bucket_total, Relaxed) < bucket_total;
         // The mean by Little's law where the snapshot sees less: on a device that completes
@@ -496,6 +425,37 @@ impl SharedBudget {
             judged,
             queue_ratio_x16: DepthCap::queue_ratio_x16(&depth_period),
         });
+        DiskQueue {
+            elapsed_ps: period.elapsed_ps,
+            dispatched_ps: period.dispatched_ps,
+            completed_ps: period.completed_ps,
+            in_flight_ps: depth_period.in_flight_ps,
+            pipe_ps: crate::depth::pipe_ps(&depth_period),
+            largest_piece_ps: period.largest_piece_ps,
+            window_refused: period.window_refused,
+            bucket_refused: bucket_bound,
+            other_lane_busy: depth_period.other_lane_busy || self.other_lane_granted(lane),
+            class_drained: lane.drained_classes.load(Relaxed) > 0,
+            grew: period.in_flight_end_ps > period.in_flight_start_ps + period.largest_piece_ps,
+            depth_capped: lane.depth.cap_ps() != u64::MAX,
+        }
+    }
+
+    /// Whether the other lane of a duplex disk was granted anything since this lane's last
+    /// period close: a snapshot of its work in flight misses a direction that came and went
+    /// within the period, whose latency this lane's requests still paid (the read/write mix
+    /// of `run_time_k_finds_the_real_rate_of_a_read_write_mix` fell to 0.917 of the real
+    /// rate when K's disk-queue knee read that latency as this lane's queue).
+    fn other_lane_granted(&self, lane: &Lane) -> bool {
+        if !self.model.duplex() {
+            return false;
+        }
+        self.lanes.iter().any(|other| {
+            !std::ptr::eq(other, lane) && {
+                let granted = other.tail_ps.load(Relaxed);
+                lane.other_granted_seen.swap(granted, Relaxed) != granted
+            }
+        })
     }
 
     /// Where K may go: never more than one margin (1/32) under the drain speed the window
@@ -764,36 +724,17 @@ impl SharedBudget {
     pub(crate) fn vt_floor(&self) -> u64 {
         self.vt_floor.load(Relaxed)
     }
-
-    /// A snapshot of the budget of `direction` (both directions share one on half-duplex disks).
-    pub fn lane_stats(&self, direction: Direction) -> LaneStats {
-        let lane = self.lane(direction);
-        LaneStats {
-            in_flight_sec: lane.in_flight_ps.load(Relaxed) as f64 / 1e12,
-            window_sec: self.window_ps(lane) as f64 / 1e12,
-            speed_factor: lane.speed_q16.load(Relaxed) as f64 / SPEED_ONE as f64,
-            tail_guard: lane.guard_q16.load(Relaxed) as f64 / SPEED_ONE as f64,
-            rate_factor: self.rate_q16(lane) as f64 / RATE_ONE as f64,
-            granted_sec: lane.tail_ps.load(Relaxed) as f64 / 1e12,
-            pipeline_sec: self.pipeline_ps(lane) as f64 / 1e12,
-            depth_cap_sec: match lane.depth.cap_ps() {
-                u64::MAX => 0.0,
-                ps => ps as f64 / 1e12,
-            },
-            window_refusals: lane.window_refusals.load(Relaxed),
-            bucket_refusals: lane.bucket_refusals.load(Relaxed),
-            counters: lane.counters.snapshot(self.period_ns as f64 / 1e9),
-            unloaded_sec: self.unloaded_ns(lane) as f64 / 1e9,
-            min_latency_sec: match self.base_latency_ns[direction.index()].load(Relaxed) {
-                u64::MAX => 0.0,
-                ns => ns as f64 / 1e9,
-            },
-        }
-    }
 }
 
+#[path = "budget_config.rs"]
+mod config;
 #[path = "budget_pipeline.rs"]
 mod pipeline;
+#[path = "budget_stats.rs"]
+mod stats;
+
+pub use config::SchedConfig;
+pub use stats::LaneStats;
 
 #[cfg(test)]
 #[path = "budget_tests.rs"]

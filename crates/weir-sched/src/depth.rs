@@ -267,7 +267,7 @@ fn trial_floor_ps(p: &DepthPeriod) -> u64 {
 }
 
 /// What a pipe of the period's rate and the lane's unloaded latency holds, in ps.
-fn pipe_ps(p: &DepthPeriod) -> u64 {
+pub(crate) fn pipe_ps(p: &DepthPeriod) -> u64 {
     ((u128::from(p.delivered_q16) * u128::from(p.unloaded_ns) * 1000) >> Q)
         .min(u128::from(u64::MAX / 8)) as u64
 }

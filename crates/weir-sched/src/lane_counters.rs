@@ -41,6 +41,10 @@ pub struct LaneCounters {
     /// period showed; the cap engages at 4.
     pub queue_ratio_max: f64,
     pub queue_ratio_last: f64,
+    /// Times run-time K came down because the disk held a standing queue (`rate_disk.rs`),
+    /// and times such a cut drained nothing (the signal then backs off).
+    pub disk_knee_cuts: u64,
+    pub disk_knee_misses: u64,
 }
 
 /// The atomics behind `LaneCounters`. Only the shard that closes a period writes them.
@@ -127,6 +131,9 @@ impl PeriodCounters {
             depth_blocked_idle: get(&self.blocked_idle),
             queue_ratio_max: get(&self.ratio_max_x16) as f64 / 16.0,
             queue_ratio_last: get(&self.ratio_last_x16) as f64 / 16.0,
+            // Filled from run-time K's own counters (`SharedBudget::lane_stats`).
+            disk_knee_cuts: 0,
+            disk_knee_misses: 0,
         }
     }
 }

@@ -328,7 +328,7 @@ fn render_lanes(out: &mut String, mp: &str, shards: &[ShardMetrics]) {
     let Some(first) = shards.first() else {
         return;
     };
-    let rows: [(&str, LaneFigure); 26] = [
+    let rows: [(&str, LaneFigure); 28] = [
         ("solo_probe_periods", |l| {
             l.counters.solo_probe_periods as f64
         }),
@@ -375,6 +375,8 @@ fn render_lanes(out: &mut String, mp: &str, shards: &[ShardMetrics]) {
         }),
         ("queue_ratio_max", |l| l.counters.queue_ratio_max),
         ("queue_ratio_last", |l| l.counters.queue_ratio_last),
+        ("disk_knee_cuts", |l| l.counters.disk_knee_cuts as f64),
+        ("disk_knee_misses", |l| l.counters.disk_knee_misses as f64),
     ];
     for (name, value) in rows {
         let _ = writeln!(out, "# TYPE weir_io_lane_{name} gauge");

@@ -35,7 +35,7 @@
 //! the disk, so the latency signals (tail guard first, then the drain speed) win whenever
 //! the window binds, and K steers only while the bucket binds: the two never act at once.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Fixed point: 1.0 = the model's rate (as `SPEED_ONE` in the budget).
 pub(crate) const RATE_SHIFT: u32 = 16;
@@ -46,6 +46,8 @@ const RATE_MIN: u64 = RATE_ONE / 32;
 const STEP_AFTER_KNEE: u64 = RATE_ONE / 64;
 const STEP_FIRST: u64 = RATE_ONE / 16;
 const STEP_MAX: u64 = RATE_ONE / 8;
+/// The largest probe step once the disk's own queue proved where the knee is.
+const STEP_NEAR_KNEE_MAX: u64 = RATE_ONE / 32;
 /// K settles this far under the delivered rate at a knee (1/32).
 const MARGIN_DIV: u64 = 32;
 /// A period is at least this long, so it holds enough completions to judge.
@@ -96,6 +98,23 @@ pub(crate) struct RateControl {
     completed_ps: AtomicU64,
     window_refusals: AtomicU64,
     largest_piece_ps: AtomicU64,
+    /// The disk's own queue proved a knee under a slack bucket (`rate_disk.rs`): K's floor
+    /// is RATE_MIN, not the drain speed's, until the window binds or the other lane is busy.
+    floor_lifted: AtomicBool,
+    /// Times that knee lowered K, and times a cut drained nothing (for the lane's counters).
+    disk_knees: AtomicU64,
+    disk_knee_misses: AtomicU64,
+    /// Periods until the last cut must show its queue gone (0: none due); periods left to ignore the signal after one
+    /// that did not, and the next such wait.
+    drain_due: AtomicU64,
+    /// K before the last cut (restored if the cut drained nothing).
+    before_cut_q16: AtomicU64,
+    /// The latency the disk's queue added when K was last cut (`rate_disk.rs`).
+    excess_at_cut_x16: AtomicU64,
+    /// ... and the disk's queue then (work in flight over the pipe).
+    queue_at_cut_ps: AtomicU64,
+    standing_wait: AtomicU64,
+    standing_backoff: AtomicU64,
 }
 
 impl RateControl {
@@ -110,7 +129,25 @@ impl RateControl {
             completed_ps: AtomicU64::new(0),
             window_refusals: AtomicU64::new(0),
             largest_piece_ps: AtomicU64::new(0),
+            floor_lifted: AtomicBool::new(false),
+            disk_knees: AtomicU64::new(0),
+            disk_knee_misses: AtomicU64::new(0),
+            drain_due: AtomicU64::new(0),
+            before_cut_q16: AtomicU64::new(0),
+            excess_at_cut_x16: AtomicU64::new(0),
+            queue_at_cut_ps: AtomicU64::new(0),
+            standing_wait: AtomicU64::new(0),
+            standing_backoff: AtomicU64::new(disk::BACKOFF_MIN),
         }
+    }
+
+    /// Times the disk's own queue lowered K (`rate_disk.rs`).
+    pub(crate) fn disk_knees(&self) -> u64 {
+        self.disk_knees.load(Relaxed)
+    }
+
+    pub(crate) fn disk_knee_misses(&self) -> u64 {
+        self.disk_knee_misses.load(Relaxed)
     }
 
     /// K now (fixed point).
@@ -183,7 +220,14 @@ impl RateControl {
                     cruise
                 } else {
                     let step = self.step_q16.load(Relaxed);
-                    self.step_q16.store((step * 2).min(STEP_MAX), Relaxed);
+                    // Once the disk's own queue showed the knee (`rate_disk.rs`), it is near:
+                    // a step of 1/8 there put twice the pipe in the disk in one period.
+                    let most = if self.floor_lifted.load(Relaxed) {
+                        STEP_NEAR_KNEE_MAX
+                    } else {
+                        STEP_MAX
+                    };
+                    self.step_q16.store((step * 2).min(most), Relaxed);
                     rate + ((u128::from(rate) * u128::from(step)) >> RATE_SHIFT) as u64
                 }
             }
@@ -196,7 +240,11 @@ impl RateControl {
             }
             Verdict::Hold => next,
         };
-        let floor = floor_q16.clamp(RATE_MIN, max_q16);
+        let floor = if self.floor_lifted.load(Relaxed) {
+            RATE_MIN
+        } else {
+            floor_q16.clamp(RATE_MIN, max_q16)
+        };
         self.rate_q16
             .store(next.clamp(floor, max_q16.max(floor)), Relaxed);
         Some((verdict, period))
@@ -241,6 +289,10 @@ pub(crate) fn judge(rate_q16: u64, p: &Period) -> (Verdict, u64) {
     }
     (Verdict::Hold, rate_q16)
 }
+
+#[path = "rate_disk.rs"]
+mod disk;
+pub(crate) use disk::DiskQueue;
 
 #[cfg(test)]
 mod tests {

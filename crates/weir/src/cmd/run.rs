@@ -325,12 +325,33 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
         config: SchedConfig {
             latency_goal,
             unlimited: args.no_scheduler,
+            knee_in_disk: knee_switch(std::env::var_os(KNEE_VAR).as_deref())?,
             ..SchedConfig::default()
         },
         mountpoint,
         merge_adjacent: !args.no_merge,
         groups: None,
     }))
+}
+
+/// The environment switch for K's disk-queue knee (`SchedConfig::knee_in_disk`, opt-in:
+/// docs/scheduler.md section 4, docs/scheduler-rate.md section 17).
+const KNEE_VAR: &str = "WEIR_SCHED_KNEE";
+
+/// `WEIR_SCHED_KNEE`'s value: unset, `0` or `off` is off; `1` or `on` is on; anything else
+/// (including a value that is not UTF-8) is a usage error naming the variable.
+fn knee_switch(value: Option<&std::ffi::OsStr>) -> Result<bool, UsageError> {
+    let Some(value) = value else {
+        return Ok(false);
+    };
+    match value.to_str() {
+        Some("0" | "off") => Ok(false),
+        Some("1" | "on") => Ok(true),
+        _ => Err(UsageError::EnvSwitch {
+            var: KNEE_VAR,
+            value: value.to_string_lossy().into_owned(),
+        }),
+    }
 }
 
 fn write_metrics(
@@ -446,4 +467,32 @@ fn show_progress(p: &Progress, duration: Duration) {
     let mut stderr = std::io::stderr().lock();
     let _ = stderr.write_all(line.as_bytes());
     let _ = stderr.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn the_knee_switch_takes_0_1_on_off_and_names_itself_otherwise() {
+        assert!(!knee_switch(None).unwrap());
+        for (text, on) in [("0", false), ("off", false), ("1", true), ("on", true)] {
+            assert_eq!(knee_switch(Some(OsStr::new(text))).unwrap(), on, "{text}");
+        }
+        for bad in ["", "2", "yes", "ON", " 1", "true"] {
+            let error = knee_switch(Some(OsStr::new(bad))).unwrap_err();
+            let error = CliError::from(error);
+            assert_eq!(error.exit_code(), 2, "{bad:?}");
+            let message = error.to_string();
+            assert!(message.starts_with("WEIR_SCHED_KNEE="), "{message}");
+            assert!(message.contains("0, 1, on and off"), "{message}");
+        }
+        let error = knee_switch(Some(OsStr::new("yes"))).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "WEIR_SCHED_KNEE=\"yes\": accepted values are 0, 1, on and off (or leave it unset \
+             for off)"
+        );
+    }
 }

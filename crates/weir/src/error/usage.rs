@@ -29,6 +29,8 @@ pub enum UsageError {
         file_size: String,
         request_size: String,
     },
+    /// An environment switch (`WEIR_SCHED_KNEE`) set to something other than 0, 1, on or off.
+    EnvSwitch { var: &'static str, value: String },
     /// A count or time that must be above zero; `rule` finishes the sentence after the flags.
     Zero {
         flags: &'static str,
@@ -103,6 +105,10 @@ impl fmt::Display for UsageError {
             } => write!(
                 f,
                 "--file-size {file_size}: must be a multiple of --request-size {request_size}"
+            ),
+            UsageError::EnvSwitch { var, value } => write!(
+                f,
+                "{var}={value:?}: accepted values are 0, 1, on and off (or leave it unset for off)"
             ),
             UsageError::Zero { flags, rule } => write!(f, "{flags} {rule}"),
             UsageError::VerifyNullStorage => f.write_str(
