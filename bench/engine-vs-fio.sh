@@ -266,11 +266,12 @@ PY
 # e.g. uring_spin20_nodefer; session 11's QD32 ideas: batch<N> (a wait for one completion waits
 # for N while more are in flight: WEIR_URING_BATCH=N), ringfd (the ring entered by its
 # registered index: WEIR_URING_RINGFD=on), iowq<N> (io-wq workers bounded to N:
-# WEIR_URING_IOWQ_MAX=N); session 12's: deepinline (a deep ring on zram inline, session 11's
-# default, instead of IOSQE_ASYNC to two io-wq workers: WEIR_URING_DEEP=inline) and nosqarray
+# WEIR_URING_IOWQ_MAX=N); session 12's: deepasync (a deep ring on zram sends IOSQE_ASYNC to
+# two io-wq workers instead of the default inline: WEIR_URING_DEEP=async; deepinline names the
+# default explicitly: WEIR_URING_DEEP=inline) and nosqarray
 # (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on). async, inline, split and
 # spin<N> turn the depth choice off (async is implied unless inline is named); nodefer,
-# batch, ringfd, iowq, deepinline and nosqarray keep it.
+# batch, ringfd, iowq, deepasync, deepinline and nosqarray keep it.
 weir_env() { # row name -> "backend VAR=value..."
     local backend=${1%%_*} envs=(WEIR_URING_WAIT=auto) v variants
     [[ $1 == *_* ]] || { echo "$backend ${envs[*]}"; return; }
@@ -287,6 +288,7 @@ weir_env() { # row name -> "backend VAR=value..."
             iowq[0-9]*) envs+=(WEIR_URING_IOWQ_MAX=${v#iowq}) ;;
             nosqarray) envs+=(WEIR_URING_NOSQARRAY=on) ;;
             deepinline) envs+=(WEIR_URING_DEEP=inline) ;;
+            deepasync) envs+=(WEIR_URING_DEEP=async) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done

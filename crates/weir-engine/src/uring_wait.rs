@@ -15,15 +15,15 @@
 //!   at QD1. It needs `DEFER_TASKRUN` (without it the completion is task work the shard runs
 //!   only on entering the kernel, so a user-space watch never sees it) and a CPU of its own
 //!   beside one for the worker ([`SpinSlot`]); without either it is `AsyncEnter`.
-//! - deeper, with two or more CPUs for the shard: `AsyncBounded` (IOSQE_ASYNC, the shard's
-//!   io-wq bounded to [`DEEP_WORKERS`] workers, one enter): two workers run the reads side by
-//!   side while the shard sleeps, where inline one worker runs them all and is the limit;
-//!   unbounded, IOSQE_ASYNC starts up to four workers per CPU that contend with the shard (QD8:
-//!   431 K inline against 274 K async, session 10). Session 12 (contaminated): 1.3-2.0x the
-//!   inline wait at QD8 and QD32 with less CPU per I/O. `WEIR_URING_DEEP=inline` keeps
-//!   session 11's choice (`Inline`) for the A/B.
-//! - deeper on one CPU (a pinned shard): `Inline` (no IOSQE_ASYNC, one enter): the kernel's
-//!   one bounded worker per ring runs the reads back to back.
+//! - deeper: `Inline` (no IOSQE_ASYNC, one enter): the kernel's one bounded worker per ring
+//!   runs the reads back to back while the shard sleeps.
+//! - deeper, asked for with `WEIR_URING_DEEP=async` and two or more CPUs for the shard:
+//!   `AsyncBounded` (IOSQE_ASYNC, the shard's io-wq bounded to [`DEEP_WORKERS`] workers, one
+//!   enter): two workers run the reads side by side. Session 12's contaminated rounds had it
+//!   1.3-2.0x the inline wait at QD8 and QD32; the quiet window after (27 Nov 13:44 UTC, 5
+//!   rounds) had it **0.92x** inline at QD32 (423 K against 461 K IOPS), so it is opt-in: under
+//!   load the second worker wins a larger share of busy CPUs, on a quiet machine the two
+//!   workers' hand-offs cost more than they add (docs/engine-zram-sessions-11-12.md).
 //!
 //! Both deep choices wait for a quarter of the depth when asked for one completion
 //! ([`PuntedWait::min_batch`]): the workers keep the rest queued while the shard sleeps
@@ -56,8 +56,8 @@ pub struct WaitPolicy {
     /// batch late (their latency is read when they are reaped). 0: chosen with the wait
     /// ([`PuntedWait::min_batch`]; 1 where nothing is chosen); `WEIR_URING_BATCH=<n>` fixes it.
     pub min_batch: u32,
-    /// A deep ring chooses `Inline` even with CPUs for `AsyncBounded`
-    /// (`WEIR_URING_DEEP=inline`: session 11's choice, for the A/B).
+    /// A deep ring chooses `Inline` even with CPUs for `AsyncBounded` (the default;
+    /// `WEIR_URING_DEEP=async` asks for `AsyncBounded`, for the A/B).
     pub deep_inline: bool,
 }
 
@@ -69,7 +69,7 @@ impl Default for WaitPolicy {
             defer_taskrun: true,
             by_depth: true,
             min_batch: 0,
-            deep_inline: false,
+            deep_inline: true,
         }
     }
 }
@@ -143,10 +143,10 @@ impl WaitPolicy {
                 });
             policy.by_depth &= !punt_set;
             match std::env::var("WEIR_URING_DEEP").as_deref() {
-                Err(_) | Ok("" | "async") => {}
-                Ok("inline") => policy.deep_inline = true,
+                Err(_) | Ok("" | "inline") => {}
+                Ok("async") => policy.deep_inline = false,
                 Ok(v) => {
-                    eprintln!("weir: WEIR_URING_DEEP={v:?} is not async or inline; using async")
+                    eprintln!("weir: WEIR_URING_DEEP={v:?} is not async or inline; using inline")
                 }
             }
             if let Ok(v) = std::env::var("WEIR_URING_BATCH") {

@@ -10,7 +10,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
 use weir_engine::auto::{choose_for_dir, choose_for_path, probe_fd, NowaitSupport};
-use weir_engine::{dio_alignment_fd, Backend, DmaBufferPool, PuntedWait, UringDevice};
+use weir_engine::{dio_alignment_fd, Backend, DmaBufferPool, PuntedWait, UringDevice, WaitPolicy};
 use weir_model::device::{Device, Direction, IoCompletion, IoFlags, IoOp};
 
 /// A 64 MiB zram device of the test's own (root only; skips with a reason otherwise).
@@ -130,16 +130,25 @@ fn zram_ring_policy_follows_depth_and_reads_back() {
         .iter()
         .any(|v| std::env::var(v).is_ok_and(|v| !v.is_empty() && v != "auto"));
     // A shallow ring spins (DEFER_TASKRUN and two CPUs for it here) and sends async; a deep
-    // one sends async to two io-wq workers with two CPUs, else stays inline. All read back
-    // what they wrote.
-    for (depth, want) in [(2, PuntedWait::Spin), (16, PuntedWait::AsyncBounded)] {
-        let mut dev = UringDevice::new(depth).expect("io_uring");
+    // one stays inline, or sends async to two bounded io-wq workers when asked (the policy
+    // WEIR_URING_DEEP=async makes) and two CPUs are there. All read back what they wrote.
+    let env_policy = WaitPolicy::from_env();
+    let deep_async = WaitPolicy {
+        deep_inline: false,
+        ..env_policy
+    };
+    let two_cpus = weir_engine::shards::available_cores() >= 2;
+    for (depth, policy, want) in [
+        (2, env_policy, PuntedWait::Spin),
+        (16, env_policy, PuntedWait::Inline),
+        (16, deep_async, PuntedWait::AsyncBounded),
+    ] {
+        let mut dev = UringDevice::with_wait(depth, policy).expect("io_uring");
         assert!(!dev.sends_async(fd), "nothing registered yet");
         assert!(dev.register_files(&[fd]), "register the zram device");
         println!("depth {depth}: {:?}", dev.punted_wait());
         if !fixed {
             let can_spin = dev.defers_task_work() && weir_engine::shards::available_cores() >= 2;
-            let two_cpus = weir_engine::shards::available_cores() >= 2;
             let want = match want {
                 PuntedWait::Spin if !can_spin => PuntedWait::AsyncEnter,
                 PuntedWait::AsyncBounded if !two_cpus => PuntedWait::Inline,
