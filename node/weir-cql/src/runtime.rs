@@ -291,16 +291,16 @@ impl Drop for InFlight {
 const RUN_APART_MIN_REQUESTS: usize = 64;
 
 /// Whether a run of `requests` requests is driven from a blocking-pool thread instead of
-/// the worker (worker mode only; `WEIR_CQL_RUN_APART=0` turns it off, read once per process).
-/// On by default: requests then reach the server in a trickle (6-10 per TCP segment) rather
-/// than bursts of 40-70, and Cassandra's request pool, which wakes a worker per queued task,
-/// spends about half the CPU per select (its workers park and wake 5.5 times per request
-/// instead of 14-19: node/weir-cql/README.md, "Session 12"). It costs ~20-28% more client
-/// CPU on the concurrent path, still about half of cassandra-driver's.
+/// the worker (worker mode only; opt-in with `WEIR_CQL_RUN_APART=1`, read once per process).
+/// Off by default: on a quiet machine it saved no time and cost ~28% more client CPU per
+/// request (node/weir-cql/README.md, "Session 11"), and session 12's quiet A/B with the
+/// server's CPU beside agreed (without it: time 0.94 / 0.87, server CPU 0.93 / 0.97, client
+/// CPU 0.68 / 0.79 for concurrent select / insert); its 0.4-0.7x times were contaminated runs,
+/// where a second thread got the client a larger share of a busy CPU.
 pub fn drive_run_apart(requests: usize) -> bool {
     static APART: OnceLock<bool> = OnceLock::new();
     let on = *APART.get_or_init(|| {
-        mode() == Mode::Worker && !std::env::var("WEIR_CQL_RUN_APART").is_ok_and(|v| v == "0")
+        mode() == Mode::Worker && std::env::var("WEIR_CQL_RUN_APART").is_ok_and(|v| v == "1")
     });
     on && requests >= RUN_APART_MIN_REQUESTS
 }
