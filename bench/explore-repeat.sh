@@ -16,6 +16,14 @@
 # each map so a run shows what the device held. zram is CPU work: on a busy machine the
 # CPU a shard gets moves more than the device (docs/explore.md, session 9).
 #
+# Since session 13 each map measures its pure loads again at its end (explore.json `drift`),
+# and per map this prints that drift, the host's steal time (/proc/stat, the share of the
+# guest's CPU time the host took back) and the load average beside it. `--compare` then
+# prints both maps' drift beside the frontier spread and judges the frontier only when the
+# pure loads (reads and the mapped regime's writes) held within 2% between the maps and
+# within each (issue 22's "zram steady to ~2%": a device that moved more explains a 5%
+# frontier spread by itself).
+#
 # Usage: bench/explore-repeat.sh [OUTDIR]      (default /tmp/weir-explore-repeat; needs root)
 # Environment: REGIME (overwrite), GOAL (1ms), SIZE (8G, the zram disksize), WEIR (a built
 #   weir; default: cargo build --release -p weir), EXPLORE_ARGS (extra flags, e.g. --quick),
@@ -72,10 +80,11 @@ make_device() {
     mkdir -p "$MAP_DIR"
     echo "explore-repeat: XFS on /dev/zram$ZRAM_ID ($SIZE, mount -o $opts) at $MNT" >&2
 }
+cpu_ticks() { awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8+$9, $9}' /proc/stat; }   # total, steal
 zram_state() { # what the device holds: mm_stat's data, compressed, memory used (MiB), same and huge pages
     [[ -n "$ZRAM_ID" ]] || return 0
     read -r orig compr used _ _ same _ huge _ <"/sys/block/zram$ZRAM_ID/mm_stat"
-    echo "explore-repeat: zram$ZRAM_ID holds $((orig >> 20)) MiB of data in $((compr >> 20)) MiB, memory used $((used >> 20)) MiB, same_pages $same, huge_pages ${huge:-0}" >&2
+    echo "explore-repeat: zram$ZRAM_ID holds $((orig >> 20)) MiB of data in $((compr >> 20)) MiB, memory used $((used >> 20)) MiB, same_pages $same, huge_pages ${huge:-0}; guest $(awk '/^MemFree/{f=$2}/^Cached/{c=$2}END{printf "MemFree %d MiB, Cached %d MiB", f/1024, c/1024}' /proc/meminfo)" >&2
 }
 
 mkdir -p "$OUT"
@@ -87,10 +96,14 @@ for n in 1 2; do
         make_device
     fi
     echo "explore-repeat: map $n ($REGIME, goal $GOAL${EXPLORE_ARGS:+, $EXPLORE_ARGS}) from $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    zram_state
+    read -r total0 steal0 < <(cpu_ticks)
     # shellcheck disable=SC2086  # EXPLORE_ARGS is a list of flags
     "$WEIR" explore --dir "$MAP_DIR" --write-regime "$REGIME" --goal "$GOAL" --out "$OUT/map$n" \
         $EXPLORE_ARGS >"$OUT/map$n.log" 2>&1
-    grep -E '^(pure loads|[0-9]+ points)' "$OUT/map$n.log" >&2 || true
+    read -r total1 steal1 < <(cpu_ticks)
+    grep -E '^(pure loads|device drift|[0-9]+ points)' "$OUT/map$n.log" >&2 || true
+    echo "explore-repeat: map $n ended $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg), host steal $(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN{printf "%.2f%%", t > 0 ? 100 * s / t : 0}') of the guest's CPU time" >&2
     zram_state
     # A new device for the next map, unless asked to keep the old way.
     [[ "$ONE_DEVICE" == 1 ]] || cleanup

@@ -124,6 +124,22 @@ pub struct FrontierComparison {
     pub pure_read_difference: Option<f64>,
     pub pure_fresh_write_difference: Option<f64>,
     pub pure_overwrite_write_difference: Option<f64>,
+    /// Each map's own drift from its start to its end (`drift`), as shares: reads, fresh
+    /// writes, overwrite writes (None for a map made before session 13).
+    pub a_drift: Option<[f64; 3]>,
+    pub b_drift: Option<[f64; 3]>,
+    /// The largest move of the reads and the mapped regime's writes, between the maps and
+    /// within each, as a share (None without calibrations).
+    pub largest_pure_move: Option<f64>,
+}
+
+impl FrontierComparison {
+    /// Whether the frontier spread says something about the method: the pure loads held
+    /// within `drift::PURE_LOAD_TOLERANCE` between the maps and within each.
+    pub fn pure_loads_repeat(&self) -> bool {
+        self.largest_pure_move
+            .is_some_and(|m| m <= crate::drift::PURE_LOAD_TOLERANCE)
+    }
 }
 
 fn frontier_of(v: &Value, file: &str) -> Result<Vec<(f64, f64)>, ExploreError> {
@@ -226,6 +242,28 @@ pub fn compare_frontiers(
         .fold(0.0, f64::max);
     let cal = |v: &Value, key: &str| v.pointer(&format!("/calibration/{key}"))?.as_f64();
     let pure = |key: &str| relative(cal(&a, key), cal(&b, key));
+    let drift = |v: &Value| -> Option<[f64; 3]> {
+        let get = |key: &str| Some(v.pointer(&format!("/drift/{key}"))?.as_f64()? / 100.0);
+        Some([
+            get("read_percent")?,
+            get("fresh_write_percent")?,
+            get("overwrite_write_percent")?,
+        ])
+    };
+    let (a_drift, b_drift) = (drift(&a), drift(&b));
+    let write_key = if regime_a.and_then(Value::as_str) == Some("fresh") {
+        "fresh_write_bytes_per_s"
+    } else {
+        "overwrite_write_bytes_per_s"
+    };
+    let write_index = if write_key.starts_with("fresh") { 1 } else { 2 };
+    let between = [pure("read_iops"), pure(write_key)];
+    let within = [a_drift, b_drift]
+        .into_iter()
+        .flatten()
+        .flat_map(|d| [Some(d[0]), Some(d[write_index])]);
+    let moves: Option<Vec<f64>> = between.into_iter().chain(within).collect();
+    let largest_pure_move = moves.map(|m| m.iter().map(|d| d.abs()).fold(0.0, f64::max));
     Ok(FrontierComparison {
         rows,
         max_abs_difference,
@@ -234,6 +272,9 @@ pub fn compare_frontiers(
         pure_read_difference: pure("read_iops"),
         pure_fresh_write_difference: pure("fresh_write_bytes_per_s"),
         pure_overwrite_write_difference: pure("overwrite_write_bytes_per_s"),
+        a_drift,
+        b_drift,
+        largest_pure_move,
     })
 }
 
@@ -308,6 +349,44 @@ pub fn comparison_text(c: &FrontierComparison, tolerance: f64) -> String {
         pct(c.pure_fresh_write_difference),
         pct(c.pure_overwrite_write_difference)
     );
+    for (name, d) in [("A", c.a_drift), ("B", c.b_drift)] {
+        let _ = writeln!(
+            out,
+            "pure-load drift within map {name} (end vs start): {}",
+            d.map_or(
+                "not measured (a map made before session 13)".into(),
+                |d| format!(
+                    "reads {:+.1}%, fresh writes {:+.1}%, overwrite writes {:+.1}%",
+                    d[0] * 100.0,
+                    d[1] * 100.0,
+                    d[2] * 100.0
+                )
+            )
+        );
+    }
+    let judged = c.max_abs_radial_difference <= tolerance && !c.radial.is_empty();
+    let _ = writeln!(
+        out,
+        "verdict: {}",
+        match c.largest_pure_move {
+            Some(m) if c.pure_loads_repeat() => format!(
+                "the pure loads repeat (largest move {:.1}% <= {:.0}%, reads and the mapped \
+                 regime's writes, between the maps and within each): the frontier along rays is \
+                 {} the {:.0}% target",
+                m * 100.0,
+                crate::drift::PURE_LOAD_TOLERANCE * 100.0,
+                if judged { "within" } else { "outside" },
+                tolerance * 100.0
+            ),
+            Some(m) => format!(
+                "not judged: the pure loads moved by {:.1}% (more than {:.0}%), so the device, \
+                 not only the method, moved the frontier; rerun on a quieter machine",
+                m * 100.0,
+                crate::drift::PURE_LOAD_TOLERANCE * 100.0
+            ),
+            None => "not judged: a map without calibration or drift".into(),
+        }
+    );
     out
 }
 
@@ -326,6 +405,52 @@ mod tests {
              \"frontier\": [{}]}}",
             f.join(",")
         )
+    }
+
+    /// `map_json` with a drift object: reads and overwrite writes moved by `percent`.
+    fn drifting_json(frontier: &[(f64, f64)], reads: f64, percent: f64) -> String {
+        let base = map_json("overwrite", frontier, reads);
+        let drift = format!(
+            ", \"drift\": {{\"read_percent\": {percent}, \"fresh_write_percent\": 30, \
+             \"overwrite_write_percent\": {percent}}}}}"
+        );
+        base[..base.len() - 1].to_string() + &drift
+    }
+
+    #[test]
+    fn the_frontier_is_judged_only_when_the_pure_loads_repeat() {
+        let frontier = [(0.0, 100.0), (1000.0, 50.0), (2000.0, 0.0)];
+        let (a, b) = (
+            drifting_json(&frontier, 1000.0, 1.0),
+            drifting_json(&frontier, 1010.0, -1.5),
+        );
+        let c = compare_frontiers(&a, "a", &b, "b").expect("compares");
+        // Between the maps 1% (reads), within them 1% and 1.5%; the fresh writes' 30% is
+        // the regime not mapped.
+        assert_eq!(c.a_drift, Some([0.01, 0.3, 0.01]));
+        assert!((c.largest_pure_move.expect("moves") - 0.015).abs() < 1e-9);
+        assert!(c.pure_loads_repeat());
+        let text = comparison_text(&c, 0.05);
+        assert!(text.contains("pure-load drift within map B (end vs start): reads -1.5%"));
+        assert!(text.contains("verdict: the pure loads repeat"), "{text}");
+        assert!(text.contains("is within the 5% target"), "{text}");
+        // Map B's device moved 3% during the map: no verdict on the frontier.
+        let b = drifting_json(&frontier, 1010.0, 3.0);
+        let c = compare_frontiers(&a, "a", &b, "b").expect("compares");
+        assert!(!c.pure_loads_repeat());
+        let text = comparison_text(&c, 0.05);
+        assert!(
+            text.contains("verdict: not judged: the pure loads moved by 3.0%"),
+            "{text}"
+        );
+        // Maps from before session 13: drift not measured, judged between the maps only.
+        let (a, b) = (
+            map_json("overwrite", &frontier, 1000.0),
+            map_json("overwrite", &frontier, 1010.0),
+        );
+        let c = compare_frontiers(&a, "a", &b, "b").expect("compares");
+        assert!(c.pure_loads_repeat() && c.b_drift.is_none());
+        assert!(comparison_text(&c, 0.05).contains("not measured"));
     }
 
     #[test]

@@ -151,6 +151,7 @@ pub fn import(
         axes: crate::slice::Slice::default().axes(),
         frontier_in_axes: Vec::new(),
         calibration: None,
+        drift: None,
         points: cells.into_iter().map(|(_, p)| p).collect(),
         rays: Vec::new(),
         frontier,

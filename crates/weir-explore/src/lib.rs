@@ -18,11 +18,13 @@
 //!   io-properties.yaml and a text summary.
 //! - [`slice`]: which slice a map shows (read IOPS x write bandwidth, the seed's, or read
 //!   bandwidth x write IOPS): request sizes' defaults, axis names and units.
+//! - [`drift`]: the pure loads measured again at the map's end, against its start.
 //! - [`import`]: Diskplorer's fio JSON read into the same map.
 //! - [`compare`]: weir measured at a Diskplorer grid's loads, and two maps' frontiers side by
 //!   side beside their pure loads' spread.
 
 pub mod compare;
+pub mod drift;
 pub mod error;
 pub mod fit;
 pub mod frontier;

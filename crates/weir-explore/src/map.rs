@@ -4,6 +4,7 @@
 use serde::Serialize;
 use weir_model::io_properties::{DiskProperties, IoProperties};
 
+use crate::drift::Drift;
 use crate::fit::{fit, Fits, SeastarLine};
 use crate::frontier::envelope;
 pub use crate::frontier::FrontierPoint;
@@ -50,6 +51,9 @@ pub struct Map {
     pub frontier_in_axes: Vec<AxisPoint>,
     /// Closed-loop maxima, including both regimes' pure write rates (None for an import).
     pub calibration: Option<Calibration>,
+    /// The pure loads measured again after the last ray, against `calibration` (None for an
+    /// import, an interrupted map, or one made before session 13).
+    pub drift: Option<Drift>,
     pub points: Vec<PointResult>,
     pub rays: Vec<Ray>,
     pub frontier: Vec<FrontierPoint>,
@@ -114,6 +118,9 @@ impl Map {
             axes: Slice::default().axes(),
             frontier_in_axes: Vec::new(),
             calibration: Some(outcome.calibration),
+            drift: outcome
+                .calibration_end
+                .map(|end| Drift::between(&outcome.calibration, end)),
             points: outcome.points,
             rays: outcome.rays,
             frontier,

@@ -72,6 +72,25 @@ pub fn summary(map: &Map) -> String {
             c.overwrite_write_bytes_per_s / c.fresh_write_bytes_per_s.max(1.0)
         );
     }
+    if let Some(d) = &map.drift {
+        let _ = writeln!(
+            s,
+            "device drift over the map (pure loads again at the end vs the start): reads {:+.1}%, \
+             writes {:+.1}% fresh, {:+.1}% overwrite{}",
+            d.read_percent,
+            d.fresh_write_percent,
+            d.overwrite_write_percent,
+            if d.largest_percent(map.write_regime) > crate::drift::PURE_LOAD_TOLERANCE * 100.0 {
+                format!(
+                    " (more than {:.0}%: the device moved during the map, and the frontier may \
+                     have moved with it)",
+                    crate::drift::PURE_LOAD_TOLERANCE * 100.0
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     let inside = map.points.iter().filter(|p| p.within_goal).count();
     let _ = writeln!(
         s,

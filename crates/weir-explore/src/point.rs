@@ -44,6 +44,9 @@ pub enum Steady {
     /// A window was so far outside (read p99 or rates) that the point was ended early: it is
     /// outside the boundary whatever more windows would say.
     Abandoned,
+    /// A verifying measurement stopped after its minimum windows because the share of its
+    /// reads over the goal was already far from the 1% line (`pooled::clear_miss`).
+    Decided,
 }
 
 /// Everything measured at one point. JSON field names are the keys.
@@ -109,6 +112,11 @@ pub struct SteadyRule {
     /// fail): a fixed run with no early agreement and no abandoning on one window's tail, so a
     /// bad second counts by its share of the reads rather than ending the point.
     pub verify_windows: u32,
+    /// A verifying measurement may stop after this many windows when the share of its reads
+    /// over the goal is already clear (`pooled::clear_miss`); `verify_windows` or more: never.
+    pub verify_min_windows: u32,
+    /// Set by [`SteadyRule::verifying`]: stop on a clear miss from this many windows on.
+    pub decide_after_windows: Option<u32>,
 }
 
 impl SteadyRule {
@@ -123,6 +131,10 @@ impl SteadyRule {
             write_rate_tolerance: 0.05,
             abandon_p99_factor: 5.0,
             verify_windows: 8,
+            // Half the verification: 5% of the reads over the goal in four seconds is not a
+            // load near the line (`pooled::CLEAR_MISS_SHARE`).
+            verify_min_windows: 4,
+            decide_after_windows: None,
         }
     }
 
@@ -142,11 +154,13 @@ impl SteadyRule {
     }
 
     /// The rule of a verifying measurement: `verify_windows` windows, every one measured
-    /// unless the completions starve.
+    /// unless the completions starve or, from `verify_min_windows` on, the share of the reads
+    /// over the goal is a clear miss.
     pub fn verifying(&self) -> SteadyRule {
         let n = self.verify_windows.max(self.max_windows);
         SteadyRule {
             max_windows: n,
+            decide_after_windows: (self.verify_min_windows < n).then_some(self.verify_min_windows),
             // Never agreed early, never abandoned on a tail: the point runs its n windows.
             read_p99_tolerance: -1.0,
             read_p99_floor_share: -1.0,
@@ -189,6 +203,9 @@ impl SteadyRule {
         {
             return Some(Steady::Abandoned);
         }
+        if self.decided(windows, goal_us) {
+            return Some(Steady::Decided);
+        }
         if let [.., a, b] = windows {
             let (pa, pb) = (a.read_p99_us(), b.read_p99_us());
             let read_ok = (pa - pb).abs()
@@ -200,6 +217,24 @@ impl SteadyRule {
             }
         }
         (windows.len() as u32 >= self.max_windows).then_some(Steady::Capped)
+    }
+}
+
+impl SteadyRule {
+    /// A verifying measurement's windows so far put the share of reads over the goal far
+    /// over the line (and there were reads to judge).
+    fn decided(&self, windows: &[Window], goal_us: f64) -> bool {
+        let Some(after) = self.decide_after_windows else {
+            return false;
+        };
+        if (windows.len() as u32) < after.max(1) {
+            return false;
+        }
+        let mut read = LatencyHistogram::new();
+        for w in windows {
+            read.add(&w.read_latency);
+        }
+        read.count() > 0 && crate::pooled::clear_miss(share_above(&read, goal_us))
     }
 }
 
@@ -338,6 +373,50 @@ mod tests {
             rule.verdict(&[window(500, 400, 1_000_000_000)], LOAD, 1000.0),
             Some(Steady::Abandoned)
         );
+    }
+
+    #[test]
+    fn a_verifying_measurement_stops_early_only_on_a_clear_miss() {
+        let rule = SteadyRule::full().verifying();
+        assert_eq!((rule.max_windows, rule.decide_after_windows), (8, Some(4)));
+        let good = window(500, 1000, 1_000_000_000);
+        let bad = window(1500, 1000, 1_000_000_000);
+        // One window in four over the goal: 25%, a clear miss at the fourth window, not
+        // before.
+        let ws = [good.clone(), bad.clone(), good.clone(), good.clone()];
+        assert_eq!(rule.verdict(&ws[..3], LOAD, 1000.0), None);
+        assert_eq!(rule.verdict(&ws, LOAD, 1000.0), Some(Steady::Decided));
+        // All reads within the goal: a pass is never cut short.
+        let ws = vec![good.clone(); 8];
+        assert_eq!(rule.verdict(&ws[..7], LOAD, 1000.0), None);
+        assert_eq!(rule.verdict(&ws, LOAD, 1000.0), Some(Steady::Capped));
+        // Near the line (a 1% share): all eight windows run.
+        let mut near = good.clone();
+        near.read_latency = LatencyHistogram::new();
+        for i in 0..100 {
+            near.read_latency
+                .record_ns(if i == 0 { 1_500_000 } else { 500_000 });
+        }
+        let ws = vec![near; 8];
+        assert_eq!(rule.verdict(&ws[..7], LOAD, 1000.0), None);
+        assert_eq!(rule.verdict(&ws, LOAD, 1000.0), Some(Steady::Capped));
+        // Session 12's rule: never before the eighth.
+        let fixed = SteadyRule {
+            verify_min_windows: 8,
+            ..SteadyRule::full()
+        }
+        .verifying();
+        assert_eq!(fixed.decide_after_windows, None);
+        assert_eq!(
+            fixed.verdict(
+                &[good.clone(), good.clone(), good.clone(), good],
+                LOAD,
+                1000.0
+            ),
+            None
+        );
+        // The short rule never decides this way.
+        assert_eq!(SteadyRule::full().decide_after_windows, None);
     }
 
     #[test]

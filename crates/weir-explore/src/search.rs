@@ -16,7 +16,10 @@ use serde::Serialize;
 use crate::error::ExploreError;
 use crate::meter::{Calibration, Meter, WriteRegime};
 use crate::point::{Load, PointResult, Steady};
-use crate::pooled::{tail_miss, Pooled, TAIL_SHARE};
+use crate::pooled::{tail_miss, Pooled};
+
+#[path = "verify.rs"]
+mod verify;
 
 /// How a load measured more than once is judged (see `pooled`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +64,8 @@ pub struct SearchSettings {
     /// Extra measurements a ray's verification may spend beyond its pass and fail's second
     /// (`Judge::Pooled`: when a second measurement overturns a verdict, the bracket moves).
     pub max_verify_extra: usize,
+    /// Measure the pure loads again after the last ray (`drift`); the budget keeps room for it.
+    pub closing_calibration: bool,
 }
 
 impl SearchSettings {
@@ -81,6 +86,7 @@ impl SearchSettings {
             confirm_crossing: true,
             judge: Judge::Pooled,
             max_verify_extra: 6,
+            closing_calibration: true,
         }
     }
 
@@ -133,6 +139,8 @@ pub struct SearchProgress<'a> {
 #[derive(Debug, Clone)]
 pub struct SearchOutcome {
     pub calibration: Calibration,
+    /// The same closed-loop runs after the last ray (None when interrupted or not asked for).
+    pub calibration_end: Option<Calibration>,
     pub points: Vec<PointResult>,
     /// Sorted by angle.
     pub rays: Vec<Ray>,
@@ -158,6 +166,8 @@ struct Search<'a> {
     scale: (f64, f64),
     probe_read_iops: f64,
     started: Instant,
+    /// Kept free at the end of the budget for the closing calibration.
+    reserve: Duration,
     points: Vec<PointResult>,
     /// Per point: a verifying measurement (`Meter::measure_long`).
     verifying: Vec<bool>,
@@ -191,7 +201,8 @@ impl Search<'_> {
 
     fn fits_budget(&self, points: u32) -> bool {
         self.points.is_empty()
-            || self.started.elapsed() + self.average_point() * points <= self.settings.budget
+            || self.started.elapsed() + self.average_point() * points + self.reserve
+                <= self.settings.budget
     }
 
     /// Measures `load`; a miss that may be chance (marginal, or with `Judge::Pooled` a tail
@@ -344,85 +355,6 @@ impl Search<'_> {
         Ok(())
     }
 
-    /// `Judge::Pooled`'s end of a ray. The bracket is the lowest load judged outside and the
-    /// highest judged inside below it, each on all its reads. Each side gets a verifying
-    /// measurement (`Meter::measure_long`: longer, no early stop) until it has been measured
-    /// twice; when that overturns a verdict the bracket widens to the loads measured beside it
-    /// (or to the ray's end) and is bisected again down to the search's step, then verified in
-    /// turn, within `max_verify_extra` measurements beyond the first bracket's two. The
-    /// frontier entry goes where the pooled share of reads over the goal crosses 1%, linear
-    /// between the pair.
-    fn verify(&mut self, ray: &mut Ray, tried: &[f64]) -> Result<(), ExploreError> {
-        let mut ts = tried.to_vec();
-        ts.sort_by(f64::total_cmp);
-        ts.dedup();
-        let step = 0.5f64.powi(self.settings.steps as i32);
-        let first = self.bracket(ray.angle_deg, &ts);
-        let mut extra = 0;
-        let (lo, hi) = loop {
-            let (lo, hi) = self.bracket(ray.angle_deg, &ts);
-            let unverified = [lo, hi].into_iter().flatten().find(|&t| {
-                let load = self.load(ray.angle_deg, t);
-                !self.measured_with_kind(load).iter().any(|m| m.1)
-                    && self.pooled(load).is_some_and(|p| p.kept_up)
-            });
-            let (bottom, top) = (lo.unwrap_or(0.0), hi.unwrap_or(1.0));
-            let first_pair = |t| first.0 == Some(t) || first.1 == Some(t);
-            let wide = top - bottom > step * 1.01;
-            match unverified {
-                // A verdict overturned: the bracket is wider than a step again, and is
-                // bisected back to a step before its ends are verified.
-                _ if wide && extra < self.settings.max_verify_extra => {
-                    let t = (bottom + top) / 2.0;
-                    ts.push(t);
-                    ts.sort_by(f64::total_cmp);
-                    extra += 1;
-                    self.measure(self.load(ray.angle_deg, t))?;
-                }
-                Some(t) if first_pair(t) || extra < self.settings.max_verify_extra => {
-                    extra += usize::from(!first_pair(t));
-                    self.measure_long_once(self.load(ray.angle_deg, t))?;
-                }
-                _ => break (lo, hi),
-            }
-        };
-        ray.inside = lo.map(|t| self.load(ray.angle_deg, t));
-        ray.outside = hi.map(|t| self.load(ray.angle_deg, t));
-        // Confirmed: the pass held on a verifying measurement (not when the extra
-        // measurements ran out before it got one).
-        ray.confirmed = ray
-            .inside
-            .map(|l| self.verdict(l) && self.measured_with_kind(l).iter().any(|m| m.1));
-        let pair = ray.inside.zip(ray.outside);
-        let pooled = pair.and_then(|(i, o)| self.pooled(i).zip(self.pooled(o)));
-        if let (Some((a, b)), Some((t_lo, t_hi))) = (pooled, lo.zip(hi)) {
-            let (sa, sb) = (a.share_over_goal, b.share_over_goal);
-            // Across a bracket left wider than a step (the extra measurements ran out) a
-            // straight line says little: the entry stays on the pass.
-            let narrow = t_hi - t_lo <= step * 1.01;
-            if narrow && a.within_goal && b.kept_up && sb > TAIL_SHARE {
-                let t = t_lo + (t_hi - t_lo) * (TAIL_SHARE - sa) / (sb - sa);
-                ray.crossing = Some(self.load(ray.angle_deg, t));
-            }
-        }
-        Ok(())
-    }
-
-    /// The lowest of `ts` judged outside, and the highest below it judged inside.
-    fn bracket(&self, angle_deg: f64, ts: &[f64]) -> (Option<f64>, Option<f64>) {
-        let hi = ts
-            .iter()
-            .copied()
-            .find(|&t| !self.verdict(self.load(angle_deg, t)));
-        let lo = ts
-            .iter()
-            .copied()
-            .filter(|&t| hi.map_or(true, |h| t < h))
-            .rev()
-            .find(|&t| self.verdict(self.load(angle_deg, t)));
-        (lo, hi)
-    }
-
     /// Normalised boundary point of a ray (the origin when nothing was inside).
     fn vertex(&self, ray: &Ray) -> (f64, f64) {
         ray.boundary().map_or((0.0, 0.0), |l| {
@@ -538,6 +470,12 @@ pub fn search(
         ),
         probe_read_iops: (read_max * settings.probe_read_share).max(10.0),
         started,
+        // The closing calibration takes about as long as the first one did.
+        reserve: if settings.closing_calibration {
+            started.elapsed()
+        } else {
+            Duration::ZERO
+        },
         points: Vec::new(),
         verifying: Vec::new(),
         planned: (rays_n + settings.extra_rays) * steps,
@@ -555,10 +493,19 @@ pub fn search(
         stop = search.bisect_all(refinements, 0, &mut rays)?;
     }
     let stopped_by_budget = stop == Some(Stop::Budget);
-    let interrupted = stop == Some(Stop::Interrupted);
+    let mut interrupted = stop == Some(Stop::Interrupted);
+    let mut calibration_end = None;
+    if settings.closing_calibration && !interrupted {
+        match search.meter.calibrate() {
+            Ok(c) => calibration_end = Some(c),
+            Err(ExploreError::Interrupted) => interrupted = true,
+            Err(e) => return Err(e),
+        }
+    }
     rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
     Ok(SearchOutcome {
         calibration,
+        calibration_end,
         points: search.points,
         rays,
         seconds: started.elapsed().as_secs_f64(),
@@ -568,188 +515,5 @@ pub fn search(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::point::Steady;
-
-    /// A meter that knows the answer: inside when x + y^2 <= 0.8 in units of its maxima.
-    struct Oracle {
-        calls: usize,
-    }
-
-    impl Meter for Oracle {
-        fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
-            Ok(Calibration {
-                read_iops: 10_000.0,
-                fresh_write_bytes_per_s: 1e9,
-                overwrite_write_bytes_per_s: 2e9,
-            })
-        }
-
-        fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
-            self.calls += 1;
-            let x = load.read_iops / 10_000.0;
-            let y = load.write_bytes_per_s / 1e9;
-            let inside = x + y * y <= 0.8;
-            Ok(PointResult {
-                read_iops: load.read_iops,
-                write_bytes_per_s: load.write_bytes_per_s,
-                achieved_read_iops: load.read_iops,
-                achieved_write_bytes_per_s: load.write_bytes_per_s,
-                read_latency_us: Default::default(),
-                write_latency_us: Default::default(),
-                read_share_over_goal: Some(if inside { 0.0 } else { 1.0 }),
-                kept_up: inside,
-                within_goal: inside,
-                seconds: 1.0,
-                steady: Steady::Agreed,
-                windows: 2,
-            })
-        }
-    }
-
-    /// Misses every inside point once, marginally (p99 1.2x the goal), then answers truly.
-    struct Flaky {
-        inner: Oracle,
-        missed: Vec<(u64, u64)>,
-    }
-
-    impl Meter for Flaky {
-        fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
-            self.inner.calibrate()
-        }
-
-        fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
-            let mut p = self.inner.measure(load)?;
-            let key = (load.read_iops as u64, load.write_bytes_per_s as u64);
-            if p.within_goal && !self.missed.contains(&key) {
-                self.missed.push(key);
-                p.within_goal = false;
-                p.read_latency_us.p99 = 1200.0;
-                p.read_share_over_goal = Some(0.015);
-            }
-            Ok(p)
-        }
-    }
-
-    #[test]
-    fn a_marginal_miss_is_measured_again_before_it_cuts_a_ray() {
-        let mut meter = Flaky {
-            inner: Oracle { calls: 0 },
-            missed: Vec::new(),
-        };
-        let settings = SearchSettings::quick(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
-        let out = search(&mut meter, &settings, &mut |_| {}).expect("search");
-        assert!(!meter.missed.is_empty());
-        for ray in &out.rays {
-            let inside = ray.inside.expect("the retest keeps every ray");
-            let x = if ray.angle_deg >= 90.0 {
-                0.0
-            } else {
-                inside.read_iops / 10_000.0
-            };
-            let y = inside.write_bytes_per_s / 1e9;
-            assert!(x + y * y >= 0.8 * 0.8, "{ray:?}");
-        }
-        let without = SearchSettings {
-            retest_marginal: false,
-            ..settings
-        };
-        let mut meter = Flaky {
-            inner: Oracle { calls: 0 },
-            missed: Vec::new(),
-        };
-        let out = search(&mut meter, &without, &mut |_| {}).expect("search");
-        assert!(
-            out.rays.iter().all(|r| r.inside.is_none()),
-            "every first verdict was a miss"
-        );
-    }
-
-    #[test]
-    fn rays_find_a_known_curved_boundary_and_refine_its_bend() {
-        let mut meter = Oracle { calls: 0 };
-        let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
-        let mut seen = 0;
-        let out = search(&mut meter, &settings, &mut |p| {
-            seen += 1;
-            assert_eq!(p.done, seen);
-        })
-        .expect("search");
-        assert_eq!(seen, out.points.len());
-        assert_eq!(meter.calls, out.points.len());
-        assert!(
-            out.rays.len() > settings.initial_rays,
-            "a curve gets refined"
-        );
-        assert_eq!(out.rays.first().map(|r| r.angle_deg), Some(0.0));
-        assert_eq!(out.rays.last().map(|r| r.angle_deg), Some(90.0));
-        for ray in &out.rays {
-            let inside = ray.inside.expect("every ray has an inside point");
-            let x = inside.read_iops / 10_000.0;
-            let y = inside.write_bytes_per_s / 1e9;
-            let x = if ray.angle_deg >= 90.0 { 0.0 } else { x };
-            // Within one bisection step (1/32 of the ray) of the boundary, on the inside.
-            assert!(x + y * y <= 0.8 + 1e-9, "{ray:?}");
-            assert!(x + y * y >= 0.8 * 0.88, "{ray:?}");
-        }
-        // The pure-write axis carries the probe reads.
-        let top = out.rays.last().and_then(|r| r.inside).expect("axis");
-        assert_eq!(top.read_iops, 50.0);
-    }
-
-    /// Read p99 rises with the load and crosses the 1 ms goal on x + y^2 = 0.8; every load
-    /// keeps up, so the p99s on both sides of the crossing are usable.
-    struct Graded {
-        inner: Oracle,
-    }
-
-    impl Meter for Graded {
-        fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
-            self.inner.calibrate()
-        }
-
-        fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
-            let mut p = self.inner.measure(load)?;
-            let x = load.read_iops / 10_000.0;
-            let y = load.write_bytes_per_s / 1e9;
-            p.read_latency_us.p99 = 1000.0 * (x + y * y) / 0.8;
-            p.read_share_over_goal = Some(0.01 * (x + y * y) / 0.8);
-            p.kept_up = true;
-            p.within_goal = p.read_latency_us.p99 <= 1000.0;
-            Ok(p)
-        }
-    }
-
-    #[test]
-    fn the_crossing_between_a_confirmed_pass_and_fail_lands_on_the_goal() {
-        let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
-        let mut meter = Graded {
-            inner: Oracle { calls: 0 },
-        };
-        let out = search(&mut meter, &settings, &mut |_| {}).expect("search");
-        for ray in out.rays.iter().filter(|r| r.angle_deg < 90.0) {
-            assert_eq!(ray.confirmed, Some(true), "{ray:?}");
-            let c = ray.crossing.expect("a pass and a fail bracket the goal");
-            let (x, y) = (c.read_iops / 10_000.0, c.write_bytes_per_s / 1e9);
-            let i = ray.inside.expect("a pass");
-            let inside = i.read_iops / 10_000.0 + (i.write_bytes_per_s / 1e9).powi(2);
-            // Nearer the boundary than the pass, within 1% of it (p99 is linear in x + y^2,
-            // the crossing linear along the ray).
-            assert!((x + y * y - 0.8).abs() <= 0.8 - inside + 1e-9, "{ray:?}");
-            assert!((x + y * y - 0.8).abs() <= 0.008, "{ray:?}");
-            // Both sides were measured twice.
-            let o = ray.outside.expect("a fail");
-            for load in [i, o] {
-                let n = out.points.iter().filter(|p| p.offered() == load).count();
-                assert_eq!(n, 2, "{load:?}");
-            }
-        }
-        let quick = SearchSettings::quick(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
-        let out = search(&mut meter, &quick, &mut |_| {}).expect("search");
-        assert!(out
-            .rays
-            .iter()
-            .all(|r| r.crossing.is_none() && r.confirmed.is_none()));
-    }
-}
+#[path = "search_tests.rs"]
+mod tests;

@@ -1,0 +1,185 @@
+//! The ray search against meters that know the answer.
+
+use super::*;
+use crate::point::Steady;
+
+/// A meter that knows the answer: inside when x + y^2 <= 0.8 in units of its maxima.
+struct Oracle {
+    calls: usize,
+}
+
+impl Meter for Oracle {
+    fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
+        Ok(Calibration {
+            read_iops: 10_000.0,
+            fresh_write_bytes_per_s: 1e9,
+            overwrite_write_bytes_per_s: 2e9,
+        })
+    }
+
+    fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        self.calls += 1;
+        let x = load.read_iops / 10_000.0;
+        let y = load.write_bytes_per_s / 1e9;
+        let inside = x + y * y <= 0.8;
+        Ok(PointResult {
+            read_iops: load.read_iops,
+            write_bytes_per_s: load.write_bytes_per_s,
+            achieved_read_iops: load.read_iops,
+            achieved_write_bytes_per_s: load.write_bytes_per_s,
+            read_latency_us: Default::default(),
+            write_latency_us: Default::default(),
+            read_share_over_goal: Some(if inside { 0.0 } else { 1.0 }),
+            kept_up: inside,
+            within_goal: inside,
+            seconds: 1.0,
+            steady: Steady::Agreed,
+            windows: 2,
+        })
+    }
+}
+
+/// Misses every inside point once, marginally (p99 1.2x the goal), then answers truly.
+struct Flaky {
+    inner: Oracle,
+    missed: Vec<(u64, u64)>,
+}
+
+impl Meter for Flaky {
+    fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
+        self.inner.calibrate()
+    }
+
+    fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        let mut p = self.inner.measure(load)?;
+        let key = (load.read_iops as u64, load.write_bytes_per_s as u64);
+        if p.within_goal && !self.missed.contains(&key) {
+            self.missed.push(key);
+            p.within_goal = false;
+            p.read_latency_us.p99 = 1200.0;
+            p.read_share_over_goal = Some(0.015);
+        }
+        Ok(p)
+    }
+}
+
+#[test]
+fn a_marginal_miss_is_measured_again_before_it_cuts_a_ray() {
+    let mut meter = Flaky {
+        inner: Oracle { calls: 0 },
+        missed: Vec::new(),
+    };
+    let settings = SearchSettings::quick(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+    let out = search(&mut meter, &settings, &mut |_| {}).expect("search");
+    assert!(!meter.missed.is_empty());
+    for ray in &out.rays {
+        let inside = ray.inside.expect("the retest keeps every ray");
+        let x = if ray.angle_deg >= 90.0 {
+            0.0
+        } else {
+            inside.read_iops / 10_000.0
+        };
+        let y = inside.write_bytes_per_s / 1e9;
+        assert!(x + y * y >= 0.8 * 0.8, "{ray:?}");
+    }
+    let without = SearchSettings {
+        retest_marginal: false,
+        ..settings
+    };
+    let mut meter = Flaky {
+        inner: Oracle { calls: 0 },
+        missed: Vec::new(),
+    };
+    let out = search(&mut meter, &without, &mut |_| {}).expect("search");
+    assert!(
+        out.rays.iter().all(|r| r.inside.is_none()),
+        "every first verdict was a miss"
+    );
+}
+
+#[test]
+fn rays_find_a_known_curved_boundary_and_refine_its_bend() {
+    let mut meter = Oracle { calls: 0 };
+    let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+    let mut seen = 0;
+    let out = search(&mut meter, &settings, &mut |p| {
+        seen += 1;
+        assert_eq!(p.done, seen);
+    })
+    .expect("search");
+    assert_eq!(seen, out.points.len());
+    assert_eq!(meter.calls, out.points.len());
+    assert!(
+        out.rays.len() > settings.initial_rays,
+        "a curve gets refined"
+    );
+    assert_eq!(out.rays.first().map(|r| r.angle_deg), Some(0.0));
+    assert_eq!(out.rays.last().map(|r| r.angle_deg), Some(90.0));
+    for ray in &out.rays {
+        let inside = ray.inside.expect("every ray has an inside point");
+        let x = inside.read_iops / 10_000.0;
+        let y = inside.write_bytes_per_s / 1e9;
+        let x = if ray.angle_deg >= 90.0 { 0.0 } else { x };
+        // Within one bisection step (1/32 of the ray) of the boundary, on the inside.
+        assert!(x + y * y <= 0.8 + 1e-9, "{ray:?}");
+        assert!(x + y * y >= 0.8 * 0.88, "{ray:?}");
+    }
+    // The pure-write axis carries the probe reads.
+    let top = out.rays.last().and_then(|r| r.inside).expect("axis");
+    assert_eq!(top.read_iops, 50.0);
+}
+
+/// Read p99 rises with the load and crosses the 1 ms goal on x + y^2 = 0.8; every load
+/// keeps up, so the p99s on both sides of the crossing are usable.
+struct Graded {
+    inner: Oracle,
+}
+
+impl Meter for Graded {
+    fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
+        self.inner.calibrate()
+    }
+
+    fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        let mut p = self.inner.measure(load)?;
+        let x = load.read_iops / 10_000.0;
+        let y = load.write_bytes_per_s / 1e9;
+        p.read_latency_us.p99 = 1000.0 * (x + y * y) / 0.8;
+        p.read_share_over_goal = Some(0.01 * (x + y * y) / 0.8);
+        p.kept_up = true;
+        p.within_goal = p.read_latency_us.p99 <= 1000.0;
+        Ok(p)
+    }
+}
+
+#[test]
+fn the_crossing_between_a_confirmed_pass_and_fail_lands_on_the_goal() {
+    let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+    let mut meter = Graded {
+        inner: Oracle { calls: 0 },
+    };
+    let out = search(&mut meter, &settings, &mut |_| {}).expect("search");
+    for ray in out.rays.iter().filter(|r| r.angle_deg < 90.0) {
+        assert_eq!(ray.confirmed, Some(true), "{ray:?}");
+        let c = ray.crossing.expect("a pass and a fail bracket the goal");
+        let (x, y) = (c.read_iops / 10_000.0, c.write_bytes_per_s / 1e9);
+        let i = ray.inside.expect("a pass");
+        let inside = i.read_iops / 10_000.0 + (i.write_bytes_per_s / 1e9).powi(2);
+        // Nearer the boundary than the pass, within 1% of it (p99 is linear in x + y^2,
+        // the crossing linear along the ray).
+        assert!((x + y * y - 0.8).abs() <= 0.8 - inside + 1e-9, "{ray:?}");
+        assert!((x + y * y - 0.8).abs() <= 0.008, "{ray:?}");
+        // Both sides were measured twice.
+        let o = ray.outside.expect("a fail");
+        for load in [i, o] {
+            let n = out.points.iter().filter(|p| p.offered() == load).count();
+            assert_eq!(n, 2, "{load:?}");
+        }
+    }
+    let quick = SearchSettings::quick(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+    let out = search(&mut meter, &quick, &mut |_| {}).expect("search");
+    assert!(out
+        .rays
+        .iter()
+        .all(|r| r.crossing.is_none() && r.confirmed.is_none()));
+}
