@@ -103,7 +103,7 @@ for n in 1 2; do
         $EXPLORE_ARGS >"$OUT/map$n.log" 2>&1
     read -r total1 steal1 < <(cpu_ticks)
     grep -E '^(pure loads|device drift|[0-9]+ points)' "$OUT/map$n.log" >&2 || true
-    echo "explore-repeat: map $n ended $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg), host steal $(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN{printf "%.2f%%", t > 0 ? 100 * s / t : 0}') of the guest's CPU time" >&2
+    echo "explore-repeat: map $n ended $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg), host steal $(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN{printf "%.2f%%", (t > 0 ? 100 * s / t : 0)}') of the guest's CPU time" >&2
     zram_state
     # A new device for the next map, unless asked to keep the old way.
     [[ "$ONE_DEVICE" == 1 ]] || cleanup

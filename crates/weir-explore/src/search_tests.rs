@@ -127,6 +127,15 @@ fn rays_find_a_known_curved_boundary_and_refine_its_bend() {
     // The pure-write axis carries the probe reads.
     let top = out.rays.last().and_then(|r| r.inside).expect("axis");
     assert_eq!(top.read_iops, 50.0);
+    // The pure loads are measured again at the end (the oracle's do not drift), unless not
+    // asked for.
+    assert_eq!(out.calibration_end, Some(out.calibration));
+    let without = SearchSettings {
+        closing_calibration: false,
+        ..settings
+    };
+    let out = search(&mut meter, &without, &mut |_| {}).expect("search");
+    assert_eq!(out.calibration_end, None);
 }
 
 /// Read p99 rises with the load and crosses the 1 ms goal on x + y^2 = 0.8; every load
