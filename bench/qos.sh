@@ -37,6 +37,8 @@
 #   MAP_ONLY (1: only the map rows: no paired rows, no unscheduled row, no kernel-scheduler
 #   rows, no sweep; vda's kernel scheduler is never switched. With PROPS= a tuned model and
 #   MAP= a map it runs in ROUNDS x 2 x DURATION).
+#   KERNEL_ROWS (1; 0 skips the fio rows under the kernel's schedulers, and the script then
+#   never writes DEV's scheduler file: for a machine whose disk others are benchmarking on).
 # Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
 # ALWAYS restores the original, also on Ctrl-C). Holds BENCH_LOCK for the whole run.
 set -euo pipefail
@@ -55,6 +57,11 @@ MAP_ARGS=${MAP_ARGS:---quick}
 QUERY_RPS=${QUERY_RPS:-}
 ALT_GOAL=${ALT_GOAL:-}
 DUPLEX=${DUPLEX:-true}
+KERNEL_ROWS=${KERNEL_ROWS:-1}
+[[ $KERNEL_ROWS == 0 || $KERNEL_ROWS == 1 ]] || {
+    echo "qos: KERNEL_ROWS=$KERNEL_ROWS: accepted values are 0 and 1" >&2
+    exit 2
+}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCHED_FILE=/sys/block/$DEV/queue/scheduler
 DURATION_S=$(python3 -c "import sys; s=sys.argv[1]; print(float(s[:-2])/1000 if s.endswith('ms') else float(s.rstrip('s')))" "$DURATION")
@@ -79,7 +86,7 @@ fi
 mkdir -p "$DIR"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-qos.XXXXXX")
 ORIGINAL_SCHED=""
-if [[ -w $SCHED_FILE ]]; then
+if [[ $KERNEL_ROWS == 1 && -w $SCHED_FILE ]]; then
     ORIGINAL_SCHED=$(sed -E 's/.*\[([^]]+)\].*/\1/' "$SCHED_FILE")
 fi
 restore() {
@@ -194,7 +201,7 @@ EOF
 fio_row() { # kernel-scheduler
     local sched=$1
     if [[ -z "$ORIGINAL_SCHED" ]]; then
-        echo "qos: cannot switch $SCHED_FILE (not root?); skipping fio/$sched" >&2
+        echo "qos: not switching $SCHED_FILE (KERNEL_ROWS=$KERNEL_ROWS, or not root); skipping fio/$sched" >&2
         return
     fi
     if ! grep -qw "$sched" "$SCHED_FILE"; then
