@@ -224,6 +224,9 @@ if os.path.exists(prom):
         m = re.match(r'weir_io_queue_lag_stalls\{[^}]*\} (\S+)', line)
         if m:
             row["lag_stalls"] = row.get("lag_stalls", 0.0) + float(m.group(1))
+        m = re.match(r'weir_io_queue_round_bounds\{[^}]*\} (\S+)', line)
+        if m:
+            row["round_bounds"] = row.get("round_bounds", 0.0) + float(m.group(1))
         m = re.match(r'weir_io_lane_(\w+)\{[^}]*direction="(\w+)"\} (\S+)', line)
         if m and m.group(2) == lane:
             row["lane_" + m.group(1)] = float(m.group(3))
@@ -369,7 +372,8 @@ def controllers(r):
             f"K cut at a queue in the disk {g('disk_knee_cuts'):.0f} times ({g('disk_knee_misses'):.0f} "
             f"undone: not our queue); "
             f"cross-shard stalls "
-            f"{r.get('lag_stalls', 0):.0f}")
+            f"{r.get('lag_stalls', 0):.0f}; dispatch calls held to half the queue after a round "
+            f"served whole (an inline device, section 18) {r.get('round_bounds', 0):.0f}")
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")
 groups = {}
 for r in rows:
