@@ -37,7 +37,8 @@
 #   SIZES ("4kB 16kB 128kB"), OPS ("randread randwrite"), SPLITS ("1000:100 1:1 100:1000"),
 #   TIERS ("vda zram"), DATA_SIZE (1GB per job on vda), ZRAM_SIZE (4G), ZRAM_DATA_SIZE
 #   (512MB per job on zram), GOAL (0.75ms), TUNE_DURATION (30s),
-#   PROPS (a model to use on the vda tier instead of tuning), ZRAM_PROPS (the same for the
+#   PROPS (a model to use on the vda tier instead of tuning; bench/vda-quiet.yaml holds
+#   sessions 11-12's quiet figures, for runs on a loaded machine), ZRAM_PROPS (the same for the
 #   zram tier; bench/zram-quiet.yaml holds session 10's quiet figures), WEIR (a built weir),
 #   PARALLELISM (32 requests per class per shard),
 #   KNEE (0; 1 or on switches on K's opt-in disk-queue knee, docs/scheduler-rate.md section
