@@ -173,11 +173,16 @@ weir_row() { # label jobfile [weir run flags...]; ROUND (if set) tags the row
     local label=$1 jobs=$2
     shift 2
     echo "qos: $label" >&2
-    "$WEIR" run "$jobs" --dir "$DIR" --duration "$DURATION" --shards 1 --output json "$@" \
-        >"$WORK/row.json"
-    python3 - "$label" "$WORK/row.json" "${ROUND:-}" >>"$RESULTS" <<'EOF'
-import json, sys
-label, path, rnd = sys.argv[1], sys.argv[2], sys.argv[3]
+    local metrics=()
+    rm -f "$WORK/row.prom"
+    # The write lane's controller counters of the scheduled mixed rows (which one held the
+    # writes: window, bucket, depth cap, tail guard).
+    [[ $label == mixed,\ weir* ]] && metrics=(--metrics "$WORK/row.prom")
+    "$WEIR" run "$jobs" --dir "$DIR" --duration "$DURATION" --shards 1 --output json \
+        "${metrics[@]}" "$@" >"$WORK/row.json"
+    python3 - "$label" "$WORK/row.json" "${ROUND:-}" "$WORK/row.prom" >>"$RESULTS" <<'EOF'
+import json, os, re, sys
+label, path, rnd, prom = sys.argv[1:5]
 r = json.load(open(path))
 row = {"label": label, "round": int(rnd) if rnd else None}
 for j in r["jobs"]:
@@ -194,6 +199,21 @@ s = r.get("scheduler") or {}
 if s.get("limiting"):
     row.update(window_us=s.get("latency_goal_us"), speed_factor=s.get("speed_factor"),
                tail_guard=s.get("tail_guard"), runtime_k=s.get("rate_factor"))
+if os.path.exists(prom):
+    lane = {}
+    for line in open(prom):
+        m = re.match(r'weir_io_lane_(\w+)\{[^}]*direction="write"\} (\S+)', line)
+        if m:
+            lane[m.group(1)] = float(m.group(2))
+    n = max(lane.get("periods", 0.0), 1.0)
+    row["write_lane"] = (
+        f"speed {lane.get('speed_factor', 0):.2f} K {lane.get('rate_factor', 0):.2f} guard "
+        f"{lane.get('tail_guard', 0):.2f}, window {lane.get('window_sec', 0) * 1e6:.0f} us; of "
+        f"{n:.0f} periods window bound {lane.get('window_bound_periods', 0) / n:.2f}, bucket bound "
+        f"{lane.get('bucket_bound_periods', 0) / n:.2f}, solo probe {lane.get('solo_probe_periods', 0) / n:.2f}; "
+        f"depth cap {lane.get('depth_cap_engagements', 0):.0f} engagements, on "
+        f"{lane.get('depth_cap_periods', 0) * lane.get('period_sec', 0):.2f} s; unloaded "
+        f"{lane.get('unloaded_sec', 0) * 1e6:.0f} us")
 print(json.dumps(row))
 EOF
 }
@@ -391,12 +411,17 @@ for n in rounds:
         continue
     per_round.append({"round": n, "p99": mw["read_p99_us"], "limit": goal_us + ra["read_p99_us"],
                       "write_share": mw["write_mbps"] / wa["write_mbps"],
-                      "read_share": rs["read_iops"] / ra["read_iops"]})
+                      "read_share": rs["read_iops"] / ra["read_iops"],
+                      "mixed_w": mw["write_mbps"], "alone_w": wa["write_mbps"],
+                      "lane": mw.get("write_lane")})
 if per_round:
     print("\nper round (rows of one round ran back to back, order rotated):")
     for p in per_round:
         print(f"  round {p['round']}: read p99 {p['p99']:.0f} us (limit {p['limit']:.0f}), writes "
-              f"{p['write_share']:.2f} of alone, pure reads through the scheduler {p['read_share']:.3f}")
+              f"{p['write_share']:.2f} of alone ({p['mixed_w']:.0f} / {p['alone_w']:.0f} MB/s), "
+              f"pure reads through the scheduler {p['read_share']:.3f}")
+        if p["lane"]:
+            print(f"    mixed row's write lane: {p['lane']}")
     med = lambda k: statistics.median(p[k] for p in per_round)
     met = lambda ok: "yes" if ok else "NO"
     held = sum(p["p99"] <= p["limit"] for p in per_round)
