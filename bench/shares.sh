@@ -373,8 +373,8 @@ def controllers(r):
             f"K cut at a queue in the disk {g('disk_knee_cuts'):.0f} times ({g('disk_knee_misses'):.0f} "
             f"undone: not our queue); "
             f"cross-shard stalls "
-            f"{r.get('lag_stalls', 0):.0f}; dispatch calls held to half the queue after a round "
-            f"served whole (an inline device, section 18) {r.get('round_bounds', 0):.0f}")
+            f"{r.get('lag_stalls', 0):.0f}; dispatch calls bound to the first class emptied after a "
+            f"round served whole (an inline device, section 18) {r.get('round_bounds', 0):.0f}")
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")
 groups = {}
 for r in rows:

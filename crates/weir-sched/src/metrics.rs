@@ -184,9 +184,9 @@ pub struct ShardMetrics {
     pub lanes: [LaneStats; 2],
     /// `dispatch` calls that stopped to let another shard catch up in virtual time.
     pub lag_stalls: u64,
-    /// `dispatch` calls held to half of what was queued after a round the device served
-    /// whole before the next call (an inline device such as zram; docs/scheduler-rate.md
-    /// section 18).
+    /// `dispatch` calls bound to stop at the first class they empty, after a round the device
+    /// served whole before the next call (an inline device such as zram;
+    /// docs/scheduler-rate.md section 18).
     pub round_bounds: u64,
 }
 

@@ -105,7 +105,7 @@ pub struct ShardQueue {
     /// Pieces the last `dispatch` call moved if this shard had nothing in the disk when it
     /// started, else 0: the round an inline device may serve whole before the next call.
     last_round_pieces: usize,
-    /// `dispatch` calls held to half of what was queued (`round_bound`).
+    /// `dispatch` calls that stopped at the first class they emptied (`round_bound`).
     round_bounds: u64,
 }
 
@@ -350,7 +350,10 @@ impl ShardQueue {
         let goal_ns = self.budget.goal_ps() / 1000;
         let before = out.len();
         let empty_at_start = self.in_flight == 0;
-        let mut room = self.round_bound();
+        // After a round the device served whole: pieces this call moves before it stops at
+        // the first class it empties (`round_bound`).
+        let bounded = self.round_bound();
+        let mut room = INLINE_ROUND_PIECES;
         // On a duplex disk reads and writes have a lane each: a class whose lane is full
         // steps aside for this call so the other lane's classes still go (a compaction
         // waiting for write room must not hold a query's reads). On a half-duplex disk one
@@ -358,9 +361,6 @@ impl ShardQueue {
         let duplex = self.budget.model().duplex();
         let mut lane_full = [false; 2];
         while let Some(&Reverse((group_vt, group_index))) = self.heap.peek() {
-            if room == 0 {
-                break;
-            }
             if cross_shard {
                 self.budget.publish(self.shard, group_vt);
                 // A group may lead by a goal of disk time at 1000 shares and by at least an
@@ -451,11 +451,12 @@ impl ShardQueue {
                 Some(d) => out.push(d),
                 None => break,
             }
-            room -= 1;
+            room = room.saturating_sub(1);
             self.refresh_drained(index);
             let class = &mut self.classes[index as usize];
             let group = &mut self.groups[group_index as usize];
-            if class.queue.is_empty() {
+            let emptied = class.queue.is_empty();
+            if emptied {
                 group.classes.pop();
                 class.state = ClassState::Idle;
             } else {
@@ -464,6 +465,9 @@ impl ShardQueue {
             // An emptied group leaves the heap on the next pass (or the next call).
             if let Some(mut top) = self.heap.peek_mut() {
                 top.0 .0 = group.vt;
+            }
+            if bounded && emptied && room == 0 {
+                break;
             }
         }
         for group_index in self.groups_set_aside.drain(..) {
@@ -486,21 +490,24 @@ impl ShardQueue {
     /// submission (zram under io_uring), the whole of the last round is back before the next
     /// call: nothing waits in the disk and, while the window and the bucket have room, every
     /// queued request goes at once, so every class gets its parallelism and shares mean
-    /// nothing (docs/scheduler-rate.md section 18). Such a round is followed by a call that
-    /// may move half of what is queued: each class keeps a backlog and the fair queue picks
-    /// the half by virtual time. A disk that holds its requests never sees it (its next call
-    /// comes with the round still in flight), and a light load never does (its rounds are
-    /// under `INLINE_ROUND_PIECES`).
-    fn round_bound(&mut self) -> usize {
+    /// nothing (docs/scheduler-rate.md section 18). After such a round the call stops at the
+    /// first class it empties (once it has moved `INLINE_ROUND_PIECES`, so a class with one
+    /// request queued cannot shrink the round to one): the class that leads in virtual time
+    /// runs dry first and the others keep their backlog, so the fair queue decides the
+    /// split. At 1000:100 with 32 queued each a round is ~35 pieces; at 1:1 it is ~63 of 64.
+    /// A disk that holds its requests never sees it (its next call comes with the round
+    /// still in flight), and a light load never does (its rounds are under
+    /// `INLINE_ROUND_PIECES`).
+    fn round_bound(&mut self) -> bool {
         // `--no-scheduler` (unlimited) is the bench's anchor: it dispatches everything.
         if self.in_flight > 0
             || self.last_round_pieces < INLINE_ROUND_PIECES
             || self.budget.config().unlimited
         {
-            return usize::MAX;
+            return false;
         }
         self.round_bounds += 1;
-        (self.queued / 2).max(INLINE_ROUND_PIECES)
+        true
     }
 
     /// Takes class `index` (the head of group `group_index`) off its group's heap for the
@@ -723,7 +730,7 @@ impl ShardQueue {
         self.lag_stalls
     }
 
-    /// `dispatch` calls held to half of what was queued (`round_bound`).
+    /// `dispatch` calls bound to stop at the first class they empty (`round_bound`).
     pub fn round_bounds(&self) -> u64 {
         self.round_bounds
     }

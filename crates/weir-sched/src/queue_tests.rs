@@ -515,7 +515,7 @@ fn inline_turns(q: &mut ShardQueue, classes: [ClassId; 2], depth: usize) -> ([u6
 }
 
 #[test]
-fn after_a_round_served_whole_the_next_dispatch_moves_half_the_queue_by_virtual_time() {
+fn after_a_round_served_whole_the_next_dispatch_stops_at_the_first_class_it_empties() {
     let mut q = queue(SchedConfig::default());
     let a = q.add_class(ClassConfig::new("a", 1000)).expect("class");
     let b = q.add_class(ClassConfig::new("b", 100)).expect("class");
@@ -526,8 +526,9 @@ fn after_a_round_served_whole_the_next_dispatch_moves_half_the_queue_by_virtual_
         (ratio / 10.0 - 1.0).abs() < 0.05,
         "a:b = {ratio:.3} ({got:?})"
     );
+    // The 1000-share class runs dry after its 32 and the other's ~3.
     assert!(
-        largest <= 32,
+        largest <= 40,
         "a round of {largest} pieces out of 64 queued"
     );
     assert!(q.round_bounds() > 300, "{} bounded calls", q.round_bounds());

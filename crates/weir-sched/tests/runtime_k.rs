@@ -442,7 +442,7 @@ fn with_disk_model(
     println!(
         "seed {seed}: {dir:?} {len} B x{depth}, {}:{}: {:.3} of unscheduled \
          ({real:.3} model-s/s), ratio {:.3} of asked, in-disk p99 {} us (solo p99 {} us), K {:.3}, \
-         window {:.0} us, depth cap {:.0} us, dispatch calls held to half a round {}",
+         window {:.0} us, depth cap {:.0} us, round-bound dispatch calls {}",
         shares.0,
         shares.1,
         o.reach,
@@ -550,7 +550,8 @@ fn fast_writes_hold_the_ratio_at_the_benchs_depth() {
 /// before the depth cap's trial. At 16 KiB (the window binds now and then, K 1.2) the
 /// trial's cap stopped at ~66 reads and the ratio at 0.75 (section 15); the round bound
 /// (`ShardQueue::round_bound`: after a round the device served whole, the next dispatch
-/// moves half the queue, by virtual time) holds it at 1.000 (section 18).
+/// stops at the first class it empties, so the others keep a backlog the fair queue orders)
+/// holds it at 1.000 (section 18).
 #[test]
 fn an_inline_device_holds_the_shares() {
     let seed = seed(250);
