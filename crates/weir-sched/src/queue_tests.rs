@@ -532,6 +532,16 @@ fn after_a_round_served_whole_the_next_dispatch_stops_at_the_first_class_it_empt
         "a round of {largest} pieces out of 64 queued"
     );
     assert!(q.round_bounds() > 300, "{} bounded calls", q.round_bounds());
+    // At 1:1 the classes empty together: a round stays nearly whole (no extra turns).
+    let mut q = queue(SchedConfig::default());
+    let a = q.add_class(ClassConfig::new("a", 100)).expect("class");
+    let b = q.add_class(ClassConfig::new("b", 100)).expect("class");
+    let (got, _) = inline_turns(&mut q, [a, b], 32);
+    let mean_round = (got[0] + got[1]) as f64 / 399.0;
+    assert!(
+        mean_round >= 60.0,
+        "1:1 rounds of {mean_round:.1} pieces of 64"
+    );
 }
 
 #[test]
