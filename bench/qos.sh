@@ -37,6 +37,8 @@
 #   MAP_ONLY (1: only the map rows: no paired rows, no unscheduled row, no kernel-scheduler
 #   rows, no sweep; vda's kernel scheduler is never switched. With PROPS= a tuned model and
 #   MAP= a map it runs in ROUNDS x 2 x DURATION).
+#   KERNEL_ROWS (1; 0 skips the fio rows under the kernel's schedulers, and the script then
+#   never writes DEV's scheduler file: for a machine whose disk others are benchmarking on).
 # Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
 # ALWAYS restores the original, also on Ctrl-C). Holds BENCH_LOCK for the whole run.
 set -euo pipefail
@@ -55,6 +57,11 @@ MAP_ARGS=${MAP_ARGS:---quick}
 QUERY_RPS=${QUERY_RPS:-}
 ALT_GOAL=${ALT_GOAL:-}
 DUPLEX=${DUPLEX:-true}
+KERNEL_ROWS=${KERNEL_ROWS:-1}
+[[ $KERNEL_ROWS == 0 || $KERNEL_ROWS == 1 ]] || {
+    echo "qos: KERNEL_ROWS=$KERNEL_ROWS: accepted values are 0 and 1" >&2
+    exit 2
+}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCHED_FILE=/sys/block/$DEV/queue/scheduler
 DURATION_S=$(python3 -c "import sys; s=sys.argv[1]; print(float(s[:-2])/1000 if s.endswith('ms') else float(s.rstrip('s')))" "$DURATION")
@@ -79,7 +86,7 @@ fi
 mkdir -p "$DIR"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-qos.XXXXXX")
 ORIGINAL_SCHED=""
-if [[ -w $SCHED_FILE ]]; then
+if [[ $KERNEL_ROWS == 1 && -w $SCHED_FILE ]]; then
     ORIGINAL_SCHED=$(sed -E 's/.*\[([^]]+)\].*/\1/' "$SCHED_FILE")
 fi
 restore() {
@@ -166,11 +173,16 @@ weir_row() { # label jobfile [weir run flags...]; ROUND (if set) tags the row
     local label=$1 jobs=$2
     shift 2
     echo "qos: $label" >&2
-    "$WEIR" run "$jobs" --dir "$DIR" --duration "$DURATION" --shards 1 --output json "$@" \
-        >"$WORK/row.json"
-    python3 - "$label" "$WORK/row.json" "${ROUND:-}" >>"$RESULTS" <<'EOF'
-import json, sys
-label, path, rnd = sys.argv[1], sys.argv[2], sys.argv[3]
+    local metrics=()
+    rm -f "$WORK/row.prom"
+    # The write lane's controller counters of the scheduled mixed rows (which one held the
+    # writes: window, bucket, depth cap, tail guard).
+    [[ $label == mixed,\ weir* ]] && metrics=(--metrics "$WORK/row.prom")
+    "$WEIR" run "$jobs" --dir "$DIR" --duration "$DURATION" --shards 1 --output json \
+        "${metrics[@]}" "$@" >"$WORK/row.json"
+    python3 - "$label" "$WORK/row.json" "${ROUND:-}" "$WORK/row.prom" >>"$RESULTS" <<'EOF'
+import json, os, re, sys
+label, path, rnd, prom = sys.argv[1:5]
 r = json.load(open(path))
 row = {"label": label, "round": int(rnd) if rnd else None}
 for j in r["jobs"]:
@@ -187,6 +199,21 @@ s = r.get("scheduler") or {}
 if s.get("limiting"):
     row.update(window_us=s.get("latency_goal_us"), speed_factor=s.get("speed_factor"),
                tail_guard=s.get("tail_guard"), runtime_k=s.get("rate_factor"))
+if os.path.exists(prom):
+    lane = {}
+    for line in open(prom):
+        m = re.match(r'weir_io_lane_(\w+)\{[^}]*direction="write"\} (\S+)', line)
+        if m:
+            lane[m.group(1)] = float(m.group(2))
+    n = max(lane.get("periods", 0.0), 1.0)
+    row["write_lane"] = (
+        f"speed {lane.get('speed_factor', 0):.2f} K {lane.get('rate_factor', 0):.2f} guard "
+        f"{lane.get('tail_guard', 0):.2f}, window {lane.get('window_sec', 0) * 1e6:.0f} us; of "
+        f"{n:.0f} periods window bound {lane.get('window_bound_periods', 0) / n:.2f}, bucket bound "
+        f"{lane.get('bucket_bound_periods', 0) / n:.2f}, solo probe {lane.get('solo_probe_periods', 0) / n:.2f}; "
+        f"depth cap {lane.get('depth_cap_engagements', 0):.0f} engagements, on "
+        f"{lane.get('depth_cap_periods', 0) * lane.get('period_sec', 0):.2f} s; unloaded "
+        f"{lane.get('unloaded_sec', 0) * 1e6:.0f} us")
 print(json.dumps(row))
 EOF
 }
@@ -194,7 +221,7 @@ EOF
 fio_row() { # kernel-scheduler
     local sched=$1
     if [[ -z "$ORIGINAL_SCHED" ]]; then
-        echo "qos: cannot switch $SCHED_FILE (not root?); skipping fio/$sched" >&2
+        echo "qos: not switching $SCHED_FILE (KERNEL_ROWS=$KERNEL_ROWS, or not root); skipping fio/$sched" >&2
         return
     fi
     if ! grep -qw "$sched" "$SCHED_FILE"; then
@@ -384,12 +411,17 @@ for n in rounds:
         continue
     per_round.append({"round": n, "p99": mw["read_p99_us"], "limit": goal_us + ra["read_p99_us"],
                       "write_share": mw["write_mbps"] / wa["write_mbps"],
-                      "read_share": rs["read_iops"] / ra["read_iops"]})
+                      "read_share": rs["read_iops"] / ra["read_iops"],
+                      "mixed_w": mw["write_mbps"], "alone_w": wa["write_mbps"],
+                      "lane": mw.get("write_lane")})
 if per_round:
     print("\nper round (rows of one round ran back to back, order rotated):")
     for p in per_round:
         print(f"  round {p['round']}: read p99 {p['p99']:.0f} us (limit {p['limit']:.0f}), writes "
-              f"{p['write_share']:.2f} of alone, pure reads through the scheduler {p['read_share']:.3f}")
+              f"{p['write_share']:.2f} of alone ({p['mixed_w']:.0f} / {p['alone_w']:.0f} MB/s), "
+              f"pure reads through the scheduler {p['read_share']:.3f}")
+        if p["lane"]:
+            print(f"    mixed row's write lane: {p['lane']}")
     med = lambda k: statistics.median(p[k] for p in per_round)
     met = lambda ok: "yes" if ok else "NO"
     held = sum(p["p99"] <= p["limit"] for p in per_round)

@@ -37,11 +37,17 @@
 #   SIZES ("4kB 16kB 128kB"), OPS ("randread randwrite"), SPLITS ("1000:100 1:1 100:1000"),
 #   TIERS ("vda zram"), DATA_SIZE (1GB per job on vda), ZRAM_SIZE (4G), ZRAM_DATA_SIZE
 #   (512MB per job on zram), GOAL (0.75ms), TUNE_DURATION (30s),
-#   PROPS (a model to use on the vda tier instead of tuning), ZRAM_PROPS (the same for the
+#   PROPS (a model to use on the vda tier instead of tuning; bench/vda-quiet.yaml holds
+#   sessions 11-12's quiet figures, for runs on a loaded machine), ZRAM_PROPS (the same for the
 #   zram tier; bench/zram-quiet.yaml holds session 10's quiet figures), WEIR (a built weir),
 #   PARALLELISM (32 requests per class per shard),
 #   KNEE (0; 1 or on switches on K's opt-in disk-queue knee, docs/scheduler-rate.md section
 #   17, by setting WEIR_SCHED_KNEE for the scheduled rows; unscheduled rows always get 0),
+#   KNEES (default "$KNEE": a list such as "0 1" runs every split once per value in the same
+#   round, rotated with the others, so knee off and on share one model and one minute),
+#   WRITE_PRICES (default "1": a list of factors such as "1 1.3"; each prices the model's
+#   writes, IOPS and bandwidth, at that multiple of the model (a model overpriced by hand,
+#   docs/scheduler-rate.md section 18) for its own set of scheduled rows),
 #   BENCH_LOCK (/work/bench.lock if present).
 # The zram tier needs root (it skips with the reason otherwise).
 set -euo pipefail
@@ -71,6 +77,27 @@ case $KNEE in
 0 | 1 | on | off) ;;
 *) echo "shares: KNEE=$KNEE: accepted values are 0, 1, on and off" >&2; exit 2 ;;
 esac
+KNEES=${KNEES:-$KNEE}
+WRITE_PRICES=${WRITE_PRICES:-1}
+for k in $KNEES; do
+    case $k in
+    0 | 1 | on | off) ;;
+    *) echo "shares: KNEES=\"$KNEES\": accepted values are 0, 1, on and off" >&2; exit 2 ;;
+    esac
+done
+for p in $WRITE_PRICES; do
+    [[ $p =~ ^[0-9]+(\.[0-9]+)?$ ]] || {
+        echo "shares: WRITE_PRICES=\"$WRITE_PRICES\": each factor is a number such as 1.3" >&2
+        exit 2
+    }
+done
+# The scheduled variants of every split: knee value / write price factor.
+VARIANTS=()
+for p in $WRITE_PRICES; do
+    for k in $KNEES; do
+        VARIANTS+=("$k/$p")
+    done
+done
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 command -v python3 >/dev/null || { echo "shares: python3 is required" >&2; exit 2; }
@@ -89,8 +116,9 @@ if [[ -n "$LOCK" ]]; then
 fi
 
 # The header line (stdout, above the summary; stderr too, above the rows' progress).
-HEADER="shares: $(date -u +%Y-%m-%dT%H:%M:%SZ) weir $WEIR, KNEE=$KNEE (WEIR_SCHED_KNEE=$KNEE on\
- the scheduled rows), tiers $TIERS, ops $OPS, sizes $SIZES, splits $SPLITS, rounds $ROUNDS,\
+HEADER="shares: $(date -u +%Y-%m-%dT%H:%M:%SZ) weir $WEIR, knee values $KNEES (WEIR_SCHED_KNEE\
+ on the scheduled rows), write price factors $WRITE_PRICES (one model per tier, shared by every\
+ variant), load average $(cut -d' ' -f1-3 /proc/loadavg), tiers $TIERS, ops $OPS, sizes $SIZES, splits $SPLITS, rounds $ROUNDS,\
  parallelism $PARALLELISM, goal $GOAL"
 echo "$HEADER"
 echo "$HEADER" >&2
@@ -140,38 +168,46 @@ seconds_of() { # 5s | 500ms -> whole seconds, rounded up
     python3 -c "import sys,math; v=sys.argv[1]; print(math.ceil(float(v[:-2])/1000) if v.endswith('ms') else int(math.ceil(float(v.rstrip('s')))))" "$1"
 }
 
-row() { # tier dir duration op size split round [flags...]
-    local tier=$1 dir=$2 duration=$3 op=$4 size=$5 split=$6 round=$7
-    shift 7
+row() { # tier dir duration op size split round knee props [flags...]
+    local tier=$1 dir=$2 duration=$3 op=$4 size=$5 split=$6 round=$7 knee=$8 props=$9
+    shift 9
     # The unscheduled row's shares do nothing (no scheduler): any pair will do.
     local pair=$split
     [[ $pair == none ]] && pair=1:1
     local sa=${pair%%:*} sb=${pair##*:}
     job_file "$op" "$size" "$sa" "$sb" >"$WORK/job.yaml"
-    local t0=$SECONDS limit=$(($(seconds_of "$duration") + 30)) metrics=() knee=0
+    local t0=$SECONDS limit=$(($(seconds_of "$duration") + 30)) metrics=()
     rm -f "$WORK/row.prom"
     # The scheduler's lane counters (which controller held the disk, and for how long).
-    [[ $split != none ]] && metrics=(--metrics "$WORK/row.prom") && knee=$KNEE
+    [[ $split != none ]] && metrics=(--metrics "$WORK/row.prom")
     # weir run stops gracefully on SIGTERM (it drains what is in flight): KILL 10 s later.
     if ! WEIR_SCHED_KNEE=$knee timeout -k 10 "$limit" "$WEIR" run "$WORK/job.yaml" --dir "$dir" \
-        --duration "$duration" --shards 2 --keep-files --output json "${metrics[@]}" "$@" \
-        >"$WORK/row.json"; then
+        --duration "$duration" --shards 2 --keep-files --output json "${metrics[@]}" \
+        --io-properties "$props" "$@" >"$WORK/row.json"; then
         echo "shares: FAILED $tier $op $size $split round $round: failed or ran over $limit s;" \
             "the row is left out of the summary" >&2
         FAILED_ROWS="$FAILED_ROWS $tier/$op/$size/$split/$round"
         return 0
     fi
     echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s" \
-        "(WEIR_SCHED_KNEE=$knee $*)" >&2
+        "(WEIR_SCHED_KNEE=$knee, model $(basename "$props") $*), load $(cut -d' ' -f1 /proc/loadavg)" >&2
     python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" "$WORK/row.prom" \
-        >>"$RESULTS" <<'EOF'
+        "$knee" "$props" >>"$RESULTS" <<'EOF'
 import json, os, re, sys
-tier, op, size, split, rnd, path, prom = sys.argv[1:]
+tier, op, size, split, rnd, path, prom, knee, props = sys.argv[1:]
+def priced(props):  # the model this row ran with: what it prices each direction at
+    v = dict(re.findall(r'(\w+): *([0-9.]+)', open(props).read()))
+    f = lambda k: float(v.get(k, "nan"))
+    return (f"r {f('read_iops') / 1e3:.1f} K IOPS {f('read_bandwidth') / 1e6:.0f} MB/s, "
+            f"w {f('write_iops') / 1e3:.1f} K IOPS {f('write_bandwidth') / 1e6:.0f} MB/s")
 doc = json.load(open(path))
 jobs = {j["name"]: j for j in doc["jobs"]}
 def in_flight(job):  # Little's law: completions a second x mean latency (queue + disk)
     return job["iops"] * job["latency_us"]["avg"] / 1e6
+load = open("/proc/loadavg").read().split()[0]
 row = {"tier": tier, "op": op, "size": size, "split": split, "round": int(rnd),
+       "variant": "-" if split == "none" else f"knee {knee}, {os.path.basename(props)[:-5]}",
+       "model": priced(props), "load": float(load),
        "a": jobs["a"]["bandwidth_bytes_per_s"] / 1e6,
        "b": jobs["b"]["bandwidth_bytes_per_s"] / 1e6,
        "backend": doc["backend"], "eagain": doc["eagain_retries"],
@@ -189,6 +225,9 @@ if os.path.exists(prom):
         m = re.match(r'weir_io_queue_lag_stalls\{[^}]*\} (\S+)', line)
         if m:
             row["lag_stalls"] = row.get("lag_stalls", 0.0) + float(m.group(1))
+        m = re.match(r'weir_io_queue_round_bounds\{[^}]*\} (\S+)', line)
+        if m:
+            row["round_bounds"] = row.get("round_bounds", 0.0) + float(m.group(1))
         m = re.match(r'weir_io_lane_(\w+)\{[^}]*direction="(\w+)"\} (\S+)', line)
         if m and m.group(2) == lane:
             row["lane_" + m.group(1)] = float(m.group(3))
@@ -210,23 +249,45 @@ run_tier() { # tier dir props duration
     lay_out "$dir"
     for op in $OPS; do
         for size in $SIZES; do
-            # The rows of one op x size: unscheduled, then each split through the scheduler.
-            local rows=("none" $SPLITS)
+            # The rows of one op x size: unscheduled, then each split x variant (knee / write
+            # price) through the scheduler, all in one rotation.
+            local rows=("none") split v
+            for split in $SPLITS; do
+                for v in "${VARIANTS[@]}"; do
+                    rows+=("$split@$v")
+                done
+            done
             for ((round = 1; round <= ROUNDS; round++)); do
                 for ((k = 0; k < ${#rows[@]}; k++)); do
                     local r=${rows[$(((k + round - 1) % ${#rows[@]}))]}
                     if [[ $r == none ]]; then
-                        row "$tier" "$dir" "$duration" "$op" "$size" none "$round" \
-                            --no-scheduler --io-properties "$props"
+                        row "$tier" "$dir" "$duration" "$op" "$size" none "$round" 0 \
+                            "$props" --no-scheduler
                     else
-                        row "$tier" "$dir" "$duration" "$op" "$size" "$r" "$round" \
-                            --io-properties "$props" --latency-goal "$GOAL"
+                        local knee=${r#*@} price=${r##*/}
+                        knee=${knee%/*}
+                        row "$tier" "$dir" "$duration" "$op" "$size" "${r%@*}" "$round" \
+                            "$knee" "$(priced_model "$tier" "$props" "$price")" \
+                            --latency-goal "$GOAL"
                     fi
                 done
             done
         done
     done
     echo "shares: $tier tier: $((SECONDS - t0)) s of rows and layout" >&2
+}
+
+priced_model() { # tier props factor -> path of the model with its writes priced at factor x
+    local out="$WORK/$1-w$3x.yaml"
+    if [[ ! -e $out ]]; then
+        python3 - "$2" "$3" >"$out" <<'EOF'
+import re, sys
+text, factor = open(sys.argv[1]).read(), float(sys.argv[2])
+scale = lambda m: f"{m.group(1)}{round(float(m.group(2)) * factor)}"
+print(re.sub(r'(write_(?:iops|bandwidth): *)([0-9.]+)', scale, text), end="")
+EOF
+    fi
+    echo "$out"
 }
 
 tune_into() { # dir props
@@ -312,7 +373,8 @@ def controllers(r):
             f"K cut at a queue in the disk {g('disk_knee_cuts'):.0f} times ({g('disk_knee_misses'):.0f} "
             f"undone: not our queue); "
             f"cross-shard stalls "
-            f"{r.get('lag_stalls', 0):.0f}")
+            f"{r.get('lag_stalls', 0):.0f}; dispatch calls bound to the first class emptied after a "
+            f"round served whole (an inline device, section 18) {r.get('round_bounds', 0):.0f}")
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")
 groups = {}
 for r in rows:
@@ -323,35 +385,40 @@ for r in rows:
     anchor = bare.get((key(r), r["round"]))
     share = (r["a"] / r["b"]) / (sa / sb) if r["b"] > 0 else float("nan")
     frac = total / anchor if anchor else float("nan")
-    groups.setdefault(key(r) + (r["split"],), []).append((frac, share, total, anchor))
-    print(f"  {r['tier']:4} {r['op']:9} {r['size']:>6} {r['split']:>9} round {r['round']}: "
+    groups.setdefault(key(r) + (r["split"], r["variant"]), []).append((frac, share, total, anchor))
+    print(f"  {r['tier']:4} {r['op']:9} {r['size']:>6} {r['split']:>9} [{r['variant']}] round {r['round']}: "
           f"{total:8.1f} MB/s / {anchor or float('nan'):8.1f} = {frac:.3f}, ratio {r['a'] / max(r['b'], 1e-9):7.3f} "
           f"({share:.3f} of asked)")
+    print(f"       model {r['model']}; load average {r['load']:.1f}")
     print("       " + controllers(r))
 print("\nmedians over rounds (spread = max - min of the per-round figure)")
-print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'unsched MB/s':>12} {'sched MB/s':>10} "
+print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'variant (knee, model)':>22} {'unsched MB/s':>12} {'sched MB/s':>10} "
       f"{'sched/unsched':>13} {'spread':>6} {'ratio/asked':>11} {'spread':>6}")
 for k, v in groups.items():
     fr = [x[0] for x in v]
     sh = [x[1] for x in v]
-    print(f"  {k[0]:4} {k[1]:9} {k[2]:>6} {k[3]:>9} {statistics.median(x[3] for x in v):12.1f} "
+    print(f"  {k[0]:4} {k[1]:9} {k[2]:>6} {k[3]:>9} {k[4]:>22} {statistics.median(x[3] for x in v):12.1f} "
           f"{statistics.median(x[2] for x in v):10.1f} {statistics.median(fr):13.3f} "
           f"{max(fr) - min(fr):6.3f} {statistics.median(sh):11.3f} {max(sh) - min(sh):6.3f}")
 # The README's shares table: one line per tier x op x size, the splits side by side.
 splits = list(dict.fromkeys(k[3] for k in groups))
+models = {r["variant"]: r["model"] for r in rows if r["split"] != "none"}
+print("\nmodels (what each variant priced the disk at):")
+for variant, model in models.items():
+    print(f"  {variant}: {model}")
 print("\nREADME table (medians of the rounds; the write rows overwrite laid-out files: no block"
       " is allocated during a row)\n")
-print("| tier, op, size | unscheduled MB/s | "
+print("| tier, op, size, variant | unscheduled MB/s | "
       + " | ".join(f"{s}: sched / unsched, ratio of asked" for s in splits) + " |")
 print("|---" * (2 + len(splits)) + "|")
-for tos in dict.fromkeys(k[:3] for k in groups):
+for tos in dict.fromkeys(k[:3] + k[4:] for k in groups):
     cells = []
     for s in splits:
-        v = groups.get(tos + (s,), [])
+        v = groups.get(tos[:3] + (s,) + tos[3:], [])
         cells.append(f"{statistics.median(x[0] for x in v):.2f}, "
                      f"{statistics.median(x[1] for x in v):.3f}" if v else "-")
-    anchors = [x[3] for s in splits for x in groups.get(tos + (s,), []) if x[3]]
+    anchors = [x[3] for s in splits for x in groups.get(tos[:3] + (s,) + tos[3:], []) if x[3]]
     anchor = statistics.median(anchors) if anchors else float("nan")
-    print(f"| {tos[0]} {tos[1]} {tos[2]} | {anchor:.1f} | "
+    print(f"| {tos[0]} {tos[1]} {tos[2]}, {tos[3]} | {anchor:.1f} | "
           + " | ".join(cells) + " |")
 EOF

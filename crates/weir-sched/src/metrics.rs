@@ -184,6 +184,10 @@ pub struct ShardMetrics {
     pub lanes: [LaneStats; 2],
     /// `dispatch` calls that stopped to let another shard catch up in virtual time.
     pub lag_stalls: u64,
+    /// `dispatch` calls bound to stop at the first class they empty, after a round the device
+    /// served whole before the next call (an inline device such as zram;
+    /// docs/scheduler-rate.md section 18).
+    pub round_bounds: u64,
 }
 
 fn escape(label: &str) -> String {
@@ -325,6 +329,14 @@ fn render_lanes(out: &mut String, mp: &str, shards: &[ShardMetrics]) {
             shard.shard, shard.lag_stalls
         );
     }
+    let _ = writeln!(out, "# TYPE weir_io_queue_round_bounds counter");
+    for shard in shards {
+        let _ = writeln!(
+            out,
+            "weir_io_queue_round_bounds{{mountpoint=\"{mp}\",shard=\"{}\"}} {}",
+            shard.shard, shard.round_bounds
+        );
+    }
     let Some(first) = shards.first() else {
         return;
     };
@@ -459,6 +471,7 @@ mod tests {
                 rate_factor: 1.0,
                 lanes: Default::default(),
                 lag_stalls: 0,
+                round_bounds: 0,
             }],
         );
         assert!(text.contains("# TYPE weir_io_queue_total_ops counter"));

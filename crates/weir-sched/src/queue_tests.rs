@@ -476,3 +476,92 @@ fn a_drained_class_near_its_share_holds_the_others_to_its_proportion() {
     // Unlimited (`--no-scheduler`): nothing is held back, whatever is drained.
     assert_eq!(bulk_got(50, true), 40, "the hold acted without a scheduler");
 }
+
+/// Turns of a device that serves every dispatched piece inside the submission (zram): each
+/// turn dispatches, completes the whole round at once and tops both classes up to `depth`
+/// queued. Returns the pieces each class got after the first turn, and the largest round.
+fn inline_turns(q: &mut ShardQueue, classes: [ClassId; 2], depth: usize) -> ([u64; 2], usize) {
+    let (mut got, mut largest, mut user) = ([0u64; 2], 0, 0);
+    let mut out = Vec::new();
+    for turn in 0..400u64 {
+        // A millisecond a turn: the bucket refills well past a round, so only the round
+        // bound (or the window) can hold a class back.
+        let now = turn * 1_000_000;
+        for &class in &classes {
+            while q.class_metrics(class).map_or(0, |m| m.queue_length) < depth as u64 {
+                user += 1;
+                let request = Request {
+                    direction: Direction::Read,
+                    len_bytes: 4096,
+                    user_data: user,
+                };
+                q.enqueue(class, request, now).expect("enqueue");
+            }
+        }
+        out.clear();
+        q.dispatch(now, &mut out);
+        for d in &out {
+            let done = q.complete(d.token, now).expect("in flight");
+            if turn > 0 {
+                let i = usize::from(q.class_by_name("b") == Some(done.class));
+                got[i] += 1;
+            }
+        }
+        if turn > 0 {
+            largest = largest.max(out.len());
+        }
+    }
+    (got, largest)
+}
+
+#[test]
+fn after_a_round_served_whole_the_next_dispatch_stops_at_the_first_class_it_empties() {
+    let mut q = queue(SchedConfig::default());
+    let a = q.add_class(ClassConfig::new("a", 1000)).expect("class");
+    let b = q.add_class(ClassConfig::new("b", 100)).expect("class");
+    let (got, largest) = inline_turns(&mut q, [a, b], 32);
+    let ratio = got[0] as f64 / got[1] as f64;
+    // Without the bound every turn moved all 64 queued pieces: 1:1 whatever the shares.
+    assert!(
+        (ratio / 10.0 - 1.0).abs() < 0.05,
+        "a:b = {ratio:.3} ({got:?})"
+    );
+    // The 1000-share class runs dry after its 32 and the other's ~3.
+    assert!(
+        largest <= 40,
+        "a round of {largest} pieces out of 64 queued"
+    );
+    assert!(q.round_bounds() > 300, "{} bounded calls", q.round_bounds());
+    // At 1:1 the classes empty together: a round stays nearly whole (no extra turns).
+    let mut q = queue(SchedConfig::default());
+    let a = q.add_class(ClassConfig::new("a", 100)).expect("class");
+    let b = q.add_class(ClassConfig::new("b", 100)).expect("class");
+    let (got, _) = inline_turns(&mut q, [a, b], 32);
+    let mean_round = (got[0] + got[1]) as f64 / 399.0;
+    assert!(
+        mean_round >= 60.0,
+        "1:1 rounds of {mean_round:.1} pieces of 64"
+    );
+}
+
+#[test]
+fn the_unscheduled_anchor_and_a_disk_that_holds_its_requests_are_never_round_bound() {
+    let mut q = queue(SchedConfig {
+        unlimited: true,
+        ..Default::default()
+    });
+    let a = q.add_class(ClassConfig::new("a", 1000)).expect("class");
+    let b = q.add_class(ClassConfig::new("b", 100)).expect("class");
+    let (got, largest) = inline_turns(&mut q, [a, b], 32);
+    assert_eq!((got[0], largest, q.round_bounds()), (got[1], 64, 0));
+    // A disk that holds its requests: the next call comes while the round is in the disk.
+    let mut q = queue(SchedConfig::default());
+    let a = q.add_class(ClassConfig::new("a", 1000)).expect("class");
+    let b = q.add_class(ClassConfig::new("b", 100)).expect("class");
+    run_backlogged(
+        &mut q,
+        &[(a, Direction::Read, 4096), (b, Direction::Read, 4096)],
+        1,
+    );
+    assert_eq!(q.round_bounds(), 0);
+}
