@@ -3,7 +3,8 @@
 // A/B of one setting: runs one benchmark of one driver alternately without (A) and with (B)
 // an environment setting, in fresh processes on CPU 1 (taskset), and prints each round's
 // B/A ratio of seconds, of client CPU seconds and of the server's CPU seconds (node 1's JVM
-// when cassandra.sh started it, else NaN), then their medians. Alternating rounds
+// when cassandra.sh started it, else NaN), with each side's run-queue wait (its client
+// threads runnable while other jobs held CPU 1), then their medians. Alternating rounds
 // share whatever noise the machine has, so the ratios say more than any single time.
 //
 //   node ab.js <weir-cql|cassandra-driver|rust-raw> <bench> <ops> <rounds> NAME=VALUE [host:port]
@@ -44,6 +45,8 @@ for (let i = 0; i < rounds; i++) {
   cpu.push(b.cpu_seconds / a.cpu_seconds);
   server.push(b.server_cpu_seconds / a.server_cpu_seconds);
   const srv = (r) => (r.server_cpu_seconds == null ? 'n/a' : r.server_cpu_seconds.toFixed(3));
-  console.log(`round ${i + 1}: A ${a.seconds.toFixed(3)} s cpu ${a.cpu_seconds.toFixed(3)} s server ${srv(a)} s | B (${setting}) ${b.seconds.toFixed(3)} s cpu ${b.cpu_seconds.toFixed(3)} s server ${srv(b)} s | B/A time ${time[i].toFixed(2)} cpu ${cpu[i].toFixed(2)} server ${server[i].toFixed(2)}`);
+  // The client threads' run-queue wait (threads.js): time lost to other jobs on CPU 1.
+  const wait = (r) => { const w = Object.values(r.threads || {}).reduce((s, t) => s + (t.wait_s || 0), 0); return r.threads ? `${w.toFixed(3)} s` : 'n/a'; };
+  console.log(`round ${i + 1}: A ${a.seconds.toFixed(3)} s cpu ${a.cpu_seconds.toFixed(3)} s server ${srv(a)} s wait ${wait(a)} | B (${setting}) ${b.seconds.toFixed(3)} s cpu ${b.cpu_seconds.toFixed(3)} s server ${srv(b)} s wait ${wait(b)} | B/A time ${time[i].toFixed(2)} cpu ${cpu[i].toFixed(2)} server ${server[i].toFixed(2)}`);
 }
 console.log(`${driver} ${bench} ${ops} ops, ${rounds} rounds, B = ${setting}: median B/A time ${median(time).toFixed(2)} (range ${Math.min(...time).toFixed(2)}-${Math.max(...time).toFixed(2)}), cpu ${median(cpu).toFixed(2)} (range ${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)}), server cpu ${median(server).toFixed(2)} (range ${Math.min(...server).toFixed(2)}-${Math.max(...server).toFixed(2)})`);

@@ -68,19 +68,25 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const d of order) {
     const r = once(d, OPS);
     runs[d].push(r);
-    const hops = Object.entries(r.threads || {}).map(([n, t]) => `${n}: ${(t.vcs / OPS).toFixed(2)} vcs/op ${(t.nvcs / OPS).toFixed(2)} nvcs/op ${us(t.utime_s + t.stime_s)} us/op`).join('; ');
+    const hops = Object.entries(r.threads || {}).map(([n, t]) => `${n}: ${(t.vcs / OPS).toFixed(2)} vcs/op ${(t.nvcs / OPS).toFixed(2)} nvcs/op ${us(t.utime_s + t.stime_s)} us/op${t.wait_s != null ? ` wait ${us(t.wait_s)} us/op` : ''}`).join('; ');
     console.log(`round ${round + 1} ${d.padEnd(16)} ${us(r.seconds)} us/op wall, cpu ${us(r.cpu_seconds)} us/op (user ${us(r.user_seconds)}, sys ${us(r.system_seconds)}) | ${hops}`);
   }
 }
 console.log(`\n${BENCH}, ${OPS} ops after ${WARMUP} uncounted, ${ROUNDS} rounds, client on CPU 1${ENV ? `, ${ENV}` : ''}: medians per operation`);
-console.log('| driver | wall us | CPU us | user us | sys us | voluntary switches (thread hops) per op, by thread | involuntary per op |');
-console.log('|---|---:|---:|---:|---:|---|---:|');
+// Run-queue wait: the client's threads were runnable but another task held CPU 1 (other jobs
+// on a shared machine); a quiet run has ~0 here, and a mode that loses only here loses to
+// contamination, not by its own cost.
+console.log('| driver | wall us | CPU us | user us | sys us | voluntary switches (thread hops) per op, by thread | involuntary per op | run-queue wait us per op |');
+console.log('|---|---:|---:|---:|---:|---|---:|---:|');
 for (const d of DRIVERS) {
   const rs = runs[d];
   const names = [...new Set(rs.flatMap((r) => Object.keys(r.threads || {})))];
   const per = names.map((n) => `${n} ${(median(rs.map((r) => (r.threads[n] || { vcs: 0 }).vcs)) / OPS).toFixed(2)}`).join(', ');
   const nv = median(rs.map((r) => Object.values(r.threads || {}).reduce((a, t) => a + t.nvcs, 0))) / OPS;
-  console.log(`| ${d} | ${us(median(rs.map((r) => r.seconds)))} | ${us(median(rs.map((r) => r.cpu_seconds)))} | ${us(median(rs.map((r) => r.user_seconds)))} | ${us(median(rs.map((r) => r.system_seconds)))} | ${per} | ${nv.toFixed(2)} |`);
+  // rust-raw reports no run-queue wait (its own per-thread figures): n/a.
+  const waits = rs.map((r) => Object.values(r.threads || {}).reduce((a, t) => (t.wait_s == null ? NaN : a + t.wait_s), 0));
+  const wait = median(waits);
+  console.log(`| ${d} | ${us(median(rs.map((r) => r.seconds)))} | ${us(median(rs.map((r) => r.cpu_seconds)))} | ${us(median(rs.map((r) => r.user_seconds)))} | ${us(median(rs.map((r) => r.system_seconds)))} | ${per} | ${nv.toFixed(2)} | ${Number.isFinite(wait) ? us(wait) : 'n/a'} |`);
 }
 if (STRACE) {
   console.log(`\nsystem calls per operation (strace -f -c: a run of ${OPS} minus a run of 1):`);

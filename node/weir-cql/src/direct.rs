@@ -132,9 +132,13 @@ pub fn queue(target: &Arc<Target>, answer: Vec<u8>) {
     QUEUE.with(|q| q.borrow_mut().push_back((target.clone(), answer)));
 }
 
-/// Delivers every queued answer, oldest first. Call after a pump, outside its `block_on`.
-pub fn drain() {
+/// Delivers every queued answer, oldest first, and says how many. Call after a pump,
+/// outside its `block_on`.
+pub fn drain() -> u64 {
+    let mut delivered = 0;
     while let Some((target, answer)) = QUEUE.with(|q| q.borrow_mut().pop_front()) {
         target.call(&answer);
+        delivered += 1;
     }
+    delivered
 }

@@ -314,7 +314,7 @@ impl NativeSession {
             .await;
         });
         // JS-thread runtime: run it now, so the requests are on their sockets when this returns.
-        runtime::pump();
+        runtime::pump(runtime::Cause::Call);
         Ok(())
     }
 
@@ -322,7 +322,7 @@ impl NativeSession {
     /// itself, see src/runtime.rs); does nothing in the other runtime modes.
     #[napi]
     pub fn pump(&self) {
-        runtime::pump();
+        runtime::pump(runtime::Cause::Call);
     }
 
     /// The ring's ranges with their replicas in `keyspace`, as JSON
@@ -351,8 +351,24 @@ impl NativeSession {
             direct.take();
         }
         // JS-thread runtime: let the connection tasks see the session gone and close now.
-        runtime::pump();
+        runtime::pump(runtime::Cause::Call);
     }
+}
+
+/// The `js` runtime's counters (src/runtime.rs), for tests and benchmarks: the runtime mode,
+/// pumps and answers delivered per cause (`call`, `readable`, `timer`; answers after a timer
+/// pump waited for it) and the extra rounds of pumps, as JSON.
+#[napi]
+pub fn runtime_stats() -> String {
+    let (pumps, answers, repumps) = runtime::stats();
+    let by_cause = |a: [u64; 3]| serde_json::json!({"call": a[0], "readable": a[1], "timer": a[2]});
+    serde_json::json!({
+        "mode": format!("{:?}", runtime::mode()).to_lowercase(),
+        "pumps": by_cause(pumps),
+        "answers": by_cause(answers),
+        "repumps": repumps,
+    })
+    .to_string()
 }
 
 /// An answer to JS: `u32 token`, `u8 0`, `u8 last` (1 when the run is complete), `u32 n`, then

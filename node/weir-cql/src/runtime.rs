@@ -24,12 +24,13 @@
 //! tokio's count of dispatched I/O events (tokio_unstable metrics, enabled by
 //! .cargo/config.toml) and pumps again at once; a build without that cfg leaves such a
 //! reply to the 1 ms timer, which under load was 3-8 % of sequential requests (README,
-//! "The sequential path").
+//! "The sequential path"). [`stats`] counts pumps and deliveries per [`Cause`], so a test
+//! and the benchmarks can see that no answer waits for the timer.
 
 use std::future::Future;
 use std::os::fd::RawFd;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
@@ -43,7 +44,7 @@ static IDLE: AtomicBool = AtomicBool::new(false);
 static PUMP_WAKER: Mutex<Option<Waker>> = Mutex::new(None);
 /// tokio's count of I/O events dispatched when the park hook last ended a pump (built with
 /// `--cfg tokio_unstable` only; see [`pump`]).
-static EVENTS_AT_IDLE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static EVENTS_AT_IDLE: AtomicU64 = AtomicU64::new(0);
 /// Whether a pump is running: a pump is never re-entered (a JS callback that submits while
 /// the runtime runs only queues its task; the running pump picks it up).
 static PUMPING: AtomicBool = AtomicBool::new(false);
@@ -205,10 +206,29 @@ fn before_park() {
     if let Some(n) = io_events() {
         EVENTS_AT_IDLE.store(n, Ordering::Relaxed);
     }
+    widen_race_window();
     if let Ok(mut w) = PUMP_WAKER.lock() {
         if let Some(w) = w.take() {
             w.wake();
         }
+    }
+}
+
+/// Test hook: `WEIR_CQL_TEST_PARK_DELAY_US=N` sleeps N us between the park hook's check and
+/// tokio's last driver poll while a caller waits on a task, so that a reply almost surely
+/// lands in the window where that poll takes it off the epoll descriptor (the lost pump the
+/// repump in [`pump`] exists for; test/integration/runtime.test.js). Unset: no cost but one
+/// load of a cached value.
+fn widen_race_window() {
+    static DELAY_US: OnceLock<u64> = OnceLock::new();
+    let us = *DELAY_US.get_or_init(|| {
+        std::env::var("WEIR_CQL_TEST_PARK_DELAY_US")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    });
+    if us > 0 && IN_FLIGHT.load(Ordering::Relaxed) > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(us));
     }
 }
 
@@ -228,13 +248,41 @@ impl Future for UntilIdle {
     }
 }
 
+/// What started a pump: a native call (`submit`, `pump`, `shutdown`), libuv seeing the
+/// epoll descriptor readable, or the timer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Cause {
+    Call = 0,
+    Readable = 1,
+    Timer = 2,
+}
+
+/// Per [`Cause`]: pumps run, and answers delivered to JS right after them. Answers after a
+/// timer pump are replies that waited for the timer (a lost wake-up); `runtimeStats()`
+/// shows them to tests and benchmarks.
+static PUMPS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+static ANSWERS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+/// Extra rounds of a pump because tokio's last driver poll took an event.
+static REPUMPS: AtomicU64 = AtomicU64::new(0);
+
+/// The counters above, as `(pumps per cause, answers per cause, repumps)`.
+pub fn stats() -> ([u64; 3], [u64; 3], u64) {
+    let read = |a: &[AtomicU64; 3]| [0, 1, 2].map(|i| a[i].load(Ordering::Relaxed));
+    (
+        read(&PUMPS),
+        read(&ANSWERS),
+        REPUMPS.load(Ordering::Relaxed),
+    )
+}
+
 /// Runs the JS-thread runtime until it has nothing to do. Must be called on the JS thread;
 /// a call while a pump runs (re-entry from a callback) returns at once.
-pub fn pump() {
+pub fn pump(cause: Cause) {
     let Some(rt) = JS_RUNTIME.get() else { return };
     if PUMPING.swap(true, Ordering::Acquire) {
         return;
     }
+    PUMPS[cause as usize].fetch_add(1, Ordering::Relaxed);
     loop {
         IDLE.store(false, Ordering::Relaxed);
         rt.block_on(UntilIdle);
@@ -242,14 +290,18 @@ pub fn pump() {
         // (tokio issue 8212). An event it took there is off the epoll descriptor, so libuv
         // will not report it: its task waits in tokio's queue. Run it now.
         match io_events() {
-            Some(n) if n > EVENTS_AT_IDLE.load(Ordering::Relaxed) => continue,
+            Some(n) if n > EVENTS_AT_IDLE.load(Ordering::Relaxed) => {
+                REPUMPS.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
             _ => break,
         }
     }
     PUMPING.store(false, Ordering::Release);
     arm_timer();
     // Answers of this pump go to JS now, outside block_on (src/direct.rs).
-    crate::direct::drain();
+    let delivered = crate::direct::drain();
+    ANSWERS[cause as usize].fetch_add(delivered, Ordering::Relaxed);
 }
 
 /// The I/O events tokio's driver has dispatched so far, when tokio reports it (a build with
@@ -397,7 +449,7 @@ fn arm_timer() {
 }
 
 extern "C" fn on_timer(_handle: *mut libc::c_void) {
-    pump();
+    pump(Cause::Timer);
 }
 
 /// A zeroed, leaked, suitably aligned block for a libuv handle of `kind`.
@@ -417,7 +469,7 @@ extern "C" fn on_epoll_readable(
     _status: libc::c_int,
     _events: libc::c_int,
 ) {
-    pump();
+    pump(Cause::Readable);
 }
 
 /// Makes libuv watch the runtime's epoll descriptor (once per process), unref'd so it never

@@ -144,6 +144,13 @@ export declare function wireEchoRequests(requests: Buffer): Buffer
  */
 export declare function logTestBurst(n: number): void
 
+/**
+ * The `js` runtime's counters (src/runtime.rs), for tests and benchmarks: the runtime mode,
+ * pumps and answers delivered per cause (`call`, `readable`, `timer`; answers after a timer
+ * pump waited for it) and the extra rounds of pumps, as JSON.
+ */
+export declare function runtimeStats(): string
+
 export declare function setLogSink(callback?: ((arg: string) => void) | undefined | null): void
 
 export declare function wireSampleResult(pagingState: Buffer | undefined | null, tracingId: Buffer | undefined | null, warnings: Array<string>, rowCount: number, cells: Buffer, queriedHost?: string | undefined | null): Buffer
