@@ -35,6 +35,11 @@
 #    seen a faster disk here).
 # 3. Printed: every round's values (drift is visible), medians of each side, median ratios
 #    weir/fio, weir's run-to-run spread (largest and consecutive-run differences) and wall time.
+# 4. Read bandwidth on tune's own data (TUNE_DATA=1, default): in weir's turn, tune's files are
+#    kept (hard links) and fio reads their first READ_FILE_BYTES at its swept depth, the meter
+#    beside it, right after the tune. On zram the data one writer laid down read 0.8-1.2x the
+#    other's whoever read it (docs/tune-zram.md, session 13), so weir/fio on the same data is the
+#    figure that compares the meters; weir/fio on fio's own layout is printed beside it.
 #
 # Both sides load the disk alike: JOBS fio jobs with a file each (weir: as many shards, a file
 # each), total depth split evenly, direct=1, io_uring, 1 MiB sequential and 4 KiB random requests
@@ -58,7 +63,7 @@
 # to the device's nr_requests, 256 on vda), JOBS (nproc), RAMP_S (1), SWEEP_S (2), RUNTIME (1300ms),
 # SETTLE_S (3), FIO_BUFFERS (what fio writes; see below), READ_FILE_BYTES (10G, all jobs
 # together), WRITE_FILE_BYTES (32G, sparse, all jobs),
-# WEIR (a built weir binary; default: cargo build --release -p weir), KEEP (a directory to keep
+# TUNE_DATA (1; 0 skips step 4), WEIR (a built weir binary; default: cargo build --release -p weir), KEEP (a directory to keep
 # raw outputs in), LOCK (a lock file: when set, the script takes it exclusively for the sweep
 # and for each round separately, so others can use the disk in between; otherwise wrap the
 # whole script in `flock /work/bench.lock` on shared machines, never both).
@@ -149,7 +154,7 @@ WORK=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/weir-tune-bench.XXXXXX")}
 mkdir -p "$WORK"
 cleanup() {
     [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
-    rm -f "$DIR"/fio-tune-* "$DIR"/test-* 2>/dev/null || true
+    rm -f "$DIR"/fio-tune-* "$DIR"/test-* "$DIR"/tune-data.* 2>/dev/null || true
     if [[ -n "$ZRAM_MNT" ]]; then
         umount_retry "$ZRAM_MNT" 2>/dev/null || true
         rmdir "$ZRAM_MNT" 2>/dev/null || true
@@ -268,11 +273,11 @@ fio_layout() {
 # and ring each), the same ramp and window, on fio's data files (reads, random writes)
 # or on new files extended like fio's (sequential writes, removed afterwards). Prints
 # "iops bytes_per_s" over the window after the same RAMP_S ramp as fio's.
-meter_point() { # rw request_bytes total_qd seconds
-    local rw=$1 bytes=$2 qd=$3 seconds files=()
+meter_point() { # rw request_bytes total_qd seconds [data_name]
+    local rw=$1 bytes=$2 qd=$3 data=${5:-fio-tune-data} seconds files=()
     seconds=$(python3 -c "s='$4'; print(float(s[:-2]) / 1000 if s.endswith('ms') else float(s.rstrip('s')))")
     for ((j = 0; j < JOBS; j++)); do
-        if [[ $rw == write ]]; then files+=("$DIR/meter-tune-w.$j"); else files+=("$DIR/fio-tune-data.$j.0"); fi
+        if [[ $rw == write ]]; then files+=("$DIR/meter-tune-w.$j"); else files+=("$DIR/$data.$j.0"); fi
     done
     RAMP_MS=$(python3 -c "print(int(float('$RAMP_S') * 1000))") WRITE_LIMIT_BYTES=$((WRITE_BYTES / JOBS)) "$METER" "$rw" "$bytes" "$qd" "$seconds" "${files[@]}"
     [[ $rw != write ]] || remove_settled "$DIR"/meter-tune-w.*
@@ -288,9 +293,11 @@ point_pair() { # figure qd seconds round fio_cmd... -- meter_args...
     while [[ $1 != -- ]]; do fio_cmd+=("$1"); shift; done
     shift
     meter_args=("$@")
-    if [[ -n "$METER" ]] && ((round % 2 == 0)); then meter_out=$(meter_point "${meter_args[@]}" "$qd" "$seconds"); fi
+    # meter_args: rw request_bytes [data_name]
+    meter_args=("${meter_args[0]}" "${meter_args[1]}" "$qd" "$seconds" "${meter_args[@]:2}")
+    if [[ -n "$METER" ]] && ((round % 2 == 0)); then meter_out=$(meter_point "${meter_args[@]}"); fi
     fio_out=$("${fio_cmd[@]}")
-    if [[ -n "$METER" ]] && ((round % 2 == 1)); then meter_out=$(meter_point "${meter_args[@]}" "$qd" "$seconds"); fi
+    if [[ -n "$METER" ]] && ((round % 2 == 1)); then meter_out=$(meter_point "${meter_args[@]}"); fi
     echo "$figure $qd $fio_out $meter_out"
 }
 
@@ -354,12 +361,50 @@ echo "fio depths (seq write, seq read, rand write, rand read): $FIO_DEPTHS" >&2
 read -r SW_QD SR_QD RW_QD RR_QD <<<"$FIO_DEPTHS"
 
 run_weir() { # round
-    local start end
+    local start end pid
     start=$(date +%s.%N)
     "$WEIR" tune --dir "$DIR" --properties-file "$WORK/io-$1.yaml" --format json \
-        >"$WORK/weir-$1.json" 2>"$WORK/weir-$1.log"
+        >"$WORK/weir-$1.json" 2>"$WORK/weir-$1.log" &
+    pid=$!
+    [[ $TUNE_DATA != 1 ]] || keep_tune_files "$pid"
+    wait "$pid"
     end=$(date +%s.%N)
     python3 -c "print($end - $start)" >"$WORK/wall-$1.txt"
+    [[ $TUNE_DATA != 1 ]] || read_tune_data "$1"
+}
+
+# TUNE_DATA=1 (default): the read-bandwidth point of fio (at its swept depth), with the meter
+# beside it, also runs on the data weir tune itself read, right after tune ends. The bench's
+# own layout and tune's files can read 0.8-1.2x apart on zram whoever reads them (session 13,
+# bench/tune-zram-state.sh tunefiles; fio and the meter agree on each), so only the same data
+# compares the two meters. Hard links made while tune runs keep its files past its cleanup;
+# each keeps its first READ_FILE_BYTES / JOBS (tune's first, shallow sequential writes, the
+# data its sequential reads read) and gives the rest back before the reads.
+TUNE_DATA=${TUNE_DATA:-1}
+keep_tune_files() { # tune's pid
+    local j f
+    while kill -0 "$1" 2>/dev/null; do
+        for ((j = 0; j < JOBS; j++)); do
+            [[ -e "$DIR/tune-data.$j.0" ]] && continue
+            f=$(find "$DIR" -maxdepth 1 -name ".weir-tune-$1-$j" -print -quit)
+            [[ -z $f ]] || ln "$f" "$DIR/tune-data.$j.0" 2>/dev/null || true
+        done
+        sleep 0.05
+    done
+}
+read_tune_data() { # round
+    local j
+    for ((j = 0; j < JOBS; j++)); do
+        [[ -e "$DIR/tune-data.$j.0" ]] || { echo "tune-vs-fio: tune's file $j was not kept" >&2; return 0; }
+        fallocate -p -o $((READ_BYTES / JOBS)) -l $((1 << 46)) "$DIR/tune-data.$j.0" 2>/dev/null || true
+        truncate -s $((READ_BYTES / JOBS)) "$DIR/tune-data.$j.0"
+    done
+    sync
+    [[ -z "$ZRAM" ]] || fstrim "$DIR" 2>/dev/null || true
+    sleep "$SETTLE_S"
+    point_pair seq_read_tune_data "$SR_QD" "$RUNTIME" "$1" fio_point read 1M "$SR_QD" tune-data "$READ_BYTES" \
+        "$RUNTIME" -- read $((1 << 20)) tune-data >"$WORK/tune-data-$1.txt"
+    remove_settled "$DIR"/tune-data.*
 }
 
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -492,6 +537,25 @@ if again:
     print("\nread bandwidth, fio's second pass over the same data right after its first: "
           + ", ".join(f"{v/1e6:,.0f}" for v in again)
           + f" MB/s (median {av/1e6:,.0f}; weir/fio second pass {wv / av:.3f})")
+import os
+td = [open(f"{work}/tune-data-{r}.txt").read().split() for r in range(1, rounds + 1)
+      if os.path.exists(f"{work}/tune-data-{r}.txt")]
+if len(td) == rounds:
+    print("\nread bandwidth on weir tune's own data (its files kept, first bytes of each, read by fio at its")
+    print("swept depth and by the meter right after the tune; same data, so only the meters differ):")
+    print("| round | weir tune (depth) | fio on tune's data (QD) | meter on tune's data | weir/fio on its data | meter/fio |")
+    print("|---|---|---|---|---|---|")
+    per, mper = [], []
+    for r, (name, qd, _, fbw, _, mbw) in enumerate(td):
+        wv, wq = weir["seq_read"][r]
+        fbw, mbw = float(fbw), float(mbw)
+        per.append(wv / fbw)
+        mper.append(mbw / fbw if mbw else float("nan"))
+        print(f"| {r + 1} | {wv/1e6:,.0f} MB/s ({wq}) | {fbw/1e6:,.0f} MB/s ({qd}) | {mbw/1e6:,.0f} MB/s "
+              f"| {wv / fbw:.3f} | {mbw / fbw if mbw else 0:.3f} |")
+    m = statistics.median(per)
+    print(f"read bandwidth, weir/fio on the same data: median {m:.3f} (within 5% {'yes' if abs(m - 1) <= 0.05 else 'no'}); "
+          f"weir/fio on fio's layout: {statistics.median(v for v, _ in weir['seq_read']) / statistics.median(v for v, _ in fio['seq_read']):.3f}")
 print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per point, placement "
       f"{sys.argv[11]}, io_uring features {sys.argv[12]}; weir: its default shards (one per CPU, "
       "pinned, buffers and files registered)")

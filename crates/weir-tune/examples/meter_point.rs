@@ -14,7 +14,9 @@
 //! the whole run after a ramp of `RAMP_MS` (default 500 ms): `iops bytes_per_s`. Shards are pinned one per CPU, as
 //! in `weir tune`; `UNPINNED=1` leaves them unpinned. Buffers and files are registered with
 //! the ring, as in `weir tune` and `weir run`; `UNREGISTERED=1` does not register them, and
-//! `BACKEND=aio` uses Linux AIO instead of io_uring.
+//! `BACKEND=aio` uses Linux AIO instead of io_uring. `SAMPLES=1` also prints every 100 ms
+//! sample's rate to stderr (`t_ms bytes_per_s`, ramp included), to see how a load's rate moves
+//! over its first seconds.
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
@@ -133,11 +135,20 @@ fn run(load: Load, targets: Vec<ShardTarget>, seconds: f64) -> Result<(f64, f64)
         .unwrap_or(RAMP_MS_DEFAULT)
         * 1_000_000;
     let end_ns = ramp_ns + (seconds * 1e9) as u64;
+    let trace = std::env::var_os("SAMPLES").is_some();
     let mut first: Option<Sample> = None;
     let mut last = Sample::default();
     meter.run(&load, SAMPLE_NS, &mut |s: &Sample| {
         if first.is_none() && s.elapsed_ns >= ramp_ns {
             first = Some(*s);
+        }
+        if trace {
+            let secs = (s.elapsed_ns - last.elapsed_ns).max(1) as f64 / 1e9;
+            eprintln!(
+                "{} {}",
+                s.elapsed_ns / 1_000_000,
+                ((s.bytes - last.bytes) as f64 / secs) as u64
+            );
         }
         last = *s;
         if s.elapsed_ns >= end_ns {
