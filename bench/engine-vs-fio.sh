@@ -269,7 +269,9 @@ PY
 # WEIR_URING_IOWQ_MAX=N); session 12's: deepasync (a deep ring on zram sends IOSQE_ASYNC to
 # two io-wq workers instead of the default inline: WEIR_URING_DEEP=async; deepinline names the
 # default explicitly: WEIR_URING_DEEP=inline) and nosqarray
-# (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on). async, inline, split and
+# (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on); session 13's: atime (the
+# device opened without O_NOATIME, as before session 13: WEIR_DEVICE_ATIME=on) and eager (a
+# deep punting ring submits each op as pushed, as before: WEIR_URING_SUBMIT=eager). async, inline, split and
 # spin<N> turn the depth choice off (async is implied unless inline is named); nodefer,
 # batch, ringfd, iowq, deepasync, deepinline and nosqarray keep it.
 weir_env() { # row name -> "backend VAR=value..."
@@ -289,6 +291,8 @@ weir_env() { # row name -> "backend VAR=value..."
             nosqarray) envs+=(WEIR_URING_NOSQARRAY=on) ;;
             deepinline) envs+=(WEIR_URING_DEEP=inline) ;;
             deepasync) envs+=(WEIR_URING_DEEP=async) ;;
+            atime) envs+=(WEIR_DEVICE_ATIME=on) ;;
+            eager) envs+=(WEIR_URING_SUBMIT=eager) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done
