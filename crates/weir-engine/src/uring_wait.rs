@@ -383,6 +383,8 @@ mod tests {
         assert_eq!(PuntedWait::AsyncBounded.min_batch(32), 8);
         assert_eq!(PuntedWait::Inline.min_batch(5), 1);
         assert_eq!(PuntedWait::Spin.min_batch(4), 1);
+        assert!(PuntedWait::Inline.defers_submit() && PuntedWait::AsyncBounded.defers_submit());
+        assert!(!PuntedWait::Spin.defers_submit() && !PuntedWait::AsyncEnter.defers_submit());
         assert!(PuntedWait::AsyncEnter.force_async() && !PuntedWait::Inline.force_async());
         assert!(PuntedWait::AsyncBounded.force_async());
         assert_eq!(PuntedWait::AsyncBounded.io_wq_workers(), Some(DEEP_WORKERS));
