@@ -103,7 +103,7 @@ print(ops(json.load(open(sys.argv[1]))))' "$out.json")
     else
         local f=(--fixedbufs=1 --registerfiles=1)
         [[ $side == fio_async* ]] && f+=(--force_async=1)
-        [[ $side == *_batch ]] && f+=(--iodepth_batch_complete_min=$((QD / 4 > 1 ? QD / 4 : 1)))
+        [[ $side == *_batch ]] && f+=(--iodepth_batch_complete_min=$((QD / 2 > 1 ? QD / 2 : 1)))
         locked "${rec[@]}" fio --name=bench --filename="$FILE" --size=1g --direct=1 \
             --ioengine=io_uring "${f[@]}" --rw=randread --bs=4k --iodepth="$QD" \
             --norandommap --randrepeat=0 --time_based --runtime="$DURATION_S" \

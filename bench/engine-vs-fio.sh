@@ -222,15 +222,16 @@ run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring fea
     [[ $3 == fio_reg* || $3 == fio_async* ]] && features+=(--fixedbufs=1 --registerfiles=1)
     [[ $3 == fio_async* ]] && features+=(--force_async=1)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
-    # fio_reg_batch / fio_async_batch: fio reaping at least a quarter of the depth per wait
-    # (iodepth_batch_complete_min), as weir's inline ring does on zram from QD8.
+    # fio_reg_batch / fio_async_batch: fio reaping at least half the depth per wait
+    # (iodepth_batch_complete_min), as weir's deep ring does on zram since session 13 (a
+    # quarter before: fio_reg_batch8 at QD32).
     # fio_reg_batch<N> / fio_async_batch<N>: at least N (the row to set beside weir's
     # WEIR_URING_BATCH=<N>, bench row uring_batch<N>).
     if [[ $3 =~ _batch([0-9]+)$ ]]; then
         features+=(--iodepth_batch_complete_min="${BASH_REMATCH[1]}")
     elif [[ $3 == *_batch* && $1 =~ _qd([0-9]+)$ ]]; then
         local qd=${BASH_REMATCH[1]}
-        features+=(--iodepth_batch_complete_min=$((qd / 4 > 1 ? qd / 4 : 1)))
+        features+=(--iodepth_batch_complete_min=$((qd / 2 > 1 ? qd / 2 : 1)))
     fi
     prewrite
     # shellcheck disable=SC2086,SC2046
