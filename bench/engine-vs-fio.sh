@@ -222,11 +222,16 @@ run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring fea
     [[ $3 == fio_reg* || $3 == fio_async* ]] && features+=(--fixedbufs=1 --registerfiles=1)
     [[ $3 == fio_async* ]] && features+=(--force_async=1)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
-    # fio_reg_batch / fio_async_batch: fio reaping at least a quarter of the depth per wait
-    # (iodepth_batch_complete_min), as weir's inline ring does on zram from QD8.
-    if [[ $3 == *_batch* && $1 =~ _qd([0-9]+)$ ]]; then
+    # fio_reg_batch / fio_async_batch: fio reaping at least half the depth per wait
+    # (iodepth_batch_complete_min), as weir's deep ring does on zram since session 13 (a
+    # quarter before: fio_reg_batch8 at QD32).
+    # fio_reg_batch<N> / fio_async_batch<N>: at least N (the row to set beside weir's
+    # WEIR_URING_BATCH=<N>, bench row uring_batch<N>).
+    if [[ $3 =~ _batch([0-9]+)$ ]]; then
+        features+=(--iodepth_batch_complete_min="${BASH_REMATCH[1]}")
+    elif [[ $3 == *_batch* && $1 =~ _qd([0-9]+)$ ]]; then
         local qd=${BASH_REMATCH[1]}
-        features+=(--iodepth_batch_complete_min=$((qd / 4 > 1 ? qd / 4 : 1)))
+        features+=(--iodepth_batch_complete_min=$((qd / 2 > 1 ? qd / 2 : 1)))
     fi
     prewrite
     # shellcheck disable=SC2086,SC2046
@@ -269,7 +274,9 @@ PY
 # WEIR_URING_IOWQ_MAX=N); session 12's: deepasync (a deep ring on zram sends IOSQE_ASYNC to
 # two io-wq workers instead of the default inline: WEIR_URING_DEEP=async; deepinline names the
 # default explicitly: WEIR_URING_DEEP=inline) and nosqarray
-# (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on). async, inline, split and
+# (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on); session 13's: atime (the
+# device opened without O_NOATIME, as before session 13: WEIR_DEVICE_ATIME=on) and eager (a
+# deep punting ring submits each op as pushed, as before: WEIR_URING_SUBMIT=eager). async, inline, split and
 # spin<N> turn the depth choice off (async is implied unless inline is named); nodefer,
 # batch, ringfd, iowq, deepasync, deepinline and nosqarray keep it.
 weir_env() { # row name -> "backend VAR=value..."
@@ -289,6 +296,8 @@ weir_env() { # row name -> "backend VAR=value..."
             nosqarray) envs+=(WEIR_URING_NOSQARRAY=on) ;;
             deepinline) envs+=(WEIR_URING_DEEP=inline) ;;
             deepasync) envs+=(WEIR_URING_DEEP=async) ;;
+            atime) envs+=(WEIR_DEVICE_ATIME=on) ;;
+            eager) envs+=(WEIR_URING_SUBMIT=eager) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done

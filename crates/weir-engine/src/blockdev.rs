@@ -1,6 +1,7 @@
 //! Raw block devices as targets (io_tester's `--storage /dev/X`).
 //!
-//! A device is opened once, `O_RDWR | O_DIRECT | O_EXCL`: on a block device O_EXCL is the
+//! A device is opened once, `O_RDWR | O_DIRECT | O_EXCL` (and `O_NOATIME` where the kernel
+//! allows it, see [`open_claimed`]): on a block device O_EXCL is the
 //! kernel's exclusive claim, which fails with EBUSY while a filesystem is mounted on it (or on
 //! a partition of it) or LVM, md or swap holds it, so weir cannot write under a mounted
 //! filesystem even in a race with `mount`. Before that, `/proc/self/mountinfo` is read so the
@@ -74,12 +75,7 @@ impl BlockDevice {
                  on the filesystem with --dir {mount_point}"
             )));
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_DIRECT | libc::O_EXCL)
-            .open(path)
-            .map_err(|e| open_error(path, e.raw_os_error().unwrap_or(libc::EIO)))?;
+        let file = open_claimed(path)?;
         let mut capacity_bytes: u64 = 0;
         // SAFETY: BLKGETSIZE64 writes one u64 to the pointer.
         let rc = unsafe {
@@ -123,6 +119,32 @@ impl BlockDevice {
     pub fn alignment(&self) -> DioAlignment {
         self.alignment
     }
+}
+
+/// Opens the device `O_RDWR | O_DIRECT | O_EXCL`, with `O_NOATIME` where allowed.
+///
+/// Why `O_NOATIME`: every read of a block device opened without it calls `touch_atime` on
+/// the device node (`blkdev_read_iter` -> `file_accessed`), in the thread that runs the read;
+/// on zram that is the one io-wq worker every read goes through, the limit of a deep ring
+/// (session 13's profile: ~0.04 us of its ~2.7 us per read). fio opens every non-regular file
+/// with it for the same reason. The kernel allows it only to the node's owner or a holder of
+/// CAP_FOWNER: a `disk`-group user gets EPERM, and the device is then opened without it.
+/// `WEIR_DEVICE_ATIME=on` leaves it off, for the A/B (bench/engine-vs-fio.sh row `uring_atime`).
+fn open_claimed(path: &Path) -> Result<File, BlockDeviceError> {
+    let open = |noatime: libc::c_int| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT | libc::O_EXCL | noatime)
+            .open(path)
+    };
+    let keep_atime = std::env::var("WEIR_DEVICE_ATIME").is_ok_and(|v| v == "on");
+    open(if keep_atime { 0 } else { libc::O_NOATIME })
+        .or_else(|e| match e.raw_os_error() {
+            Some(libc::EPERM) => open(0),
+            _ => Err(e),
+        })
+        .map_err(|e| open_error(path, e.raw_os_error().unwrap_or(libc::EIO)))
 }
 
 fn open_error(path: &Path, errno: i32) -> BlockDeviceError {

@@ -69,6 +69,9 @@ pub struct UringDevice {
     /// Completions a wait for one waits for while more are in flight (see
     /// [`WaitPolicy::min_batch`]); 1 unless chosen or fixed.
     batch: u32,
+    /// Leave a submit alone for the next wait while a batch is at the kernel
+    /// ([`PuntedWait::defers_submit`]).
+    defer_submit: bool,
     /// A chosen spin's claim on two CPUs, held while the files are registered.
     spin_slot: Option<SpinSlot>,
     spins: SpinCounts,
@@ -136,6 +139,7 @@ impl UringDevice {
             knobs,
             punted: None,
             batch: wait.min_batch.max(1),
+            defer_submit: false,
             spin_slot: None,
             spins: SpinCounts::default(),
             timer,
@@ -338,6 +342,7 @@ impl UringDevice {
         if self.wait.min_batch == 0 {
             self.batch = chosen.min_batch(self.capacity);
         }
+        self.defer_submit = chosen.defers_submit() && !self.knobs.eager_submit;
         self.punted = Some(chosen);
         chosen
     }
@@ -363,6 +368,7 @@ impl UringDevice {
         if self.punted.take().is_some() {
             self.wait = PuntedWait::Inline.wait(self.wait);
             self.batch = self.wait.min_batch.max(1);
+            self.defer_submit = false;
             self.spin_slot = None;
         }
         if !self.files.is_empty() {
@@ -428,6 +434,15 @@ impl Device for UringDevice {
         // kernel posts them without being entered): entering would only cost a system call.
         // At 128 KiB QD8 weir entered the kernel 1.13 times per write against fio's 1.05.
         if queued == 0 && want > 0 && self.ring.completion().len() >= want {
+            return Ok(0);
+        }
+        // A submit alone on a deep ring that punts, with a batch already at the kernel: the
+        // ops go out with the turn's wait, in its one enter.
+        if self.defer_submit
+            && min_complete == 0
+            && deadline_ns.is_none()
+            && self.in_flight.saturating_sub(queued) >= self.batch
+        {
             return Ok(0);
         }
         // The split policy submits first and waits in a second enter (after a spin, if any);

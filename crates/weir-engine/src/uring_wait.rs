@@ -25,9 +25,10 @@
 //!   load the second worker wins a larger share of busy CPUs, on a quiet machine the two
 //!   workers' hand-offs cost more than they add (docs/engine-zram-sessions-11-12.md).
 //!
-//! Both deep choices wait for a quarter of the depth when asked for one completion
-//! ([`PuntedWait::min_batch`]): the workers keep the rest queued while the shard sleeps
-//! through the batch, and wake it a quarter as often.
+//! Both deep choices wait for half the depth when asked for one completion
+//! ([`PuntedWait::min_batch`]; a quarter before session 13): the workers keep the rest
+//! queued while the shard sleeps through the batch, and wake it half as often. They also
+//! leave a lone submit for the turn's wait ([`PuntedWait::defers_submit`]).
 //!
 //! `WEIR_URING_WAIT` (`auto`, `enter`, `split`, `spin:<us>`) or `WEIR_URING_PUNT` (`async`,
 //! `inline`) set to anything but `auto` turns the choice off: the ring then waits as the
@@ -219,16 +220,30 @@ impl PuntedWait {
         !matches!(self, PuntedWait::Inline)
     }
 
-    /// The completions a wait of this choice waits for on a ring of `depth`: a quarter of
-    /// the depth when deep (the io-wq workers keep three quarters queued while the shard
-    /// sleeps through a batch: QD32 inline paired 1.10-1.53x the wait for one, CPU per I/O
-    /// 0.84x, context switches per I/O 0.06 against 0.22, contaminated,
-    /// docs/engine-zram-sessions-11-12.md), else 1.
+    /// The completions a wait of this choice waits for on a ring of `depth`: half the depth
+    /// when deep, else 1. Why: the one io-wq worker is the limit at depth, and waking the
+    /// shard is the costliest thing it does besides the read (session 13's profile: 0.45-0.63
+    /// us of its ~2.5 us per read at a wait for a quarter, a cross-CPU wake-up of an idle vCPU
+    /// is an exit to the host), so each halving of the wake-ups per read speeds the limit;
+    /// the other half stays queued, ~40 us of reads at QD32, while the shard reaps and
+    /// refills. Half with the turn's submit against a quarter with eager submits (session
+    /// 12), RT-scheduled and contaminated, two runs: 1.06-1.09x and 1.00-1.30x the IOPS,
+    /// 0.84x and 0.74x the CPU per I/O (docs/engine.md, "Session 13").
     pub fn min_batch(self, depth: u32) -> u32 {
         match self {
-            PuntedWait::Inline | PuntedWait::AsyncBounded => (depth / 4).max(1),
+            PuntedWait::Inline | PuntedWait::AsyncBounded => (depth / 2).max(1),
             _ => 1,
         }
+    }
+
+    /// Whether a submit alone (no wait: the shard loop's eager submission of each op) may
+    /// be left for the next wait's enter while a batch is already at the kernel. True for the
+    /// deep choices: the workers have a batch or more queued, so an op a few microseconds
+    /// later costs no I/O, and the turn's ops go out in its one enter instead of one enter
+    /// each (session 13's profile: an enter's entry, exit, file lookup and ring lock were
+    /// ~0.3 us of the shard's ~1.2 us per I/O at QD32). A shallow ring submits at once.
+    pub fn defers_submit(self) -> bool {
+        matches!(self, PuntedWait::Inline | PuntedWait::AsyncBounded)
     }
 
     /// The bound this choice puts on the shard's io-wq workers (None: the kernel's own).
@@ -369,10 +384,13 @@ mod tests {
         let spin = PuntedWait::Spin.wait(base);
         assert!(spin.split && spin.spin_ns == AUTO_SPIN_NS && spin.by_depth);
         assert_eq!(PuntedWait::Inline.wait(spin), base);
-        assert_eq!(PuntedWait::Inline.min_batch(32), 8);
-        assert_eq!(PuntedWait::AsyncBounded.min_batch(32), 8);
-        assert_eq!(PuntedWait::Inline.min_batch(5), 1);
+        assert_eq!(PuntedWait::Inline.min_batch(32), 16);
+        assert_eq!(PuntedWait::AsyncBounded.min_batch(32), 16);
+        assert_eq!(PuntedWait::Inline.min_batch(5), 2);
+        assert_eq!(PuntedWait::Inline.min_batch(1), 1);
         assert_eq!(PuntedWait::Spin.min_batch(4), 1);
+        assert!(PuntedWait::Inline.defers_submit() && PuntedWait::AsyncBounded.defers_submit());
+        assert!(!PuntedWait::Spin.defers_submit() && !PuntedWait::AsyncEnter.defers_submit());
         assert!(PuntedWait::AsyncEnter.force_async() && !PuntedWait::Inline.force_async());
         assert!(PuntedWait::AsyncBounded.force_async());
         assert_eq!(PuntedWait::AsyncBounded.io_wq_workers(), Some(DEEP_WORKERS));
