@@ -317,26 +317,35 @@ pub fn render_prometheus(mountpoint: &str, shards: &[ShardMetrics]) -> String {
 /// One figure of a lane, for `render_lanes`.
 type LaneFigure = fn(&LaneStats) -> f64;
 
+/// One per-shard counter, `NAME{mountpoint,shard}`, with its TYPE line.
+fn render_shard_counter(
+    out: &mut String,
+    mp: &str,
+    shards: &[ShardMetrics],
+    name: &str,
+    value: fn(&ShardMetrics) -> u64,
+) {
+    let _ = writeln!(out, "# TYPE {name} counter");
+    for shard in shards {
+        let _ = writeln!(
+            out,
+            "{name}{{mountpoint=\"{mp}\",shard=\"{}\"}} {}",
+            shard.shard,
+            value(shard)
+        );
+    }
+}
+
 /// The lanes' state and controller counters, `weir_io_lane_*{mountpoint,direction}` gauges.
 /// The lanes belong to the budget every shard shares, so they are written once (shard 0's
 /// view).
 fn render_lanes(out: &mut String, mp: &str, shards: &[ShardMetrics]) {
-    let _ = writeln!(out, "# TYPE weir_io_queue_lag_stalls counter");
-    for shard in shards {
-        let _ = writeln!(
-            out,
-            "weir_io_queue_lag_stalls{{mountpoint=\"{mp}\",shard=\"{}\"}} {}",
-            shard.shard, shard.lag_stalls
-        );
-    }
-    let _ = writeln!(out, "# TYPE weir_io_queue_round_bounds counter");
-    for shard in shards {
-        let _ = writeln!(
-            out,
-            "weir_io_queue_round_bounds{{mountpoint=\"{mp}\",shard=\"{}\"}} {}",
-            shard.shard, shard.round_bounds
-        );
-    }
+    render_shard_counter(out, mp, shards, "weir_io_queue_lag_stalls", |s| {
+        s.lag_stalls
+    });
+    render_shard_counter(out, mp, shards, "weir_io_queue_round_bounds", |s| {
+        s.round_bounds
+    });
     let Some(first) = shards.first() else {
         return;
     };
@@ -470,8 +479,8 @@ mod tests {
                 tail_guard: 1.0,
                 rate_factor: 1.0,
                 lanes: Default::default(),
-                lag_stalls: 0,
-                round_bounds: 0,
+                lag_stalls: 7,
+                round_bounds: 9,
             }],
         );
         assert!(text.contains("# TYPE weir_io_queue_total_ops counter"));
@@ -485,6 +494,19 @@ mod tests {
         );
         assert!(
             text.contains("stage=\"disk\",quantile=\"0.99\"} 0.0001"),
+            "{text}"
+        );
+        // The per-shard counters bench/shares.sh reads, each with its TYPE line.
+        assert!(
+            text.contains("# TYPE weir_io_queue_lag_stalls counter"),
+            "{text}"
+        );
+        assert!(
+            text.contains("weir_io_queue_lag_stalls{mountpoint=\"/var/lib/weir\",shard=\"1\"} 7"),
+            "{text}"
+        );
+        assert!(
+            text.contains("weir_io_queue_round_bounds{mountpoint=\"/var/lib/weir\",shard=\"1\"} 9"),
             "{text}"
         );
     }
