@@ -43,11 +43,14 @@ test('a prepared SELECT * sees columns added and dropped after it was prepared',
   assert.deepEqual(rs.columns.map((c) => c.name), ['id', 'a', 'b']);
   assert.equal(rs.first().a, 10);
   assert.equal(rs.first().b, 'bee');
+  // Rows are built by a constructor cached per column set (lib/result.js): the new set's.
+  assert.deepEqual(Object.keys(rs.first()), ['id', 'a', 'b']);
   await env.client.execute('ALTER TABLE altered DROP a');
   rs = await env.client.execute(select, [1], { prepare: true });
   assert.deepEqual(rs.columns.map((c) => c.name), ['id', 'b']);
   assert.equal(rs.first().b, 'bee');
   assert.equal(rs.first().a, undefined);
+  assert.deepEqual(rs.first().keys(), ['id', 'b']);
 });
 
 test('unprepared statements guess types and honour hints', async () => {

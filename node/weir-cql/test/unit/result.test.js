@@ -1,0 +1,85 @@
+'use strict';
+// Rows built by lib/result.js: one generated Row constructor per distinct column set
+// (issue 21: the generic per-cell keyed store cost ~1 us per row). These tests pin what a
+// user can observe of a row, so the faster construction stays the same shape, and that a
+// changed column set (ALTER TABLE) never reuses another set's constructor. No server.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { Reader, readResult, ResultSet, Row } = require('../../lib/result');
+const { Writer } = require('../../lib/codec');
+
+const enc = { useBigIntAsLong: false, useBigIntAsVarint: false, useUndefinedAsUnset: true };
+const INT = 0x09, TEXT = 0x0d;
+
+function shortStr(w, s) { const b = Buffer.from(s, 'utf8'); w.u16le(b.length); w.bytes(b); }
+
+/** A result in the native layout (src/wire.rs write_result_head + write_rows), int/text columns only. */
+function resultBuffer(columns, rows) {
+  const specs = new Writer(64);
+  specs.u16le(columns.length);
+  for (const [name, code] of columns) { shortStr(specs, 'ks'); shortStr(specs, 't'); shortStr(specs, name); specs.u16le(code); }
+  const cells = new Writer(64);
+  for (const row of rows) {
+    row.forEach((v, i) => {
+      if (v === null) { cells.i32be(-1); return; }
+      const b = columns[i][1] === INT ? Buffer.alloc(4) : Buffer.from(v, 'utf8');
+      if (columns[i][1] === INT) b.writeInt32BE(v);
+      cells.i32be(b.length); cells.bytes(b);
+    });
+  }
+  const w = new Writer(128);
+  w.u8(0); w.u8(2); w.u16le(0);
+  w.u32le(specs.pos); w.bytes(specs.buf.subarray(0, specs.pos));
+  w.i32le(rows.length);
+  w.u32le(cells.pos); w.bytes(cells.buf.subarray(0, cells.pos));
+  return w.buf.subarray(0, w.pos);
+}
+
+function rowsOf(columns, rows) {
+  const res = readResult(new Reader(resultBuffer(columns, rows), 0), enc);
+  assert.ok(!res.error);
+  return new ResultSet(res.fields).rows;
+}
+
+test('a row keeps the shape of a cassandra-driver Row: own columns in order, Row methods, hidden __columns', () => {
+  // Names a generated constructor must not break: quotes, backslash, newline, U+2028, a
+  // name shadowing a prototype member.
+  const names = ['id', 'say "hi"', 'back\\slash', 'two\nlines', 'sep\u2028x', 'constructor'];
+  const columns = names.map((n, i) => [n, i === 0 ? INT : TEXT]);
+  const [a, b] = rowsOf(columns, [[1, 'q', 'b', 'n', 's', 'c'], [2, null, null, null, null, null]]);
+  assert.ok(a instanceof Row);
+  assert.equal(Object.getPrototypeOf(a).constructor.name, 'Row');
+  assert.deepEqual(Object.keys(a), names);
+  assert.deepEqual(a.keys(), names);
+  assert.deepEqual(a.values(), [1, 'q', 'b', 'n', 's', 'c']);
+  assert.equal(a.get(1), 'q');
+  assert.equal(a.get('two\nlines'), 'n');
+  assert.equal(a.constructor, 'c', 'a column named constructor is an own property, as before');
+  const seen = [];
+  a.forEach((v, k) => seen.push([k, v]));
+  assert.deepEqual(seen.map(([k]) => k), names);
+  assert.ok(!Object.keys(a).includes('__columns'));
+  assert.deepEqual(a.__columns.map((c) => c.name), names);
+  assert.equal(JSON.stringify(b), JSON.stringify(Object.fromEntries(names.map((n, i) => [n, i === 0 ? 2 : null]))));
+  assert.equal(b.id, 2);
+});
+
+test('a changed column set gets its own Row constructor (no stale metadata after ALTER TABLE)', () => {
+  const before = rowsOf([['id', INT], ['a', INT]], [[1, 10]])[0];
+  const again = rowsOf([['id', INT], ['a', INT]], [[2, 20]])[0];
+  // Same column bytes: the parse and the constructor are shared.
+  assert.equal(Object.getPrototypeOf(again), Object.getPrototypeOf(before));
+  // ADD b: a new column set.
+  const added = rowsOf([['id', INT], ['a', INT], ['b', TEXT]], [[1, 10, 'bee']])[0];
+  assert.deepEqual(Object.keys(added), ['id', 'a', 'b']);
+  assert.equal(added.b, 'bee');
+  assert.notEqual(Object.getPrototypeOf(added), Object.getPrototypeOf(before));
+  // DROP a, same column count as the first set: names must not leak from it.
+  const dropped = rowsOf([['id', INT], ['b', TEXT]], [[1, 'bee']])[0];
+  assert.deepEqual(Object.keys(dropped), ['id', 'b']);
+  assert.equal(dropped.a, undefined);
+  assert.deepEqual(dropped.values(), [1, 'bee']);
+  // A column of another type under the same name: decoded by the new type.
+  const retyped = rowsOf([['id', INT], ['b', INT]], [[1, 7]])[0];
+  assert.equal(retyped.b, 7);
+});
