@@ -102,6 +102,9 @@ pub struct ShardQueue {
     /// `dispatch` calls that stopped because this shard's head led another shard's by more
     /// than the lag (a cross-shard stall: the shard waits on the other's virtual time).
     lag_stalls: u64,
+    /// Of those, the stalls woken at the laggard's next expected call rather than after
+    /// goal / 8 (`queue_lag.rs`).
+    lag_short_wakes: u64,
     /// Pieces the last `dispatch` call moved if this shard had nothing in the disk when it
     /// started, else 0: the round an inline device may serve whole before the next call.
     last_round_pieces: usize,
@@ -149,6 +152,7 @@ impl ShardQueue {
             queued: 0,
             in_flight: 0,
             lag_stalls: 0,
+            lag_short_wakes: 0,
             last_round_pieces: 0,
             round_bounds: 0,
         })
@@ -372,7 +376,8 @@ impl ShardQueue {
                 if group_vt > self.budget.global_head_vt().saturating_add(lag_vt) {
                     // Another shard's class is behind in virtual time: let it catch up.
                     self.lag_stalls += 1;
-                    self.wake_at(now_ns + (goal_ns / 8).max(1000));
+                    let at_ns = self.stall_wake_ns(now_ns);
+                    self.wake_at(at_ns);
                     break;
                 }
             }
@@ -480,6 +485,10 @@ impl ShardQueue {
         if cross_shard {
             let head = self.heap.peek().map_or(u64::MAX, |r| r.0 .0);
             self.budget.publish(self.shard, head);
+            let gap_cap_ns = self.stall_wake_max_ns();
+            self.budget
+                .boards()
+                .end_call(self.shard, now_ns, gap_cap_ns);
         }
         let moved = out.len() - before;
         self.last_round_pieces = if empty_at_start { moved } else { 0 };
@@ -730,6 +739,12 @@ impl ShardQueue {
         self.lag_stalls
     }
 
+    /// Cross-shard stalls woken at the laggard's next expected call rather than after
+    /// goal / 8: only a shard with nothing in the disk (`queue_lag.rs`).
+    pub fn lag_short_wakes(&self) -> u64 {
+        self.lag_short_wakes
+    }
+
     /// `dispatch` calls bound to stop at the first class they empty (`round_bound`).
     pub fn round_bounds(&self) -> u64 {
         self.round_bounds
@@ -753,6 +768,7 @@ impl ShardQueue {
                 self.budget.lane_stats(Direction::Write),
             ],
             lag_stalls: self.lag_stalls,
+            lag_short_wakes: self.lag_short_wakes,
             round_bounds: self.round_bounds,
         }
     }
@@ -772,6 +788,8 @@ use types::{cap_increment_ns, check_shares};
 pub use types::{ClassConfig, ClassId, Completed, Dispatched, Request};
 #[path = "queue_hold.rs"]
 mod hold;
+#[path = "queue_lag.rs"]
+mod lag;
 
 #[cfg(test)]
 #[path = "queue_tests.rs"]
