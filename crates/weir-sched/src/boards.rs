@@ -15,6 +15,10 @@ struct ShardBoard {
     /// Its usual gap between two calls (a running mean, weight 1/4; 0: not yet known): on a
     /// device that completes inside the submission, one round's CPU time.
     call_gap_ns: AtomicU64,
+    /// 0 if the shard's last `dispatch` call was a round the round bound ended with nothing
+    /// refused by the shared budget (a device that completes inside the submission: the
+    /// shard's pace is its own CPU's), else 1 (from the start, until its first call).
+    waits_on_budget: AtomicU64,
 }
 
 /// Every shard's board.
@@ -30,6 +34,7 @@ impl ShardBoards {
                 head_vt: AtomicU64::new(u64::MAX),
                 call_end_ns: AtomicU64::new(0),
                 call_gap_ns: AtomicU64::new(0),
+                waits_on_budget: AtomicU64::new(1),
             })
             .collect();
         ShardBoards { boards }
@@ -39,6 +44,23 @@ impl ShardBoards {
         if let Some(board) = self.boards.get(shard) {
             board.head_vt.store(head_vt, Relaxed);
         }
+    }
+
+    /// Whether shard `shard`'s last `dispatch` call may have waited on the shared budget.
+    pub(crate) fn set_waits_on_budget(&self, shard: usize, waits: bool) {
+        if let Some(board) = self.boards.get(shard) {
+            board.waits_on_budget.store(u64::from(waits), Relaxed);
+        }
+    }
+
+    /// Whether any shard with a backlog may be waiting on the shared budget. While none is
+    /// (every backlogged shard runs rounds paced by its own CPU, as on zram), a shard that
+    /// holds back for another's virtual time gives that shard nothing: the lag check is
+    /// skipped (docs/scheduler-rate.md section 19).
+    pub(crate) fn any_waits_on_budget(&self) -> bool {
+        self.boards
+            .iter()
+            .any(|b| b.head_vt.load(Relaxed) != u64::MAX && b.waits_on_budget.load(Relaxed) != 0)
     }
 
     /// Shard `shard` ended a `dispatch` call at `now_ns`. A gap longer than `gap_cap_ns` (an
@@ -110,6 +132,30 @@ mod tests {
         boards.end_call(0, 1_000, 100_000);
         boards.end_call(0, 9_000, 100_000);
         assert_eq!(boards.laggard_next_call_ns(1_130), Some(1_160));
+    }
+
+    #[test]
+    fn the_lag_holds_while_a_backlogged_shard_waits_on_the_budget() {
+        let boards = ShardBoards::new(2);
+        assert!(
+            !boards.any_waits_on_budget(),
+            "no backlog, nothing to wait for"
+        );
+        boards.publish(0, 100);
+        boards.publish(1, 900);
+        assert!(
+            boards.any_waits_on_budget(),
+            "a shard waits until its first call says not"
+        );
+        boards.set_waits_on_budget(0, false);
+        assert!(boards.any_waits_on_budget(), "shard 1 has not called yet");
+        boards.set_waits_on_budget(1, false);
+        assert!(!boards.any_waits_on_budget(), "both pace their own rounds");
+        boards.set_waits_on_budget(0, true);
+        assert!(boards.any_waits_on_budget());
+        // A shard without a backlog waits on nothing.
+        boards.publish(0, u64::MAX);
+        assert!(!boards.any_waits_on_budget());
     }
 
     #[test]

@@ -364,22 +364,11 @@ impl ShardQueue {
         // full lane means nothing fits, as before.
         let duplex = self.budget.model().duplex();
         let mut lane_full = [false; 2];
+        // Whether the shared budget refused a piece this call (`boards.rs`).
+        let mut budget_refused = false;
         while let Some(&Reverse((group_vt, group_index))) = self.heap.peek() {
-            if cross_shard {
-                self.budget.publish(self.shard, group_vt);
-                // A group may lead by a goal of disk time at 1000 shares and by at least an
-                // eighth of a goal of its own disk time at fewer: a 1-share group's single
-                // 4 KiB read moves its virtual time ~20 lags, and at goal / 1000 two shards
-                // then take turns one request at a time, each waiting for a timer.
-                let shares = u64::from(self.groups[group_index as usize].config.shares.max(1));
-                let lag_vt = self.lag_vt.max(self.lag_floor_ps / shares);
-                if group_vt > self.budget.global_head_vt().saturating_add(lag_vt) {
-                    // Another shard's class is behind in virtual time: let it catch up.
-                    self.lag_stalls += 1;
-                    let at_ns = self.stall_wake_ns(now_ns);
-                    self.wake_at(at_ns);
-                    break;
-                }
+            if cross_shard && self.lag_stalled(group_vt, group_index, now_ns) {
+                break;
             }
             let group = &mut self.groups[group_index as usize];
             let Some((class_vt, index)) = group.classes.peek() else {
@@ -424,6 +413,7 @@ impl ShardQueue {
             let ahead_ps = match self.budget.try_acquire(direction, cost_ps) {
                 Ok(ahead) => ahead,
                 Err(blocked) => {
+                    budget_refused = true;
                     match blocked {
                         Blocked::Bucket { wait_ns } => self.wake_at(now_ns + wait_ns),
                         // A completion on this shard frees the window (the lane is not
@@ -483,12 +473,7 @@ impl ShardQueue {
         }
         self.heap.extend(self.set_aside.drain(..));
         if cross_shard {
-            let head = self.heap.peek().map_or(u64::MAX, |r| r.0 .0);
-            self.budget.publish(self.shard, head);
-            let gap_cap_ns = self.stall_wake_max_ns();
-            self.budget
-                .boards()
-                .end_call(self.shard, now_ns, gap_cap_ns);
+            self.end_call(now_ns, bounded && !budget_refused);
         }
         let moved = out.len() - before;
         self.last_round_pieces = if empty_at_start { moved } else { 0 };

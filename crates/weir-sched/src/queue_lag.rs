@@ -1,5 +1,12 @@
-//! The cross-shard stall's wake: how long a shard whose head leads the slowest shard's by more
-//! than the lag waits before it looks again.
+//! The cross-shard lag: a shard whose head leads the slowest shard's by more than the lag
+//! stops its `dispatch` call (a stall), and how long it waits before it looks again.
+//!
+//! The lag holds only while some shard with a backlog may wait on the shared budget. On a
+//! device that completes inside the submission each shard's rounds are paced by its own CPU:
+//! when every backlogged shard's last call was a round the round bound ended with nothing
+//! refused, holding a leader back gives the laggard nothing, and with one CPU slower than the
+//! other (another thread on it) it held the faster shard to the slower one's pace (seeded,
+//! `inline_shards.rs`: 0.919 of unscheduled at 0.85; section 19).
 //!
 //! A shard with pieces in the disk is woken by their completions, and its timer is only the
 //! backstop for completions that arrive on other shards: goal / 8, as before. A shard with
@@ -18,6 +25,39 @@ use super::ShardQueue;
 const STALL_WAKE_MIN_NS: u64 = 1_000;
 
 impl ShardQueue {
+    /// Publishes `group_vt` (the head this call is at) and says whether the call must stop
+    /// for another shard's virtual time; if so, sets the wake-up.
+    pub(super) fn lag_stalled(&mut self, group_vt: u64, group_index: u32, now_ns: u64) -> bool {
+        self.budget.publish(self.shard, group_vt);
+        // A group may lead by a goal of disk time at 1000 shares and by at least an eighth of
+        // a goal of its own disk time at fewer: a 1-share group's single 4 KiB read moves its
+        // virtual time ~20 lags, and at goal / 1000 two shards then take turns one request at
+        // a time, each waiting for a timer.
+        let shares = u64::from(self.groups[group_index as usize].config.shares.max(1));
+        let lag_vt = self.lag_vt.max(self.lag_floor_ps / shares);
+        let leads = group_vt > self.budget.global_head_vt().saturating_add(lag_vt);
+        if !leads || !self.budget.boards().any_waits_on_budget() {
+            return false;
+        }
+        // Another shard's class is behind in virtual time: let it catch up.
+        self.lag_stalls += 1;
+        let at_ns = self.stall_wake_ns(now_ns);
+        self.wake_at(at_ns);
+        true
+    }
+
+    /// The end of a `dispatch` call: publishes the head, when the call ended and whether it
+    /// was paced by this shard's own CPU (`own_pace`: the round bound ended it and the budget
+    /// refused nothing).
+    pub(super) fn end_call(&mut self, now_ns: u64, own_pace: bool) {
+        let head = self.heap.peek().map_or(u64::MAX, |r| r.0 .0);
+        self.budget.publish(self.shard, head);
+        let gap_cap_ns = self.stall_wake_max_ns();
+        let boards = self.budget.boards();
+        boards.end_call(self.shard, now_ns, gap_cap_ns);
+        boards.set_waits_on_budget(self.shard, !own_pace);
+    }
+
     /// When a shard stalled on the cross-shard lag at `now_ns` looks again.
     pub(super) fn stall_wake_ns(&mut self, now_ns: u64) -> u64 {
         let backstop_ns = now_ns + self.stall_wake_max_ns();

@@ -5,7 +5,8 @@
 //! own CPU, and a shard whose head leads the other's by more than the lag sleeps until its
 //! timer (docs/scheduler-rate.md sections 18-19). Here each shard has its own inline disk
 //! (one CPU, half the device's rates, its own jitter) and the shards are stepped in the
-//! order of their clocks; a timer wake-up comes `TIMER_SLACK_NS` late, as a VM's does.
+//! order of their clocks; a timer wake-up comes `TIMER_SLACK_NS` late, as a VM's does. Each
+//! check prints the stalls and how many woke at the laggard's next expected call.
 
 mod harness;
 
@@ -205,16 +206,14 @@ fn shards_on_equal_cpus_keep_the_total_and_the_shares() {
     }
 }
 
-/// The second shard's CPU at 0.85 of the first's (another thread on it): the cross-shard lag
-/// holds the first shard to the second's pace in virtual time, so the total is bounded by
-/// 2 x 0.85 / 1.85 = 0.919 of unscheduled (4 KiB writes: 0.919, ~6,100 stalls), the shape of
-/// session 13's zram write rows. Letting a leader pass a laggard whose last call the round
-/// bound ended (its backlog waits on its own CPU, not on the budget) gave 1.000 here but
-/// broke the lockstep inline test's 4 KiB reads at 1000:100 (0.478 of asked): not taken;
-/// docs/scheduler-rate.md section 19. The ratios must hold; the total must not fall under
-/// the coupled pace.
+/// The second shard's CPU at 0.85 of the first's (another thread on it, as under a build on a
+/// two-vCPU guest). Before, the cross-shard lag held the first shard to the second's pace in
+/// virtual time: every row 0.919 of unscheduled (2 x 0.85 / 1.85), 4 KiB writes at 1000:100
+/// with ~6,100 stalls, the shape of session 13's zram write rows. The lag now holds only while
+/// a backlogged shard may wait on the shared budget; here each shard's rounds are paced by its
+/// own CPU, so neither waits for the other (docs/scheduler-rate.md section 19).
 #[test]
-fn a_slower_cpu_holds_the_shares_at_its_pace() {
+fn a_slower_cpu_does_not_hold_the_faster_one_back() {
     let seed = seed(254);
     for (dir, len) in [(Write, 4096), (Read, 4096)] {
         for shares in [(1000, 100), (1, 1), (100, 1000)] {
@@ -222,7 +221,7 @@ fn a_slower_cpu_holds_the_shares_at_its_pace() {
                 "seed {seed}: own CPUs, the second at 0.85, {dir:?} {len} B x32, {}:{}",
                 shares.0, shares.1
             );
-            check_reach_and_ratio(seed, (dir, len), shares, 0.85, 0.9, &what);
+            check_reach_and_ratio(seed, (dir, len), shares, 0.85, 0.97, &what);
         }
     }
 }
