@@ -192,7 +192,9 @@ for j in r["jobs"]:
                    read_queue_p99_us=j.get("queue_latency_us", {}).get("p99"),
                    read_disk_p99_us=j.get("disk_latency_us", {}).get("p99"))
     if j["name"] == "writes":
-        row.update(write_mbps=j["bandwidth_bytes_per_s"] / 1e6)
+        # The regime the writes ran in (pretruncate: a fresh sparse file every row, removed
+        # after it), so "writes alone" and the mixed row are seen to write alike.
+        row.update(write_mbps=j["bandwidth_bytes_per_s"] / 1e6, write_prepare=j.get("prepare"))
 # The scheduler's state at the end of the row: what a round over the goal had (its window,
 # measured drain speed, tail guard and run-time K; docs/scheduler.md items 2-6).
 s = r.get("scheduler") or {}
@@ -413,13 +415,14 @@ for n in rounds:
                       "write_share": mw["write_mbps"] / wa["write_mbps"],
                       "read_share": rs["read_iops"] / ra["read_iops"],
                       "mixed_w": mw["write_mbps"], "alone_w": wa["write_mbps"],
+                      "regimes": (wa.get("write_prepare"), mw.get("write_prepare")),
                       "lane": mw.get("write_lane")})
 if per_round:
     print("\nper round (rows of one round ran back to back, order rotated):")
     for p in per_round:
         print(f"  round {p['round']}: read p99 {p['p99']:.0f} us (limit {p['limit']:.0f}), writes "
-              f"{p['write_share']:.2f} of alone ({p['mixed_w']:.0f} / {p['alone_w']:.0f} MB/s), "
-              f"pure reads through the scheduler {p['read_share']:.3f}")
+              f"{p['write_share']:.2f} of alone ({p['mixed_w']:.0f} / {p['alone_w']:.0f} MB/s; "
+              f"writes prepared {p['regimes'][0]} alone, {p['regimes'][1]} mixed), pure reads through the scheduler {p['read_share']:.3f}")
         if p["lane"]:
             print(f"    mixed row's write lane: {p['lane']}")
     med = lambda k: statistics.median(p[k] for p in per_round)

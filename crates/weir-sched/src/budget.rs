@@ -3,6 +3,7 @@
 //! the virtual-time board that makes shares hold across shards. Everything is atomics: shards
 //! never take a lock and never wait for each other.
 
+use crate::boards::ShardBoards;
 use crate::depth::{DepthCap, DepthPeriod};
 use crate::lane_counters::{PeriodCounters, PeriodSeen};
 use crate::rate::{rate_of, DiskQueue, RateControl, Verdict, RATE_ONE};
@@ -96,13 +97,6 @@ impl Lane {
     }
 }
 
-/// A shard's published virtual time: the smallest among its backlogged classes.
-#[derive(Debug)]
-#[repr(align(128))]
-struct ShardBoard {
-    head_vt: AtomicU64,
-}
-
 /// Why a request could not go to the disk now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Blocked {
@@ -119,7 +113,7 @@ pub struct SharedBudget {
     model: CostModel,
     config: SchedConfig,
     lanes: [Lane; 2],
-    boards: Box<[ShardBoard]>,
+    boards: ShardBoards,
     /// The largest virtual time ever dispatched: where a class waking into an idle disk starts.
     vt_floor: AtomicU64,
     /// Writes in the disk now (any lane): the tail guard only listens to reads beside writes.
@@ -210,11 +204,7 @@ impl SharedBudget {
         // of it, so the guard settles where bad reads are `1 - q` of all.
         let guard_up_div =
             GUARD_DOWN_DIV * ((config.tail_quantile / (1.0 - config.tail_quantile)).round() as u64);
-        let boards = (0..config.shards)
-            .map(|_| ShardBoard {
-                head_vt: AtomicU64::new(u64::MAX),
-            })
-            .collect();
+        let boards = ShardBoards::new(config.shards);
         Ok(SharedBudget {
             lanes: [Lane::new(bucket_ps), Lane::new(bucket_ps)],
             boards,
@@ -701,18 +691,17 @@ impl SharedBudget {
 
     /// Publishes a shard's smallest backlogged virtual time (`u64::MAX` when it has none).
     pub(crate) fn publish(&self, shard: usize, head_vt: u64) {
-        if let Some(board) = self.boards.get(shard) {
-            board.head_vt.store(head_vt, Relaxed);
-        }
+        self.boards.publish(shard, head_vt);
+    }
+
+    /// The board of every shard's virtual time (`boards.rs`).
+    pub(crate) fn boards(&self) -> &ShardBoards {
+        &self.boards
     }
 
     /// The smallest virtual time any shard has backlogged (`u64::MAX` when none has).
     pub(crate) fn global_head_vt(&self) -> u64 {
-        self.boards
-            .iter()
-            .map(|b| b.head_vt.load(Relaxed))
-            .min()
-            .unwrap_or(u64::MAX)
+        self.boards.global_head_vt()
     }
 
     pub(crate) fn note_dispatched_vt(&self, vt: u64) {

@@ -28,6 +28,7 @@
 //! the caller submits each [`Dispatched`] piece at `offset_in_request_bytes` into its request
 //! and reports it with [`ShardQueue::complete`], which says when the request's last piece is done.
 
+mod boards;
 mod budget;
 mod depth;
 mod error;

@@ -184,6 +184,9 @@ pub struct ShardMetrics {
     pub lanes: [LaneStats; 2],
     /// `dispatch` calls that stopped to let another shard catch up in virtual time.
     pub lag_stalls: u64,
+    /// Of those, the stalls of a shard with nothing in the disk woken at the laggard's next
+    /// expected `dispatch` call rather than after goal / 8 (docs/scheduler-rate.md section 19).
+    pub lag_short_wakes: u64,
     /// `dispatch` calls bound to stop at the first class they empty, after a round the device
     /// served whole before the next call (an inline device such as zram;
     /// docs/scheduler-rate.md section 18).
@@ -343,6 +346,9 @@ fn render_lanes(out: &mut String, mp: &str, shards: &[ShardMetrics]) {
     render_shard_counter(out, mp, shards, "weir_io_queue_lag_stalls", |s| {
         s.lag_stalls
     });
+    render_shard_counter(out, mp, shards, "weir_io_queue_lag_short_wakes", |s| {
+        s.lag_short_wakes
+    });
     render_shard_counter(out, mp, shards, "weir_io_queue_round_bounds", |s| {
         s.round_bounds
     });
@@ -480,6 +486,7 @@ mod tests {
                 rate_factor: 1.0,
                 lanes: Default::default(),
                 lag_stalls: 7,
+                lag_short_wakes: 5,
                 round_bounds: 9,
             }],
         );
@@ -503,6 +510,12 @@ mod tests {
         );
         assert!(
             text.contains("weir_io_queue_lag_stalls{mountpoint=\"/var/lib/weir\",shard=\"1\"} 7"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "weir_io_queue_lag_short_wakes{mountpoint=\"/var/lib/weir\",shard=\"1\"} 5"
+            ),
             "{text}"
         );
         assert!(

@@ -102,6 +102,9 @@ pub struct ShardQueue {
     /// `dispatch` calls that stopped because this shard's head led another shard's by more
     /// than the lag (a cross-shard stall: the shard waits on the other's virtual time).
     lag_stalls: u64,
+    /// Of those, the stalls woken at the laggard's next expected call rather than after
+    /// goal / 8 (`queue_lag.rs`).
+    lag_short_wakes: u64,
     /// Pieces the last `dispatch` call moved if this shard had nothing in the disk when it
     /// started, else 0: the round an inline device may serve whole before the next call.
     last_round_pieces: usize,
@@ -149,6 +152,7 @@ impl ShardQueue {
             queued: 0,
             in_flight: 0,
             lag_stalls: 0,
+            lag_short_wakes: 0,
             last_round_pieces: 0,
             round_bounds: 0,
         })
@@ -360,21 +364,11 @@ impl ShardQueue {
         // full lane means nothing fits, as before.
         let duplex = self.budget.model().duplex();
         let mut lane_full = [false; 2];
+        // Whether the shared budget refused a piece this call (`boards.rs`).
+        let mut budget_refused = false;
         while let Some(&Reverse((group_vt, group_index))) = self.heap.peek() {
-            if cross_shard {
-                self.budget.publish(self.shard, group_vt);
-                // A group may lead by a goal of disk time at 1000 shares and by at least an
-                // eighth of a goal of its own disk time at fewer: a 1-share group's single
-                // 4 KiB read moves its virtual time ~20 lags, and at goal / 1000 two shards
-                // then take turns one request at a time, each waiting for a timer.
-                let shares = u64::from(self.groups[group_index as usize].config.shares.max(1));
-                let lag_vt = self.lag_vt.max(self.lag_floor_ps / shares);
-                if group_vt > self.budget.global_head_vt().saturating_add(lag_vt) {
-                    // Another shard's class is behind in virtual time: let it catch up.
-                    self.lag_stalls += 1;
-                    self.wake_at(now_ns + (goal_ns / 8).max(1000));
-                    break;
-                }
+            if cross_shard && self.lag_stalled(group_vt, group_index, now_ns) {
+                break;
             }
             let group = &mut self.groups[group_index as usize];
             let Some((class_vt, index)) = group.classes.peek() else {
@@ -419,6 +413,7 @@ impl ShardQueue {
             let ahead_ps = match self.budget.try_acquire(direction, cost_ps) {
                 Ok(ahead) => ahead,
                 Err(blocked) => {
+                    budget_refused = true;
                     match blocked {
                         Blocked::Bucket { wait_ns } => self.wake_at(now_ns + wait_ns),
                         // A completion on this shard frees the window (the lane is not
@@ -478,8 +473,7 @@ impl ShardQueue {
         }
         self.heap.extend(self.set_aside.drain(..));
         if cross_shard {
-            let head = self.heap.peek().map_or(u64::MAX, |r| r.0 .0);
-            self.budget.publish(self.shard, head);
+            self.end_call(now_ns, bounded && !budget_refused);
         }
         let moved = out.len() - before;
         self.last_round_pieces = if empty_at_start { moved } else { 0 };
@@ -730,6 +724,12 @@ impl ShardQueue {
         self.lag_stalls
     }
 
+    /// Cross-shard stalls woken at the laggard's next expected call rather than after
+    /// goal / 8: only a shard with nothing in the disk (`queue_lag.rs`).
+    pub fn lag_short_wakes(&self) -> u64 {
+        self.lag_short_wakes
+    }
+
     /// `dispatch` calls bound to stop at the first class they empty (`round_bound`).
     pub fn round_bounds(&self) -> u64 {
         self.round_bounds
@@ -753,6 +753,7 @@ impl ShardQueue {
                 self.budget.lane_stats(Direction::Write),
             ],
             lag_stalls: self.lag_stalls,
+            lag_short_wakes: self.lag_short_wakes,
             round_bounds: self.round_bounds,
         }
     }
@@ -772,6 +773,8 @@ use types::{cap_increment_ns, check_shares};
 pub use types::{ClassConfig, ClassId, Completed, Dispatched, Request};
 #[path = "queue_hold.rs"]
 mod hold;
+#[path = "queue_lag.rs"]
+mod lag;
 
 #[cfg(test)]
 #[path = "queue_tests.rs"]
