@@ -377,9 +377,14 @@ run_weir() { # round
 # beside it, also runs on the data weir tune itself read, right after tune ends. The bench's
 # own layout and tune's files can read 0.8-1.2x apart on zram whoever reads them (session 13,
 # bench/tune-zram-state.sh tunefiles; fio and the meter agree on each), so only the same data
-# compares the two meters. Hard links made while tune runs keep its files past its cleanup;
-# each keeps its first READ_FILE_BYTES / JOBS (tune's first, shallow sequential writes, the
-# data its sequential reads read) and gives the rest back before the reads.
+# compares the two meters. Hard links made while tune runs keep its files past its cleanup.
+# Each is cut to exactly the bytes tune's sequential reads read (`sequential_read_ranges_bytes`
+# in its JSON: the gaps between the ranges collapsed out with `fallocate --collapse-range`,
+# which moves extents, not data, and the rest truncated), then all to the shortest shard's.
+# Before session 14 each kept its first READ_FILE_BYTES / JOBS instead: on zram that region
+# read 1.3-1.4x costlier per GB than the rest of tune's read data (CPU s per GB, 6 rotated
+# rounds), so "weir/fio on tune's data" compared different bytes. fio and the meter read them
+# at fio's swept depth and, when it differs, at tune's own read depth (seq_read_tune_shape).
 TUNE_DATA=${TUNE_DATA:-1}
 keep_tune_files() { # tune's pid
     local j f
@@ -393,17 +398,55 @@ keep_tune_files() { # tune's pid
     done
 }
 read_tune_data() { # round
-    local j
+    local j cut tune_qd shortest=$((1 << 62)) size
     for ((j = 0; j < JOBS; j++)); do
         [[ -e "$DIR/tune-data.$j.0" ]] || { echo "tune-vs-fio: tune's file $j was not kept" >&2; return 0; }
-        fallocate -p -o $((READ_BYTES / JOBS)) -l $((1 << 46)) "$DIR/tune-data.$j.0" 2>/dev/null || true
-        truncate -s $((READ_BYTES / JOBS)) "$DIR/tune-data.$j.0"
+        # Lines "offset length" (the gaps, last first, so earlier offsets stay put), then the size.
+        cut=$(python3 - "$WORK/weir-$1.json" "$j" $((READ_BYTES / JOBS)) <<'EOF'
+import json, sys
+report = json.load(open(sys.argv[1]))["dirs"][0]["report"]
+# A weir from before session 14 does not say: its first READ_FILE_BYTES / JOBS, as then.
+ranges = report.get("sequential_read_ranges_bytes", [[[0, int(sys.argv[3])]]] * (int(sys.argv[2]) + 1))[int(sys.argv[2])]
+ranges = sorted(tuple(r) for r in ranges)
+gaps, at = [], 0
+for start, end in ranges:
+    if start > at:
+        gaps.append((at, start - at))
+    at = max(at, end)
+for offset, length in reversed(gaps):
+    print(offset, length)
+print(sum(end - start for start, end in ranges))
+EOF
+)
+        while read -r a b; do
+            if [[ -n $b ]]; then fallocate --collapse-range -o "$a" -l "$b" "$DIR/tune-data.$j.0"; else size=$a; fi
+        done <<<"$cut"
+        truncate -s "$size" "$DIR/tune-data.$j.0"
+        ((size < shortest)) && shortest=$size
     done
+    shortest=$((shortest & ~((1 << 20) - 1)))
+    for ((j = 0; j < JOBS; j++)); do truncate -s "$shortest" "$DIR/tune-data.$j.0"; done
     sync
     [[ -z "$ZRAM" ]] || fstrim "$DIR" 2>/dev/null || true
     sleep "$SETTLE_S"
-    point_pair seq_read_tune_data "$SR_QD" "$RUNTIME" "$1" fio_point read 1M "$SR_QD" tune-data "$READ_BYTES" \
+    point_pair seq_read_tune_data "$SR_QD" "$RUNTIME" "$1" fio_point read 1M "$SR_QD" tune-data $((shortest * JOBS)) \
         "$RUNTIME" -- read $((1 << 20)) tune-data >"$WORK/tune-data-$1.txt"
+    tune_qd=$(python3 -c "import json; print(json.load(open('$WORK/weir-$1.json'))['dirs'][0]['report']['read_bandwidth']['depth_best'])")
+    if [[ $tune_qd != "$SR_QD" ]] && ((tune_qd >= JOBS)); then
+        point_pair seq_read_tune_shape "$tune_qd" "$RUNTIME" "$1" fio_point read 1M "$tune_qd" tune-data $((shortest * JOBS)) \
+            "$RUNTIME" -- read $((1 << 20)) tune-data >>"$WORK/tune-data-$1.txt"
+    fi
+    echo "tune_read_bytes_per_shard $shortest" >>"$WORK/tune-data-$1.txt"
+    # A hole inside the bytes tune read would read as zeros without touching the disk (6x faster
+    # on zram, session 10): count the bytes before the first hole of each cut file (SEEK_HOLE).
+    python3 - "$DIR"/tune-data.* >>"$WORK/tune-data-$1.txt" <<'EOF'
+import os, sys
+for path in sys.argv[1:]:
+    fd = os.open(path, os.O_RDONLY)
+    size, hole = os.fstat(fd).st_size, os.lseek(fd, 0, os.SEEK_HOLE)
+    os.close(fd)
+    print("tune_data_first_hole", os.path.basename(path), hole, "of", size)
+EOF
     remove_settled "$DIR"/tune-data.*
 }
 
@@ -538,11 +581,19 @@ if again:
           + ", ".join(f"{v/1e6:,.0f}" for v in again)
           + f" MB/s (median {av/1e6:,.0f}; weir/fio second pass {wv / av:.3f})")
 import os
-td = [open(f"{work}/tune-data-{r}.txt").read().split() for r in range(1, rounds + 1)
-      if os.path.exists(f"{work}/tune-data-{r}.txt")]
+def tune_data(r):
+    return {l.split()[0]: l.split() for l in open(f"{work}/tune-data-{r}.txt") if l.strip()}
+tdr = [tune_data(r) for r in range(1, rounds + 1) if os.path.exists(f"{work}/tune-data-{r}.txt")]
+td = [rows["seq_read_tune_data"][:6] for rows in tdr if "seq_read_tune_data" in rows]
 if len(td) == rounds:
-    print("\nread bandwidth on weir tune's own data (its files kept, first bytes of each, read by fio at its")
-    print("swept depth and by the meter right after the tune; same data, so only the meters differ):")
+    shard_bytes = [rows.get("tune_read_bytes_per_shard", ["", "0"])[1] for rows in tdr]
+    holed = [r + 1 for r in range(len(tdr)) for l in open(f"{work}/tune-data-{r + 1}.txt")
+             if l.startswith("tune_data_first_hole") and l.split()[2] != l.split()[4]]
+    if holed:
+        print(f"\nWARNING: tune's read data held a hole in round(s) {holed}: it read zeros there")
+    print("\nread bandwidth on weir tune's own data (its files kept, cut to exactly the bytes its sequential reads")
+    print("read: " + ", ".join(f"{int(b) / 2**30:.2f}" for b in shard_bytes) + " GiB per shard by round; read by fio at its")
+    print("swept depth and by the meter right after the tune; same bytes, so only the meters differ):")
     print("| round | weir tune (depth) | fio on tune's data (QD) | meter on tune's data | weir/fio on its data | meter/fio |")
     print("|---|---|---|---|---|---|")
     per, mper = [], []
@@ -556,6 +607,16 @@ if len(td) == rounds:
     m = statistics.median(per)
     print(f"read bandwidth, weir/fio on the same data: median {m:.3f} (within 5% {'yes' if abs(m - 1) <= 0.05 else 'no'}); "
           f"weir/fio on fio's layout: {statistics.median(v for v, _ in weir['seq_read']) / statistics.median(v for v, _ in fio['seq_read']):.3f}")
+    shape = [(r, rows["seq_read_tune_shape"]) for r, rows in enumerate(tdr) if "seq_read_tune_shape" in rows]
+    if shape:
+        print("at tune's own read depth, same bytes (weir/meter is then tune's step against its own meter):")
+        print("| round | weir tune (depth) | fio (QD) | meter | weir/fio | weir/meter |")
+        print("|---|---|---|---|---|---|")
+        for r, (_, qd, _, fbw, _, mbw) in shape:
+            wv, wq = weir["seq_read"][r]
+            fbw, mbw = float(fbw), float(mbw)
+            print(f"| {r + 1} | {wv/1e6:,.0f} MB/s ({wq}) | {fbw/1e6:,.0f} MB/s ({qd}) | {mbw/1e6:,.0f} MB/s "
+                  f"| {wv / fbw:.3f} | {wv / mbw if mbw else 0:.3f} |")
 print(f"\nfio: {jobs} jobs, one file each, {ramp_s} s ramp + {runtime_s} per point, placement "
       f"{sys.argv[11]}, io_uring features {sys.argv[12]}; weir: its default shards (one per CPU, "
       "pinned, buffers and files registered)")

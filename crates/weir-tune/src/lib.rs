@@ -45,6 +45,7 @@ pub mod real;
 pub mod search;
 pub mod steady;
 pub mod target;
+pub mod trace;
 
 pub use error::TuneError;
 pub use meter::{Load, Measurement, Meter, Pattern};

@@ -191,6 +191,11 @@ pub struct TuneReport {
     /// at most `weir_tune::target::LAYOUT_DEPTH_MAX` requests in flight per shard, or all of
     /// it when there was too little of that. Set by the real meter's driver; 0 otherwise.
     pub sequential_read_bytes: u64,
+    /// Per shard, the byte ranges `[start, end)` of its file the sequential reads read, in the
+    /// order read (real disk only; empty on a simulated one). bench/tune-vs-fio.sh reads exactly
+    /// these bytes with fio and the meter: the data a writer lays down on zram reads at a rate
+    /// of its own, region by region (docs/tune-zram.md, session 14).
+    pub sequential_read_ranges_bytes: Vec<Vec<[u64; 2]>>,
 }
 
 /// The raw sweeps, for `--format json` and for anyone checking the searches.
@@ -395,6 +400,7 @@ pub fn tune_with_progress(
         measuring_ns: 0,
         written_bytes: 0,
         sequential_read_bytes: 0,
+        sequential_read_ranges_bytes: Vec::new(),
     };
     if let Some(sus) = cfg.sustained {
         run_sustained(meter, cfg, &sus, &mut budget, &mut report)?;

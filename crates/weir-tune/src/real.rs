@@ -7,6 +7,7 @@ use crate::error::TuneError;
 use crate::meters::ShardedMeter;
 use crate::plan::{tune_with_progress, Finding, TuneConfig, TuneReport};
 use crate::target::{LAYOUT_BYTES_MIN, WRAP_ROOM_BYTES};
+use crate::trace::Traced;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use weir_engine::backend::{Backend, EngineDevice};
@@ -213,7 +214,12 @@ pub fn tune_dir(
         .saturating_duration_since(Instant::now() + reserve)
         .as_nanos() as u64;
     cfg.reported_physical_sector_bytes = pre.reported_physical_sector_bytes;
-    let result = tune_with_progress(&mut meter, &cfg, progress);
+    let result = if crate::trace::trace_requested() {
+        let mut traced = Traced::new(&mut meter, std::io::stderr());
+        tune_with_progress(&mut traced, &cfg, progress)
+    } else {
+        tune_with_progress(&mut meter, &cfg, progress)
+    };
     if interrupt::requested() {
         drop(files);
         return Err(TuneError::Interrupted);
@@ -225,6 +231,11 @@ pub fn tune_dir(
         .iter()
         .map(|t| t.sequential_read_bytes())
         .sum();
+    report.sequential_read_ranges_bytes = meter
+        .targets()
+        .iter()
+        .map(|t| t.read_ranges().iter().map(|r| [r.start, r.end]).collect())
+        .collect();
     if meter.targets().iter().any(|t| t.wrapped) {
         report.findings.push(Finding {
             what: "sequential writes reached the end of a test file and overwrote earlier data (past the data the sequential reads read, which stays written once); later writes landed on written blocks, which some devices take faster than fresh space"
