@@ -11,6 +11,9 @@
 
 use std::time::{Duration, Instant};
 
+/// Time since the search started (the wall clock, or a test's own).
+pub type Clock<'a> = &'a dyn Fn() -> Duration;
+
 use serde::Serialize;
 
 use crate::error::ExploreError;
@@ -18,6 +21,8 @@ use crate::meter::{Calibration, Meter, WriteRegime};
 use crate::point::{Load, PointResult, Steady};
 use crate::pooled::{tail_miss, Pooled};
 
+#[path = "budget.rs"]
+mod budget;
 #[path = "verify.rs"]
 mod verify;
 
@@ -44,7 +49,8 @@ pub struct SearchSettings {
     pub extra_rays: usize,
     /// Bisection steps per ray: the boundary is found within 1/2^steps of the ray's range.
     pub steps: u32,
-    /// A soft limit: no ray starts that the estimate says would end past it.
+    /// The whole run's time, closing calibration included: no ray starts that the mean ray so
+    /// far says would end past it, and no point starts that would (the axes excepted).
     pub budget: Duration,
     /// The ray range beyond the calibrated closed-loop maxima.
     pub read_headroom: f64,
@@ -165,12 +171,18 @@ struct Search<'a> {
     settings: &'a SearchSettings,
     scale: (f64, f64),
     probe_read_iops: f64,
-    started: Instant,
+    clock: Clock<'a>,
     /// Kept free at the end of the budget for the closing calibration.
     reserve: Duration,
     points: Vec<PointResult>,
     /// Per point: a verifying measurement (`Meter::measure_long`).
     verifying: Vec<bool>,
+    /// Per point: how long it took.
+    point_times: Vec<Duration>,
+    /// Per ray run to its end: how long it took.
+    ray_times: Vec<Duration>,
+    /// Points are refused when they would end past the budget (not on the axes).
+    guarded: bool,
     planned: usize,
     on_point: &'a mut dyn FnMut(&SearchProgress),
 }
@@ -192,17 +204,6 @@ impl Search<'_> {
             },
             write_bytes_per_s: t * s / m * self.scale.1,
         }
-    }
-
-    fn average_point(&self) -> Duration {
-        let n = self.points.len().max(1) as u32;
-        self.started.elapsed() / n
-    }
-
-    fn fits_budget(&self, points: u32) -> bool {
-        self.points.is_empty()
-            || self.started.elapsed() + self.average_point() * points + self.reserve
-                <= self.settings.budget
     }
 
     /// Measures `load`; a miss that may be chance (marginal, or with `Judge::Pooled` a tail
@@ -259,27 +260,33 @@ impl Search<'_> {
     }
 
     fn measure_once(&mut self, load: Load) -> Result<bool, ExploreError> {
+        self.check_time(false)?;
+        let start = self.elapsed();
         let point = self.meter.measure(load)?;
-        Ok(self.record(point, false))
+        Ok(self.record(point, false, start))
     }
 
     fn measure_long_once(&mut self, load: Load) -> Result<bool, ExploreError> {
+        self.check_time(true)?;
+        let start = self.elapsed();
         let point = self.meter.measure_long(load)?;
-        Ok(self.record(point, true))
+        Ok(self.record(point, true, start))
     }
 
-    /// Keeps a measured point and shows it to the progress display; its own verdict.
-    fn record(&mut self, point: PointResult, verifying: bool) -> bool {
+    /// Keeps a measured point (begun at `start`) and shows it to the progress display; its
+    /// own verdict.
+    fn record(&mut self, point: PointResult, verifying: bool, start: Duration) -> bool {
         let inside = point.within_goal;
         self.points.push(point);
         self.verifying.push(verifying);
+        self.point_times.push(self.elapsed().saturating_sub(start));
         let done = self.points.len();
         let left = self.planned.saturating_sub(done) as u32;
         let progress = SearchProgress {
             point: &self.points[done - 1],
             done,
             planned: self.planned.max(done),
-            elapsed: self.started.elapsed(),
+            elapsed: self.elapsed(),
             left_estimate: self.average_point() * left,
         };
         (self.on_point)(&progress);
@@ -367,7 +374,6 @@ impl Search<'_> {
         })
     }
 
-    /// Angles to add: beside the vertices that bend most.
     /// Bisects each angle in turn, pushing its ray onto `rays`; the first `always` angles run
     /// whatever the budget. Returns why it stopped before the last angle, if it did (the rays
     /// so far are kept either way).
@@ -378,18 +384,23 @@ impl Search<'_> {
         rays: &mut Vec<Ray>,
     ) -> Result<Option<Stop>, ExploreError> {
         for (i, angle) in angles.into_iter().enumerate() {
-            if i >= always && !self.fits_budget(self.settings.steps) {
+            self.guarded = i >= always;
+            if self.guarded && !self.ray_fits() {
                 return Ok(Some(Stop::Budget));
             }
+            let start = self.elapsed();
             match self.bisect(angle) {
                 Ok(ray) => rays.push(ray),
                 Err(ExploreError::Interrupted) => return Ok(Some(Stop::Interrupted)),
+                Err(ExploreError::BudgetSpent) => return Ok(Some(Stop::Budget)),
                 Err(e) => return Err(e),
             }
+            self.ray_times.push(self.elapsed().saturating_sub(start));
         }
         Ok(None)
     }
 
+    /// Angles to add: beside the vertices that bend most.
     fn refinements(&self, rays: &[Ray]) -> Vec<f64> {
         let mut bends: Vec<(f64, usize)> = Vec::new();
         for i in 1..rays.len().saturating_sub(1) {
@@ -450,6 +461,17 @@ pub fn search(
     on_point: &mut dyn FnMut(&SearchProgress),
 ) -> Result<SearchOutcome, ExploreError> {
     let started = Instant::now();
+    search_clocked(meter, settings, &|| started.elapsed(), on_point)
+}
+
+/// [`search`] on `clock` (time since the start), so a test can give the budget a clock of
+/// its own.
+pub fn search_clocked(
+    meter: &mut dyn Meter,
+    settings: &SearchSettings,
+    clock: Clock,
+    on_point: &mut dyn FnMut(&SearchProgress),
+) -> Result<SearchOutcome, ExploreError> {
     let calibration = meter.calibrate()?;
     let read_max = calibration.read_iops;
     let write_max = calibration.write_bytes_per_s(settings.regime);
@@ -469,15 +491,18 @@ pub fn search(
             write_max * settings.write_headroom,
         ),
         probe_read_iops: (read_max * settings.probe_read_share).max(10.0),
-        started,
+        clock,
         // The closing calibration takes about as long as the first one did.
         reserve: if settings.closing_calibration {
-            started.elapsed()
+            clock()
         } else {
             Duration::ZERO
         },
         points: Vec::new(),
         verifying: Vec::new(),
+        point_times: Vec::new(),
+        ray_times: Vec::new(),
+        guarded: false,
         planned: (rays_n + settings.extra_rays) * steps,
         on_point,
     };
@@ -508,7 +533,7 @@ pub fn search(
         calibration_end,
         points: search.points,
         rays,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: clock().as_secs_f64(),
         stopped_by_budget,
         interrupted,
     })

@@ -192,3 +192,66 @@ fn the_crossing_between_a_confirmed_pass_and_fail_lands_on_the_goal() {
         .iter()
         .all(|r| r.crossing.is_none() && r.confirmed.is_none()));
 }
+
+/// `inner` on a clock of its own: a calibration takes 9 s, a point 4 s, a verifying point 9 s.
+struct Timed<M> {
+    inner: M,
+    now: std::rc::Rc<std::cell::Cell<Duration>>,
+}
+
+impl<M: Meter> Timed<M> {
+    fn spend(&self, seconds: u64) {
+        self.now.set(self.now.get() + Duration::from_secs(seconds));
+    }
+}
+
+impl<M: Meter> Meter for Timed<M> {
+    fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
+        self.spend(9);
+        self.inner.calibrate()
+    }
+
+    fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        self.spend(4);
+        self.inner.measure(load)
+    }
+
+    fn measure_long(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        self.spend(9);
+        self.inner.measure_long(load)
+    }
+}
+
+/// A full search on the timed graded meter with `budget_s`.
+fn timed_search(budget_s: u64) -> SearchOutcome {
+    let now = std::rc::Rc::new(std::cell::Cell::new(Duration::ZERO));
+    let mut meter = Timed {
+        inner: Graded {
+            inner: Oracle { calls: 0 },
+        },
+        now: now.clone(),
+    };
+    let budget = Duration::from_secs(budget_s);
+    let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, budget);
+    let clock = || now.get();
+    search_clocked(&mut meter, &settings, &clock, &mut |_| {}).expect("search")
+}
+
+#[test]
+fn the_whole_run_with_its_closing_calibration_ends_within_the_budget() {
+    // The axes always run: a budget below them is spent on them alone.
+    let axes = timed_search(1);
+    let whole = timed_search(3600);
+    assert!(whole.seconds > axes.seconds + 100.0, "{} s", whole.seconds);
+    for budget_s in (axes.seconds as u64..whole.seconds as u64).step_by(7) {
+        let out = timed_search(budget_s);
+        assert!(out.calibration_end.is_some(), "budget {budget_s} s");
+        assert!(
+            out.seconds <= budget_s as f64,
+            "budget {budget_s} s: the run took {} s ({} points, {} rays)",
+            out.seconds,
+            out.points.len(),
+            out.rays.len()
+        );
+    }
+}
