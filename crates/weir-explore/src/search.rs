@@ -23,6 +23,8 @@ use crate::pooled::{tail_miss, Pooled};
 
 #[path = "budget.rs"]
 mod budget;
+#[path = "settle.rs"]
+mod settle;
 #[path = "verify.rs"]
 mod verify;
 
@@ -72,6 +74,12 @@ pub struct SearchSettings {
     pub max_verify_extra: usize,
     /// Measure the pure loads again after the last ray (`drift`); the budget keeps room for it.
     pub closing_calibration: bool,
+    /// Read-only probes before the first ray, until two agree (see `settle`); 0: none.
+    pub settle_probes: usize,
+    /// A refinement ray bisects from its neighbours' boundaries (see `refinement_start`)
+    /// rather than from the whole ray. Off: in simulation it saved no time and put 3 of 7
+    /// stalling-disk pairs over 5% (session 14).
+    pub refine_from_neighbours: bool,
 }
 
 impl SearchSettings {
@@ -93,6 +101,8 @@ impl SearchSettings {
             judge: Judge::Pooled,
             max_verify_extra: 6,
             closing_calibration: true,
+            settle_probes: 6,
+            refine_from_neighbours: false,
         }
     }
 
@@ -147,6 +157,8 @@ pub struct SearchOutcome {
     pub calibration: Calibration,
     /// The same closed-loop runs after the last ray (None when interrupted or not asked for).
     pub calibration_end: Option<Calibration>,
+    /// The probes run before the first ray while the calibration's writes settled.
+    pub settling: Vec<PointResult>,
     pub points: Vec<PointResult>,
     /// Sorted by angle.
     pub rays: Vec<Ray>,
@@ -293,8 +305,12 @@ impl Search<'_> {
         inside
     }
 
-    fn bisect(&mut self, angle_deg: f64) -> Result<Ray, ExploreError> {
-        let (mut lo, mut hi) = (0.0, 1.0);
+    /// Bisects the ray at `angle_deg` from `start` (shares of the ray: (0, 1), or a
+    /// refinement's guess from its neighbours) down to one step; a guess that misses the
+    /// boundary widens to the ray's end on the side it missed.
+    fn bisect(&mut self, angle_deg: f64, start: (f64, f64)) -> Result<Ray, ExploreError> {
+        let step = 0.5f64.powi(self.settings.steps as i32);
+        let (mut lo, mut hi) = start;
         let mut ray = Ray {
             angle_deg,
             inside: None,
@@ -303,16 +319,25 @@ impl Search<'_> {
             crossing: None,
         };
         let mut tried = Vec::new();
-        for _ in 0..self.settings.steps {
-            let t = (lo + hi) / 2.0;
-            tried.push(t);
-            let load = self.load(angle_deg, t);
-            if self.measure(load)? {
-                lo = t;
-                ray.inside = Some(load);
+        loop {
+            while hi - lo > step * 1.01 {
+                let t = (lo + hi) / 2.0;
+                tried.push(t);
+                let load = self.load(angle_deg, t);
+                if self.measure(load)? {
+                    lo = t;
+                    ray.inside = Some(load);
+                } else {
+                    hi = t;
+                    ray.outside = Some(load);
+                }
+            }
+            if ray.outside.is_none() && hi < 1.0 {
+                hi = 1.0;
+            } else if ray.inside.is_none() && lo > 0.0 {
+                lo = 0.0;
             } else {
-                hi = t;
-                ray.outside = Some(load);
+                break;
             }
         }
         if self.settings.confirm_crossing {
@@ -379,29 +404,30 @@ impl Search<'_> {
     /// so far are kept either way).
     fn bisect_all(
         &mut self,
-        angles: Vec<f64>,
+        angles: Vec<(f64, (f64, f64))>,
         always: usize,
         rays: &mut Vec<Ray>,
     ) -> Result<Option<Stop>, ExploreError> {
-        for (i, angle) in angles.into_iter().enumerate() {
+        for (i, (angle, start)) in angles.into_iter().enumerate() {
             self.guarded = i >= always;
             if self.guarded && !self.ray_fits() {
                 return Ok(Some(Stop::Budget));
             }
-            let start = self.elapsed();
-            match self.bisect(angle) {
+            let began = self.elapsed();
+            match self.bisect(angle, start) {
                 Ok(ray) => rays.push(ray),
                 Err(ExploreError::Interrupted) => return Ok(Some(Stop::Interrupted)),
                 Err(ExploreError::BudgetSpent) => return Ok(Some(Stop::Budget)),
                 Err(e) => return Err(e),
             }
-            self.ray_times.push(self.elapsed().saturating_sub(start));
+            self.ray_times.push(self.elapsed().saturating_sub(began));
         }
         Ok(None)
     }
 
-    /// Angles to add: beside the vertices that bend most.
-    fn refinements(&self, rays: &[Ray]) -> Vec<f64> {
+    /// Angles to add, beside the vertices that bend most, each with where its bisection
+    /// starts (see `refinement_start`).
+    fn refinements(&self, rays: &[Ray]) -> Vec<(f64, (f64, f64))> {
         let mut bends: Vec<(f64, usize)> = Vec::new();
         for i in 1..rays.len().saturating_sub(1) {
             let (a, b, c) = (
@@ -421,17 +447,37 @@ impl Search<'_> {
             }
         }
         bends.sort_by(|x, y| y.0.total_cmp(&x.0));
-        let mut angles: Vec<f64> = Vec::new();
+        let mut angles: Vec<(f64, (f64, f64))> = Vec::new();
         for (_, i) in bends {
             for j in [i - 1, i + 1] {
                 let mid = (rays[i].angle_deg + rays[j].angle_deg) / 2.0;
-                if !angles.iter().any(|a| (a - mid).abs() < 0.01) {
-                    angles.push(mid);
+                if !angles.iter().any(|a| (a.0 - mid).abs() < 0.01) {
+                    angles.push((mid, self.refinement_start(&rays[i], &rays[j])));
                 }
             }
         }
         angles.truncate(self.settings.extra_rays);
         angles
+    }
+}
+
+impl Search<'_> {
+    /// Where a refinement ray between `a` and `b` starts bisecting: around its neighbours'
+    /// boundaries (shares of their rays, which are comparable: a load's share is its larger
+    /// normalised coordinate), widened by a quarter either way for the bend. Session 13's
+    /// quiet vda map spent 5 bisection steps on each refinement although its neighbours had
+    /// put the boundary within a tenth of the ray; from their bracket 2-3 steps reach the same
+    /// width. The whole ray when either neighbour found nothing inside, or not asked for.
+    fn refinement_start(&self, a: &Ray, b: &Ray) -> (f64, f64) {
+        let share = |r: &Ray| {
+            let (x, y) = self.vertex(r);
+            x.max(y)
+        };
+        let (sa, sb) = (share(a), share(b));
+        if !self.settings.refine_from_neighbours || sa <= 0.0 || sb <= 0.0 {
+            return (0.0, 1.0);
+        }
+        (sa.min(sb) * 0.8, (sa.max(sb) * 1.25).min(1.0))
     }
 }
 
@@ -509,9 +555,15 @@ pub fn search_clocked(
     let step = 90.0 / (rays_n - 1) as f64;
     let mut angles: Vec<f64> = vec![0.0, 90.0];
     angles.extend((1..rays_n - 1).map(|i| i as f64 * step));
+    let whole = angles.into_iter().map(|a| (a, (0.0, 1.0))).collect();
+    let settling = match search.settle() {
+        Ok(probes) => probes,
+        Err(ExploreError::Interrupted) => Vec::new(),
+        Err(e) => return Err(e),
+    };
     let mut rays = Vec::new();
     // The axes always run: without them there is no map to normalise by.
-    let mut stop = search.bisect_all(angles, 2, &mut rays)?;
+    let mut stop = search.bisect_all(whole, 2, &mut rays)?;
     rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
     if stop.is_none() {
         let refinements = search.refinements(&rays);
@@ -531,6 +583,7 @@ pub fn search_clocked(
     Ok(SearchOutcome {
         calibration,
         calibration_end,
+        settling,
         points: search.points,
         rays,
         seconds: clock().as_secs_f64(),
