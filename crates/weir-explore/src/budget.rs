@@ -64,4 +64,25 @@ impl Search<'_> {
         }
         Ok(())
     }
+
+    /// For the progress display: the points the run should end with, and the time left
+    /// (never past the budget), from the rays run so far.
+    pub(super) fn plan_left(&self) -> (usize, Duration) {
+        let done = self.points.len();
+        let rays_left = self.rays_planned.saturating_sub(self.ray_times.len());
+        let per_ray = if self.ray_points.is_empty() {
+            self.settings.steps as usize
+        } else {
+            self.ray_points
+                .iter()
+                .sum::<usize>()
+                .div_ceil(self.ray_points.len())
+        };
+        let in_this_ray = done - self.ray_began.1;
+        let planned = done + (rays_left * per_ray).saturating_sub(in_this_ray);
+        let into_ray = self.elapsed().saturating_sub(self.ray_began.0);
+        let rays = (self.ray_estimate() * rays_left as u32).saturating_sub(into_ray);
+        let to_budget = self.settings.budget.saturating_sub(self.elapsed());
+        (planned, (rays + self.reserve).min(to_budget))
+    }
 }

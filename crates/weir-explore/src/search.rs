@@ -191,11 +191,15 @@ struct Search<'a> {
     verifying: Vec<bool>,
     /// Per point: how long it took.
     point_times: Vec<Duration>,
-    /// Per ray run to its end: how long it took.
+    /// Per ray run to its end: how long it took, and its points.
     ray_times: Vec<Duration>,
+    ray_points: Vec<usize>,
+    /// When the ray being bisected began, and the points before it.
+    ray_began: (Duration, usize),
+    /// Rays the search means to run (the first pass and the refinements).
+    rays_planned: usize,
     /// Points are refused when they would end past the budget (not on the axes).
     guarded: bool,
-    planned: usize,
     on_point: &'a mut dyn FnMut(&SearchProgress),
 }
 
@@ -293,13 +297,13 @@ impl Search<'_> {
         self.verifying.push(verifying);
         self.point_times.push(self.elapsed().saturating_sub(start));
         let done = self.points.len();
-        let left = self.planned.saturating_sub(done) as u32;
+        let (planned, left_estimate) = self.plan_left();
         let progress = SearchProgress {
             point: &self.points[done - 1],
             done,
-            planned: self.planned.max(done),
+            planned,
             elapsed: self.elapsed(),
-            left_estimate: self.average_point() * left,
+            left_estimate,
         };
         (self.on_point)(&progress);
         inside
@@ -414,6 +418,7 @@ impl Search<'_> {
                 return Ok(Some(Stop::Budget));
             }
             let began = self.elapsed();
+            self.ray_began = (began, self.points.len());
             match self.bisect(angle, start) {
                 Ok(ray) => rays.push(ray),
                 Err(ExploreError::Interrupted) => return Ok(Some(Stop::Interrupted)),
@@ -421,6 +426,7 @@ impl Search<'_> {
                 Err(e) => return Err(e),
             }
             self.ray_times.push(self.elapsed().saturating_sub(began));
+            self.ray_points.push(self.points.len() - self.ray_began.1);
         }
         Ok(None)
     }
@@ -528,7 +534,6 @@ pub fn search_clocked(
         });
     }
     let rays_n = settings.initial_rays.max(2);
-    let steps = settings.steps as usize;
     let mut search = Search {
         meter,
         settings,
@@ -548,8 +553,10 @@ pub fn search_clocked(
         verifying: Vec::new(),
         point_times: Vec::new(),
         ray_times: Vec::new(),
+        ray_points: Vec::new(),
+        ray_began: (Duration::ZERO, 0),
+        rays_planned: rays_n + settings.extra_rays,
         guarded: false,
-        planned: (rays_n + settings.extra_rays) * steps,
         on_point,
     };
     let step = 90.0 / (rays_n - 1) as f64;
