@@ -91,14 +91,19 @@ pub fn summary(map: &Map) -> String {
             }
         );
     }
-    if let (Some(first), Some(last)) = (map.settling.first(), map.settling.last()) {
+    if let Some(first) = map.settling.first() {
+        let p99s: Vec<String> = map
+            .settling
+            .iter()
+            .map(|p| format!("{:.0}", p.read_latency_us.p99))
+            .collect();
         let _ = writeln!(
             s,
-            "settling after the calibration: {} probe(s) of {:.0} reads/s alone, read p99 {:.0}              -> {:.0} us, {:.0} s",
+            "settling after the calibration: {} probe(s) of {:.0} reads/s alone, read p99 {} us, \
+             {:.0} s measured",
             map.settling.len(),
             first.read_iops,
-            first.read_latency_us.p99,
-            last.read_latency_us.p99,
+            p99s.join(", "),
             map.settling.iter().map(|p| p.seconds).sum::<f64>()
         );
     }

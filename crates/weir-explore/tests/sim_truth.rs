@@ -306,6 +306,20 @@ fn read_bandwidth_x_write_iops_slice() {
         summary.contains("for each read bandwidth the highest write rate"),
         "{summary}"
     );
+    // The settling probes are listed in one line, their p99s in measurement order.
+    let settling = summary
+        .lines()
+        .find(|l| l.starts_with("settling after the calibration:"))
+        .unwrap_or_else(|| panic!("no settling line:\n{summary}"));
+    let p99s: Vec<String> = map
+        .settling
+        .iter()
+        .map(|p| format!("{:.0}", p.read_latency_us.p99))
+        .collect();
+    assert!(
+        settling.contains(&format!("read p99 {} us", p99s.join(", "))),
+        "{settling}"
+    );
     let svg = weir_explore::plots::heatmap(&map, weir_explore::plots::Direction::Read).to_svg();
     assert!(svg.contains("read bandwidth") && svg.contains("write rate"));
 }
