@@ -35,6 +35,9 @@ pub enum ExploreError {
     },
     /// Ctrl-C or SIGTERM: the points measured so far are in the partial outputs.
     Interrupted,
+    /// The search's time budget would be spent before the next point ends. The search stops
+    /// the ray it is on and keeps the rays before it; `search` never returns this.
+    BudgetSpent,
     /// A Diskplorer result file that cannot be read: where and why.
     Import { file: String, message: String },
     /// Writing an output file failed.
@@ -77,6 +80,9 @@ impl fmt::Display for ExploreError {
                  doctor`"
             ),
             ExploreError::Interrupted => f.write_str("interrupted"),
+            ExploreError::BudgetSpent => f.write_str(
+                "the time budget ran out before the next point: raise --budget for a finer map",
+            ),
             ExploreError::Import { file, message } => write!(f, "{file}: {message}"),
             ExploreError::Output { file, error } => {
                 write!(

@@ -152,6 +152,7 @@ pub fn import(
         frontier_in_axes: Vec::new(),
         calibration: None,
         drift: None,
+        settling: Vec::new(),
         points: cells.into_iter().map(|(_, p)| p).collect(),
         rays: Vec::new(),
         frontier,

@@ -54,6 +54,10 @@ pub struct Map {
     /// The pure loads measured again after the last ray, against `calibration` (None for an
     /// import, an interrupted map, or one made before session 13).
     pub drift: Option<Drift>,
+    /// Read-only probes run after the calibration until two agreed, before the first ray (see
+    /// `search::settle`): the calibration's wake, judged on nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settling: Vec<PointResult>,
     pub points: Vec<PointResult>,
     pub rays: Vec<Ray>,
     pub frontier: Vec<FrontierPoint>,
@@ -121,6 +125,7 @@ impl Map {
             drift: outcome
                 .calibration_end
                 .map(|end| Drift::between(&outcome.calibration, end)),
+            settling: outcome.settling,
             points: outcome.points,
             rays: outcome.rays,
             frontier,

@@ -91,12 +91,29 @@ pub fn summary(map: &Map) -> String {
             }
         );
     }
+    if let Some(first) = map.settling.first() {
+        let p99s: Vec<String> = map
+            .settling
+            .iter()
+            .map(|p| format!("{:.0}", p.read_latency_us.p99))
+            .collect();
+        let _ = writeln!(
+            s,
+            "settling after the calibration: {} probe(s) of {:.0} reads/s alone, read p99 {} us, \
+             {:.0} s measured",
+            map.settling.len(),
+            first.read_iops,
+            p99s.join(", "),
+            map.settling.iter().map(|p| p.seconds).sum::<f64>()
+        );
+    }
     let inside = map.points.iter().filter(|p| p.within_goal).count();
     let _ = writeln!(
         s,
-        "{} points ({} within the goal) in {:.0} s{}",
+        "{} points ({} within the goal) on {} rays in {:.0} s{}",
         map.points.len(),
         inside,
+        map.rays.len(),
         map.seconds,
         if map.stopped_by_budget {
             "; the budget ended the search early"

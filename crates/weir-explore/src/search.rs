@@ -11,6 +11,9 @@
 
 use std::time::{Duration, Instant};
 
+/// Time since the search started (the wall clock, or a test's own).
+pub type Clock<'a> = &'a dyn Fn() -> Duration;
+
 use serde::Serialize;
 
 use crate::error::ExploreError;
@@ -18,6 +21,10 @@ use crate::meter::{Calibration, Meter, WriteRegime};
 use crate::point::{Load, PointResult, Steady};
 use crate::pooled::{tail_miss, Pooled};
 
+#[path = "budget.rs"]
+mod budget;
+#[path = "settle.rs"]
+mod settle;
 #[path = "verify.rs"]
 mod verify;
 
@@ -44,7 +51,8 @@ pub struct SearchSettings {
     pub extra_rays: usize,
     /// Bisection steps per ray: the boundary is found within 1/2^steps of the ray's range.
     pub steps: u32,
-    /// A soft limit: no ray starts that the estimate says would end past it.
+    /// The whole run's time, closing calibration included: no ray starts that the mean ray so
+    /// far says would end past it, and no point starts that would (the axes excepted).
     pub budget: Duration,
     /// The ray range beyond the calibrated closed-loop maxima.
     pub read_headroom: f64,
@@ -66,6 +74,12 @@ pub struct SearchSettings {
     pub max_verify_extra: usize,
     /// Measure the pure loads again after the last ray (`drift`); the budget keeps room for it.
     pub closing_calibration: bool,
+    /// Read-only probes before the first ray, until two agree (see `settle`); 0: none.
+    pub settle_probes: usize,
+    /// A refinement ray bisects from its neighbours' boundaries (see `refinement_start`)
+    /// rather than from the whole ray. Off: in simulation it saved no time and put 3 of 7
+    /// stalling-disk pairs over 5% (session 14).
+    pub refine_from_neighbours: bool,
 }
 
 impl SearchSettings {
@@ -87,6 +101,8 @@ impl SearchSettings {
             judge: Judge::Pooled,
             max_verify_extra: 6,
             closing_calibration: true,
+            settle_probes: 6,
+            refine_from_neighbours: false,
         }
     }
 
@@ -141,6 +157,8 @@ pub struct SearchOutcome {
     pub calibration: Calibration,
     /// The same closed-loop runs after the last ray (None when interrupted or not asked for).
     pub calibration_end: Option<Calibration>,
+    /// The probes run before the first ray while the calibration's writes settled.
+    pub settling: Vec<PointResult>,
     pub points: Vec<PointResult>,
     /// Sorted by angle.
     pub rays: Vec<Ray>,
@@ -165,13 +183,23 @@ struct Search<'a> {
     settings: &'a SearchSettings,
     scale: (f64, f64),
     probe_read_iops: f64,
-    started: Instant,
+    clock: Clock<'a>,
     /// Kept free at the end of the budget for the closing calibration.
     reserve: Duration,
     points: Vec<PointResult>,
     /// Per point: a verifying measurement (`Meter::measure_long`).
     verifying: Vec<bool>,
-    planned: usize,
+    /// Per point: how long it took.
+    point_times: Vec<Duration>,
+    /// Per ray run to its end: how long it took, and its points.
+    ray_times: Vec<Duration>,
+    ray_points: Vec<usize>,
+    /// When the ray being bisected began, and the points before it.
+    ray_began: (Duration, usize),
+    /// Rays the search means to run (the first pass and the refinements).
+    rays_planned: usize,
+    /// Points are refused when they would end past the budget (not on the axes).
+    guarded: bool,
     on_point: &'a mut dyn FnMut(&SearchProgress),
 }
 
@@ -192,17 +220,6 @@ impl Search<'_> {
             },
             write_bytes_per_s: t * s / m * self.scale.1,
         }
-    }
-
-    fn average_point(&self) -> Duration {
-        let n = self.points.len().max(1) as u32;
-        self.started.elapsed() / n
-    }
-
-    fn fits_budget(&self, points: u32) -> bool {
-        self.points.is_empty()
-            || self.started.elapsed() + self.average_point() * points + self.reserve
-                <= self.settings.budget
     }
 
     /// Measures `load`; a miss that may be chance (marginal, or with `Judge::Pooled` a tail
@@ -259,35 +276,45 @@ impl Search<'_> {
     }
 
     fn measure_once(&mut self, load: Load) -> Result<bool, ExploreError> {
+        self.check_time(false)?;
+        let start = self.elapsed();
         let point = self.meter.measure(load)?;
-        Ok(self.record(point, false))
+        Ok(self.record(point, false, start))
     }
 
     fn measure_long_once(&mut self, load: Load) -> Result<bool, ExploreError> {
+        self.check_time(true)?;
+        let start = self.elapsed();
         let point = self.meter.measure_long(load)?;
-        Ok(self.record(point, true))
+        Ok(self.record(point, true, start))
     }
 
-    /// Keeps a measured point and shows it to the progress display; its own verdict.
-    fn record(&mut self, point: PointResult, verifying: bool) -> bool {
+    /// Keeps a measured point (begun at `start`) and shows it to the progress display; its
+    /// own verdict.
+    fn record(&mut self, point: PointResult, verifying: bool, start: Duration) -> bool {
         let inside = point.within_goal;
         self.points.push(point);
         self.verifying.push(verifying);
+        self.point_times.push(self.elapsed().saturating_sub(start));
         let done = self.points.len();
-        let left = self.planned.saturating_sub(done) as u32;
+        let (planned, left_estimate) = self.plan_left();
         let progress = SearchProgress {
             point: &self.points[done - 1],
             done,
-            planned: self.planned.max(done),
-            elapsed: self.started.elapsed(),
-            left_estimate: self.average_point() * left,
+            planned,
+            elapsed: self.elapsed(),
+            left_estimate,
         };
         (self.on_point)(&progress);
         inside
     }
 
-    fn bisect(&mut self, angle_deg: f64) -> Result<Ray, ExploreError> {
-        let (mut lo, mut hi) = (0.0, 1.0);
+    /// Bisects the ray at `angle_deg` from `start` (shares of the ray: (0, 1), or a
+    /// refinement's guess from its neighbours) down to one step; a guess that misses the
+    /// boundary widens to the ray's end on the side it missed.
+    fn bisect(&mut self, angle_deg: f64, start: (f64, f64)) -> Result<Ray, ExploreError> {
+        let step = 0.5f64.powi(self.settings.steps as i32);
+        let (mut lo, mut hi) = start;
         let mut ray = Ray {
             angle_deg,
             inside: None,
@@ -296,16 +323,25 @@ impl Search<'_> {
             crossing: None,
         };
         let mut tried = Vec::new();
-        for _ in 0..self.settings.steps {
-            let t = (lo + hi) / 2.0;
-            tried.push(t);
-            let load = self.load(angle_deg, t);
-            if self.measure(load)? {
-                lo = t;
-                ray.inside = Some(load);
+        loop {
+            while hi - lo > step * 1.01 {
+                let t = (lo + hi) / 2.0;
+                tried.push(t);
+                let load = self.load(angle_deg, t);
+                if self.measure(load)? {
+                    lo = t;
+                    ray.inside = Some(load);
+                } else {
+                    hi = t;
+                    ray.outside = Some(load);
+                }
+            }
+            if ray.outside.is_none() && hi < 1.0 {
+                hi = 1.0;
+            } else if ray.inside.is_none() && lo > 0.0 {
+                lo = 0.0;
             } else {
-                hi = t;
-                ray.outside = Some(load);
+                break;
             }
         }
         if self.settings.confirm_crossing {
@@ -367,30 +403,37 @@ impl Search<'_> {
         })
     }
 
-    /// Angles to add: beside the vertices that bend most.
     /// Bisects each angle in turn, pushing its ray onto `rays`; the first `always` angles run
     /// whatever the budget. Returns why it stopped before the last angle, if it did (the rays
     /// so far are kept either way).
     fn bisect_all(
         &mut self,
-        angles: Vec<f64>,
+        angles: Vec<(f64, (f64, f64))>,
         always: usize,
         rays: &mut Vec<Ray>,
     ) -> Result<Option<Stop>, ExploreError> {
-        for (i, angle) in angles.into_iter().enumerate() {
-            if i >= always && !self.fits_budget(self.settings.steps) {
+        for (i, (angle, start)) in angles.into_iter().enumerate() {
+            self.guarded = i >= always;
+            if self.guarded && !self.ray_fits() {
                 return Ok(Some(Stop::Budget));
             }
-            match self.bisect(angle) {
+            let began = self.elapsed();
+            self.ray_began = (began, self.points.len());
+            match self.bisect(angle, start) {
                 Ok(ray) => rays.push(ray),
                 Err(ExploreError::Interrupted) => return Ok(Some(Stop::Interrupted)),
+                Err(ExploreError::BudgetSpent) => return Ok(Some(Stop::Budget)),
                 Err(e) => return Err(e),
             }
+            self.ray_times.push(self.elapsed().saturating_sub(began));
+            self.ray_points.push(self.points.len() - self.ray_began.1);
         }
         Ok(None)
     }
 
-    fn refinements(&self, rays: &[Ray]) -> Vec<f64> {
+    /// Angles to add, beside the vertices that bend most, each with where its bisection
+    /// starts (see `refinement_start`).
+    fn refinements(&self, rays: &[Ray]) -> Vec<(f64, (f64, f64))> {
         let mut bends: Vec<(f64, usize)> = Vec::new();
         for i in 1..rays.len().saturating_sub(1) {
             let (a, b, c) = (
@@ -410,17 +453,37 @@ impl Search<'_> {
             }
         }
         bends.sort_by(|x, y| y.0.total_cmp(&x.0));
-        let mut angles: Vec<f64> = Vec::new();
+        let mut angles: Vec<(f64, (f64, f64))> = Vec::new();
         for (_, i) in bends {
             for j in [i - 1, i + 1] {
                 let mid = (rays[i].angle_deg + rays[j].angle_deg) / 2.0;
-                if !angles.iter().any(|a| (a - mid).abs() < 0.01) {
-                    angles.push(mid);
+                if !angles.iter().any(|a| (a.0 - mid).abs() < 0.01) {
+                    angles.push((mid, self.refinement_start(&rays[i], &rays[j])));
                 }
             }
         }
         angles.truncate(self.settings.extra_rays);
         angles
+    }
+}
+
+impl Search<'_> {
+    /// Where a refinement ray between `a` and `b` starts bisecting: around its neighbours'
+    /// boundaries (shares of their rays, which are comparable: a load's share is its larger
+    /// normalised coordinate), widened by a quarter either way for the bend. Session 13's
+    /// quiet vda map spent 5 bisection steps on each refinement although its neighbours had
+    /// put the boundary within a tenth of the ray; from their bracket 2-3 steps reach the same
+    /// width. The whole ray when either neighbour found nothing inside, or not asked for.
+    fn refinement_start(&self, a: &Ray, b: &Ray) -> (f64, f64) {
+        let share = |r: &Ray| {
+            let (x, y) = self.vertex(r);
+            x.max(y)
+        };
+        let (sa, sb) = (share(a), share(b));
+        if !self.settings.refine_from_neighbours || sa <= 0.0 || sb <= 0.0 {
+            return (0.0, 1.0);
+        }
+        (sa.min(sb) * 0.8, (sa.max(sb) * 1.25).min(1.0))
     }
 }
 
@@ -450,6 +513,17 @@ pub fn search(
     on_point: &mut dyn FnMut(&SearchProgress),
 ) -> Result<SearchOutcome, ExploreError> {
     let started = Instant::now();
+    search_clocked(meter, settings, &|| started.elapsed(), on_point)
+}
+
+/// [`search`] on `clock` (time since the start), so a test can give the budget a clock of
+/// its own.
+pub fn search_clocked(
+    meter: &mut dyn Meter,
+    settings: &SearchSettings,
+    clock: Clock,
+    on_point: &mut dyn FnMut(&SearchProgress),
+) -> Result<SearchOutcome, ExploreError> {
     let calibration = meter.calibrate()?;
     let read_max = calibration.read_iops;
     let write_max = calibration.write_bytes_per_s(settings.regime);
@@ -460,7 +534,6 @@ pub fn search(
         });
     }
     let rays_n = settings.initial_rays.max(2);
-    let steps = settings.steps as usize;
     let mut search = Search {
         meter,
         settings,
@@ -469,24 +542,35 @@ pub fn search(
             write_max * settings.write_headroom,
         ),
         probe_read_iops: (read_max * settings.probe_read_share).max(10.0),
-        started,
+        clock,
         // The closing calibration takes about as long as the first one did.
         reserve: if settings.closing_calibration {
-            started.elapsed()
+            clock()
         } else {
             Duration::ZERO
         },
         points: Vec::new(),
         verifying: Vec::new(),
-        planned: (rays_n + settings.extra_rays) * steps,
+        point_times: Vec::new(),
+        ray_times: Vec::new(),
+        ray_points: Vec::new(),
+        ray_began: (Duration::ZERO, 0),
+        rays_planned: rays_n + settings.extra_rays,
+        guarded: false,
         on_point,
     };
     let step = 90.0 / (rays_n - 1) as f64;
     let mut angles: Vec<f64> = vec![0.0, 90.0];
     angles.extend((1..rays_n - 1).map(|i| i as f64 * step));
+    let whole = angles.into_iter().map(|a| (a, (0.0, 1.0))).collect();
+    let settling = match search.settle() {
+        Ok(probes) => probes,
+        Err(ExploreError::Interrupted) => Vec::new(),
+        Err(e) => return Err(e),
+    };
     let mut rays = Vec::new();
     // The axes always run: without them there is no map to normalise by.
-    let mut stop = search.bisect_all(angles, 2, &mut rays)?;
+    let mut stop = search.bisect_all(whole, 2, &mut rays)?;
     rays.sort_by(|a, b| a.angle_deg.total_cmp(&b.angle_deg));
     if stop.is_none() {
         let refinements = search.refinements(&rays);
@@ -506,9 +590,10 @@ pub fn search(
     Ok(SearchOutcome {
         calibration,
         calibration_end,
+        settling,
         points: search.points,
         rays,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: clock().as_secs_f64(),
         stopped_by_budget,
         interrupted,
     })

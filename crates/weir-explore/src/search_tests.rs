@@ -82,8 +82,10 @@ fn a_marginal_miss_is_measured_again_before_it_cuts_a_ray() {
         let y = inside.write_bytes_per_s / 1e9;
         assert!(x + y * y >= 0.8 * 0.8, "{ray:?}");
     }
+    // Without settling probes: a probe would spend the flaky first miss at its load.
     let without = SearchSettings {
         retest_marginal: false,
+        settle_probes: 0,
         ..settings
     };
     let mut meter = Flaky {
@@ -108,7 +110,9 @@ fn rays_find_a_known_curved_boundary_and_refine_its_bend() {
     })
     .expect("search");
     assert_eq!(seen, out.points.len());
-    assert_eq!(meter.calls, out.points.len());
+    // The oracle never moves, so two settling probes agree.
+    assert_eq!(out.settling.len(), 2);
+    assert_eq!(meter.calls, out.points.len() + out.settling.len());
     assert!(
         out.rays.len() > settings.initial_rays,
         "a curve gets refined"
@@ -191,4 +195,145 @@ fn the_crossing_between_a_confirmed_pass_and_fail_lands_on_the_goal() {
         .rays
         .iter()
         .all(|r| r.crossing.is_none() && r.confirmed.is_none()));
+}
+
+/// `inner` on a clock of its own: a calibration takes 9 s, a point 4 s, a verifying point 9 s.
+struct Timed<M> {
+    inner: M,
+    now: std::rc::Rc<std::cell::Cell<Duration>>,
+}
+
+impl<M: Meter> Timed<M> {
+    fn spend(&self, seconds: u64) {
+        self.now.set(self.now.get() + Duration::from_secs(seconds));
+    }
+}
+
+impl<M: Meter> Meter for Timed<M> {
+    fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
+        self.spend(9);
+        self.inner.calibrate()
+    }
+
+    fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        self.spend(4);
+        self.inner.measure(load)
+    }
+
+    fn measure_long(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        self.spend(9);
+        self.inner.measure_long(load)
+    }
+}
+
+/// A full search on the timed graded meter with `budget_s`.
+fn timed_search(budget_s: u64) -> SearchOutcome {
+    let now = std::rc::Rc::new(std::cell::Cell::new(Duration::ZERO));
+    let mut meter = Timed {
+        inner: Graded {
+            inner: Oracle { calls: 0 },
+        },
+        now: now.clone(),
+    };
+    let budget = Duration::from_secs(budget_s);
+    let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, budget);
+    let clock = || now.get();
+    search_clocked(&mut meter, &settings, &clock, &mut |_| {}).expect("search")
+}
+
+#[test]
+fn the_whole_run_with_its_closing_calibration_ends_within_the_budget() {
+    // The axes always run: a budget below them is spent on them alone.
+    let axes = timed_search(1);
+    let whole = timed_search(3600);
+    assert!(whole.seconds > axes.seconds + 100.0, "{} s", whole.seconds);
+    for budget_s in (axes.seconds as u64..whole.seconds as u64).step_by(7) {
+        let out = timed_search(budget_s);
+        assert!(out.calibration_end.is_some(), "budget {budget_s} s");
+        assert!(
+            out.seconds <= budget_s as f64,
+            "budget {budget_s} s: the run took {} s ({} points, {} rays)",
+            out.seconds,
+            out.points.len(),
+            out.rays.len()
+        );
+    }
+}
+
+/// `Graded` whose first `left` measurements meet the calibration's wake: read p99 4 ms,
+/// halving with each.
+struct Wake {
+    inner: Graded,
+    seen: u32,
+    left: u32,
+}
+
+impl Meter for Wake {
+    fn calibrate(&mut self) -> Result<Calibration, ExploreError> {
+        self.inner.calibrate()
+    }
+
+    fn measure(&mut self, load: Load) -> Result<PointResult, ExploreError> {
+        let mut p = self.inner.measure(load)?;
+        if self.seen < self.left {
+            p.read_latency_us.p99 = 4000.0 / f64::from(1 << self.seen);
+            p.within_goal = false;
+            self.seen += 1;
+        }
+        Ok(p)
+    }
+}
+
+#[test]
+fn the_first_ray_waits_for_the_calibrations_wake_to_pass() {
+    let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+    let mut meter = Wake {
+        inner: Graded {
+            inner: Oracle { calls: 0 },
+        },
+        seen: 0,
+        left: 3,
+    };
+    let out = search(&mut meter, &settings, &mut |_| {}).expect("search");
+    // 4, 2, 1 ms, then the disk's own 0.36 ms twice.
+    let p99s: Vec<f64> = out.settling.iter().map(|p| p.read_latency_us.p99).collect();
+    assert_eq!(p99s.len(), 5, "{p99s:?}");
+    assert_eq!(&p99s[..3], &[4000.0, 2000.0, 1000.0]);
+    assert!(p99s[3] < 400.0 && p99s[3] == p99s[4], "{p99s:?}");
+    let reads = out
+        .rays
+        .first()
+        .and_then(|r| r.boundary())
+        .expect("pure reads");
+    assert!(reads.read_iops / 10_000.0 > 0.79, "{reads:?}");
+}
+
+#[test]
+fn refinement_rays_from_their_neighbours_cost_fewer_points_and_land_as_close() {
+    let settings = SearchSettings::full(1000.0, WriteRegime::Fresh, Duration::from_secs(3600));
+    let mut counts = Vec::new();
+    for from_neighbours in [false, true] {
+        let settings = SearchSettings {
+            refine_from_neighbours: from_neighbours,
+            ..settings.clone()
+        };
+        let out = search(&mut Oracle { calls: 0 }, &settings, &mut |_| {}).expect("search");
+        assert!(out.rays.len() > settings.initial_rays);
+        for ray in &out.rays {
+            let i = ray.inside.expect("every ray has an inside point");
+            let x = if ray.angle_deg >= 90.0 {
+                0.0
+            } else {
+                i.read_iops / 10_000.0
+            };
+            let y = i.write_bytes_per_s / 1e9;
+            assert!(x + y * y <= 0.8 + 1e-9, "{ray:?}");
+            assert!(x + y * y >= 0.8 * 0.88, "{ray:?}");
+        }
+        counts.push(out.points.len());
+    }
+    assert!(
+        counts[1] < counts[0],
+        "points from the whole ray, from neighbours: {counts:?}"
+    );
 }
