@@ -223,8 +223,8 @@ run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring fea
     [[ $3 == fio_async* ]] && features+=(--force_async=1)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
     # fio_reg_batch / fio_async_batch: fio reaping at least half the depth per wait
-    # (iodepth_batch_complete_min), as weir's deep ring does on zram since session 13 (a
-    # quarter before: fio_reg_batch8 at QD32).
+    # (iodepth_batch_complete_min), as weir's deep ring did on zram in session 13 (a quarter
+    # before and since session 14: fio_reg_batch8 at QD32; fio moves under 2% between the two).
     # fio_reg_batch<N> / fio_async_batch<N>: at least N (the row to set beside weir's
     # WEIR_URING_BATCH=<N>, bench row uring_batch<N>).
     if [[ $3 =~ _batch([0-9]+)$ ]]; then
@@ -275,8 +275,10 @@ PY
 # two io-wq workers instead of the default inline: WEIR_URING_DEEP=async; deepinline names the
 # default explicitly: WEIR_URING_DEEP=inline) and nosqarray
 # (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on); session 13's: atime (the
-# device opened without O_NOATIME, as before session 13: WEIR_DEVICE_ATIME=on) and eager (a
-# deep punting ring submits each op as pushed, as before: WEIR_URING_SUBMIT=eager). async, inline, split and
+# device opened without O_NOATIME, as before session 13: WEIR_DEVICE_ATIME=on), deferred (a
+# deep punting ring leaves lone submits for the turn's wait, session 13's default:
+# WEIR_URING_SUBMIT=deferred; with batch16 at QD32 it is session 13's whole default) and eager
+# (the default since session 14, named explicitly: WEIR_URING_SUBMIT=eager). async, inline, split and
 # spin<N> turn the depth choice off (async is implied unless inline is named); nodefer,
 # batch, ringfd, iowq, deepasync, deepinline and nosqarray keep it.
 weir_env() { # row name -> "backend VAR=value..."
@@ -298,6 +300,7 @@ weir_env() { # row name -> "backend VAR=value..."
             deepasync) envs+=(WEIR_URING_DEEP=async) ;;
             atime) envs+=(WEIR_DEVICE_ATIME=on) ;;
             eager) envs+=(WEIR_URING_SUBMIT=eager) ;;
+            deferred) envs+=(WEIR_URING_SUBMIT=deferred) ;;
             *) echo "engine-vs-fio: unknown variant '$v' in BACKENDS row '$1'" >&2; exit 2 ;;
         esac
     done

@@ -70,7 +70,7 @@ pub struct UringDevice {
     /// [`WaitPolicy::min_batch`]); 1 unless chosen or fixed.
     batch: u32,
     /// Leave a submit alone for the next wait while a batch is at the kernel
-    /// ([`PuntedWait::defers_submit`]).
+    /// ([`PuntedWait::defers_submit`], when [`WaitPolicy::deferred_submit`] asks).
     defer_submit: bool,
     /// A chosen spin's claim on two CPUs, held while the files are registered.
     spin_slot: Option<SpinSlot>,
@@ -342,7 +342,7 @@ impl UringDevice {
         if self.wait.min_batch == 0 {
             self.batch = chosen.min_batch(self.capacity);
         }
-        self.defer_submit = chosen.defers_submit() && !self.knobs.eager_submit;
+        self.defer_submit = chosen.defers_submit() && self.wait.deferred_submit;
         self.punted = Some(chosen);
         chosen
     }
@@ -601,6 +601,7 @@ pub(super) mod tests {
                 by_depth: false,
                 min_batch: 0,
                 deep_inline: false,
+                deferred_submit: false,
             };
             let mut dev = UringDevice::with_wait(1, policy).expect("io_uring");
             let fds = pipe();

@@ -25,10 +25,13 @@
 //!   load the second worker wins a larger share of busy CPUs, on a quiet machine the two
 //!   workers' hand-offs cost more than they add (docs/engine-zram-sessions-11-12.md).
 //!
-//! Both deep choices wait for half the depth when asked for one completion
-//! ([`PuntedWait::min_batch`]; a quarter before session 13): the workers keep the rest
-//! queued while the shard sleeps through the batch, and wake it half as often. They also
-//! leave a lone submit for the turn's wait ([`PuntedWait::defers_submit`]).
+//! Both deep choices wait for a quarter of the depth when asked for one completion
+//! ([`PuntedWait::min_batch`]): the workers keep the rest queued while the shard sleeps
+//! through the batch. Session 13 tried half the depth with each turn's ops left for its one
+//! wait ([`PuntedWait::defers_submit`]); two quiet A/Bs (sessions 13 and 14, 5 and 9 rotated
+//! rounds) had the quarter with eager submits ahead (1.06x / 1.13x the IOPS, paired; CPU per
+//! I/O within 1-4%), so that is the default again and the other is opt-in
+//! (`WEIR_URING_SUBMIT=deferred` with `WEIR_URING_BATCH=<half>`).
 //!
 //! `WEIR_URING_WAIT` (`auto`, `enter`, `split`, `spin:<us>`) or `WEIR_URING_PUNT` (`async`,
 //! `inline`) set to anything but `auto` turns the choice off: the ring then waits as the
@@ -60,6 +63,10 @@ pub struct WaitPolicy {
     /// A deep ring chooses `Inline` even with CPUs for `AsyncBounded` (the default;
     /// `WEIR_URING_DEEP=async` asks for `AsyncBounded`, for the A/B).
     pub deep_inline: bool,
+    /// A deep ring on files that punt leaves a lone submit for the turn's wait
+    /// ([`PuntedWait::defers_submit`]); off by default, `WEIR_URING_SUBMIT=deferred` for
+    /// the A/B (`eager`, the default, submits each op as the shard loop pushes it).
+    pub deferred_submit: bool,
 }
 
 impl Default for WaitPolicy {
@@ -71,6 +78,7 @@ impl Default for WaitPolicy {
             by_depth: true,
             min_batch: 0,
             deep_inline: true,
+            deferred_submit: false,
         }
     }
 }
@@ -150,6 +158,13 @@ impl WaitPolicy {
                     eprintln!("weir: WEIR_URING_DEEP={v:?} is not async or inline; using inline")
                 }
             }
+            match std::env::var("WEIR_URING_SUBMIT").as_deref() {
+                Err(_) | Ok("" | "eager") => {}
+                Ok("deferred") => policy.deferred_submit = true,
+                Ok(v) => {
+                    eprintln!("weir: WEIR_URING_SUBMIT={v:?} is not eager or deferred; using eager")
+                }
+            }
             if let Ok(v) = std::env::var("WEIR_URING_BATCH") {
                 match v.parse::<u32>() {
                     Ok(n) if n >= 1 => policy.min_batch = n,
@@ -220,28 +235,27 @@ impl PuntedWait {
         !matches!(self, PuntedWait::Inline)
     }
 
-    /// The completions a wait of this choice waits for on a ring of `depth`: half the depth
-    /// when deep, else 1. Why: the one io-wq worker is the limit at depth, and waking the
-    /// shard is the costliest thing it does besides the read (session 13's profile: 0.45-0.63
-    /// us of its ~2.5 us per read at a wait for a quarter, a cross-CPU wake-up of an idle vCPU
-    /// is an exit to the host), so each halving of the wake-ups per read speeds the limit;
-    /// the other half stays queued, ~40 us of reads at QD32, while the shard reaps and
-    /// refills. Half with the turn's submit against a quarter with eager submits (session
-    /// 12), RT-scheduled and contaminated, two runs: 1.06-1.09x and 1.00-1.30x the IOPS,
-    /// 0.84x and 0.74x the CPU per I/O (docs/engine.md, "Session 13").
+    /// The completions a wait of this choice waits for on a ring of `depth`: a quarter of
+    /// the depth when deep, else 1. Why: the one io-wq worker is the limit at depth, and
+    /// waking the shard is the costliest thing it does besides the read (session 13's
+    /// profile: 0.45-0.63 us of its ~2.5 us per read), so a wait for several completions
+    /// wakes it less often, while three quarters of the depth stay queued for the workers
+    /// as the shard reaps and refills. Half the depth (session 13's default, with deferred
+    /// submits) lost both quiet A/Bs to this (docs/engine.md, "Session 14").
     pub fn min_batch(self, depth: u32) -> u32 {
         match self {
-            PuntedWait::Inline | PuntedWait::AsyncBounded => (depth / 2).max(1),
+            PuntedWait::Inline | PuntedWait::AsyncBounded => (depth / 4).max(1),
             _ => 1,
         }
     }
 
     /// Whether a submit alone (no wait: the shard loop's eager submission of each op) may
-    /// be left for the next wait's enter while a batch is already at the kernel. True for the
-    /// deep choices: the workers have a batch or more queued, so an op a few microseconds
-    /// later costs no I/O, and the turn's ops go out in its one enter instead of one enter
-    /// each (session 13's profile: an enter's entry, exit, file lookup and ring lock were
-    /// ~0.3 us of the shard's ~1.2 us per I/O at QD32). A shallow ring submits at once.
+    /// be left for the next wait's enter while a batch is already at the kernel, when
+    /// [`WaitPolicy::deferred_submit`] asks for it. True for the deep choices: the workers
+    /// have a batch or more queued, so an op a few microseconds later costs no I/O, and the
+    /// turn's ops go out in one enter instead of one each. Opt-in since session 14: on a
+    /// quiet machine the eager submits kept the one worker fed better than the saved enters
+    /// paid for. A shallow ring submits at once either way.
     pub fn defers_submit(self) -> bool {
         matches!(self, PuntedWait::Inline | PuntedWait::AsyncBounded)
     }
@@ -384,9 +398,10 @@ mod tests {
         let spin = PuntedWait::Spin.wait(base);
         assert!(spin.split && spin.spin_ns == AUTO_SPIN_NS && spin.by_depth);
         assert_eq!(PuntedWait::Inline.wait(spin), base);
-        assert_eq!(PuntedWait::Inline.min_batch(32), 16);
-        assert_eq!(PuntedWait::AsyncBounded.min_batch(32), 16);
-        assert_eq!(PuntedWait::Inline.min_batch(5), 2);
+        assert_eq!(PuntedWait::Inline.min_batch(32), 8);
+        assert_eq!(PuntedWait::AsyncBounded.min_batch(32), 8);
+        assert_eq!(PuntedWait::Inline.min_batch(5), 1);
+        assert_eq!(PuntedWait::Inline.min_batch(16), 4);
         assert_eq!(PuntedWait::Inline.min_batch(1), 1);
         assert_eq!(PuntedWait::Spin.min_batch(4), 1);
         assert!(PuntedWait::Inline.defers_submit() && PuntedWait::AsyncBounded.defers_submit());

@@ -1,6 +1,8 @@
-//! A deep io_uring ring on a device that punts every request (zram) leaves a submit alone
-//! for the turn's wait while a batch is at the kernel (`PuntedWait::defers_submit`); a
-//! shallow ring submits at once. Root tier: the test makes its own zram device.
+//! A deep io_uring ring on a device that punts every request (zram) submits each op as it
+//! is pushed by default; asked for deferred submits (`WaitPolicy::deferred_submit`,
+//! `WEIR_URING_SUBMIT=deferred`) it leaves a submit alone for the turn's wait while a batch
+//! is at the kernel (`PuntedWait::defers_submit`); a shallow ring submits at once either
+//! way. Root tier: the test makes its own zram device.
 
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
@@ -54,7 +56,7 @@ fn a_deep_punting_ring_submits_with_the_wait() {
     let Some(zram) = weir_testfs::Zram::create(&root, test, "16M") else {
         return;
     };
-    if ["WEIR_URING_WAIT", "WEIR_URING_PUNT", "WEIR_URING_SUBMIT"]
+    if ["WEIR_URING_WAIT", "WEIR_URING_PUNT"]
         .iter()
         .any(|v| std::env::var(v).is_ok_and(|v| !v.is_empty() && v != "auto"))
     {
@@ -67,13 +69,22 @@ fn a_deep_punting_ring_submits_with_the_wait() {
         .open(zram.path())
         .expect("open the zram device");
     let fd = file.as_raw_fd();
-    // A batch at the kernel: the next op waits for the wait.
-    let mut deep = UringDevice::with_wait(16, WaitPolicy::default()).expect("io_uring");
-    assert!(deep.register_files(&[fd]), "register the zram device");
-    let chosen = deep.punted_wait().expect("zram punts");
+    // The default: a deep ring submits the next op at once, a batch at the kernel or not.
+    let mut eager = UringDevice::with_wait(16, WaitPolicy::default()).expect("io_uring");
+    assert!(eager.register_files(&[fd]), "register the zram device");
+    let chosen = eager.punted_wait().expect("zram punts");
     assert!(chosen.defers_submit(), "{chosen:?}");
-    let batch = deep.wait_batch() as usize;
+    let batch = eager.wait_batch() as usize;
     assert!((2..16).contains(&batch), "batch {batch}");
+    assert_eq!(submits(&mut eager, fd, batch), (batch as u32, 1), "eager");
+    // Asked for deferred submits, with a batch at the kernel the next op waits for the wait.
+    let deferred_policy = WaitPolicy {
+        deferred_submit: true,
+        ..WaitPolicy::default()
+    };
+    let mut deep = UringDevice::with_wait(16, deferred_policy).expect("io_uring");
+    assert!(deep.register_files(&[fd]), "register the zram device");
+    assert_eq!(deep.wait_batch() as usize, batch);
     assert_eq!(
         submits(&mut deep, fd, batch),
         (batch as u32, 0),
@@ -87,7 +98,7 @@ fn a_deep_punting_ring_submits_with_the_wait() {
         "under a batch"
     );
     // Depth 2 (spin or one async enter): never left for the wait.
-    let mut shallow = UringDevice::with_wait(2, WaitPolicy::default()).expect("io_uring");
+    let mut shallow = UringDevice::with_wait(2, deferred_policy).expect("io_uring");
     assert!(shallow.register_files(&[fd]), "register the zram device");
     let chosen = shallow.punted_wait().expect("zram punts");
     assert!(

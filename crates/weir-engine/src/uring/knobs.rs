@@ -5,9 +5,9 @@
 //! - `WEIR_URING_IOWQ_MAX=<n>`: bound this thread's io-wq workers (bounded and unbounded).
 //! - `WEIR_URING_NOSQARRAY=on`: a ring without the submission index array
 //!   (`IORING_SETUP_NO_SQARRAY`, Linux 6.6): the kernel reads each entry by its ring slot.
-//! - `WEIR_URING_SUBMIT=eager`: a deep ring whose files punt submits each op as the shard
-//!   loop pushes it, as before session 13 (by default it leaves them for the turn's wait:
-//!   [`crate::PuntedWait::defers_submit`]).
+//!
+//! `WEIR_URING_SUBMIT=deferred` (a deep ring on files that punt leaving lone submits for the
+//! turn's wait) is part of the wait policy: [`crate::WaitPolicy::deferred_submit`].
 
 use super::UringDevice;
 
@@ -17,7 +17,6 @@ pub(super) struct Knobs {
     pub(super) ring_fd: bool,
     pub(super) iowq_max: Option<u32>,
     pub(super) no_sqarray: bool,
-    pub(super) eager_submit: bool,
 }
 
 impl Knobs {
@@ -27,7 +26,6 @@ impl Knobs {
             ring_fd: var("WEIR_URING_RINGFD").is_some_and(|v| v == "on"),
             iowq_max: var("WEIR_URING_IOWQ_MAX").and_then(|v| v.parse().ok()),
             no_sqarray: var("WEIR_URING_NOSQARRAY").is_some_and(|v| v == "on"),
-            eager_submit: var("WEIR_URING_SUBMIT").is_some_and(|v| v == "eager"),
         }
     }
 }
