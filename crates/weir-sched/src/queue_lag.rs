@@ -11,8 +11,8 @@
 //! A shard with pieces in the disk is woken by their completions, and its timer is only the
 //! backstop for completions that arrive on other shards: goal / 8, as before. A shard with
 //! nothing in the disk has only its timer; on a disk that holds its requests (vda) it keeps
-//! goal / 8, and the early wake below is for a device seen to complete inside the submission. On a device that completes inside the submission
-//! (zram) that is every stall: a whole round comes back before the next call, and a round of
+//! goal / 8. On a device seen to complete inside the submission (zram) that is every stall:
+//! a whole round comes back before the next call, and a round of
 //! 4 KiB writes (~35-64 pieces of a few us of CPU each) is shorter than goal / 8 (~94 us at
 //! the default goal). Session 13's quiet zram bench lost 4-10% of its 4 KiB write totals to
 //! those sleeps (docs/scheduler-rate.md section 18). The laggard moves its virtual time only
