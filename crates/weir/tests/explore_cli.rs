@@ -168,10 +168,13 @@ fn quick_map_of_the_read_bandwidth_x_write_iops_slice_on_loop_xfs() {
         .expect("frontier_in_axes");
     assert_eq!(frontier.len(), in_axes.len());
     for (f, a) in frontier.iter().zip(in_axes) {
+        // The two figures come from one measurement by different float paths (the axis value
+        // is derived before it is written), so they agree to rounding, not bit for bit.
         let read_iops = f["read_iops"].as_f64().expect("read_iops");
-        assert_eq!(
-            a["read"].as_f64(),
-            Some(read_iops * 131_072.0),
+        let read_bytes_per_s = a["read"].as_f64().expect("read");
+        let expected = read_iops * 131_072.0;
+        assert!(
+            (read_bytes_per_s - expected).abs() <= 1e-9 * expected.abs().max(1.0),
             "{f} vs {a}"
         );
     }
