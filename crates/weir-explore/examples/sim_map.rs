@@ -33,6 +33,11 @@ impl<D: Device, F: Fn() -> D + Sync> DeviceFactory for Factory<D, F> {
     fn open(&self, _shard: usize, _depth: u32) -> Result<D, String> {
         Ok((self.0)())
     }
+
+    /// A disk per shard, each on its own virtual clock.
+    fn simulated_clock(&self) -> bool {
+        true
+    }
 }
 
 fn map_with<D: Device, F: Fn() -> D + Sync>(make: F, goal_us: f64, slice: Slice) -> Map {

@@ -27,6 +27,17 @@ pub trait DeviceFactory: Sync {
     /// Registers the shard's buffers and files with the device where it can (io_uring's
     /// fixed buffers and files); nothing by default.
     fn register(&self, _lp: &mut ShardLoop<&mut Self::Device>, _fds: &[i32]) {}
+
+    /// True when every device keeps simulated time (its clock moves only as its shard's loop
+    /// runs, never with the wall clock) and no device waits for another shard's (one disk
+    /// per shard, not a disk the shards share in lockstep, whose shards may wait for shard 0
+    /// while it waits for the sampler). The sampler then waits for every shard to end each
+    /// window, however long that takes on a loaded machine, so a seeded run gives the same
+    /// windows whatever else the machine is doing. False (real devices): the sampler waits a
+    /// bounded wall-clock time, since shard 0 issues nothing while it waits.
+    fn simulated_clock(&self) -> bool {
+        false
+    }
 }
 
 /// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.

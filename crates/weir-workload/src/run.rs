@@ -21,7 +21,7 @@ use crate::job::Plan;
 use crate::merge::MergeCounts;
 pub use crate::options::{RunOptions, SchedulerOptions};
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
-use crate::sampled::{await_window, FinishedOnDrop, Published, ShardMark};
+use crate::sampled::{await_window, FinishedOnDrop, Published, ShardMark, ShardWait};
 use crate::sched_groups::ClassPlacement;
 use crate::setup;
 
@@ -142,11 +142,16 @@ pub fn run_with<F: DeviceFactory>(
             }
             out
         });
+        let wait = if factory.simulated_clock() {
+            ShardWait::EveryShard
+        } else {
+            ShardWait::Limited
+        };
         let mut window = 0;
         while let Ok(elapsed_ns) = tick_rx.recv() {
             // Shard 0 ended window `window`; the others end it on their own clocks.
             window += 1;
-            await_window(&shared.marks, window);
+            await_window(&shared.marks, window, wait);
             let progress = shared.progress(plan, elapsed_ns);
             let keep_going = on_sample(&progress) == Control::Continue;
             if !keep_going {

@@ -101,11 +101,24 @@ impl Drop for FinishedOnDrop<'_> {
     }
 }
 
+/// How long the sampler may wait for the other shards to end a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShardWait {
+    /// Real devices: at most [`SHARD_WAIT_LIMIT`] of wall-clock time.
+    Limited,
+    /// Simulated devices (see [`crate::DeviceFactory::simulated_clock`]): until every shard
+    /// got there. A simulated shard's window ends when its thread gets the CPU, which on a
+    /// loaded machine can be long after shard 0's; summing the window without it would make
+    /// a seeded run depend on the machine's load.
+    EveryShard,
+}
+
 /// Waits until every shard has ended `window` (counted from 1) or finished, or the wait limit.
-pub(crate) fn await_window(marks: &[ShardMark], window: u64) {
+pub(crate) fn await_window(marks: &[ShardMark], window: u64, wait: ShardWait) {
     let start = Instant::now();
     while !marks.iter().all(|m| m.has(window)) {
-        if start.elapsed() >= SHARD_WAIT_LIMIT || weir_engine::interrupt::requested() {
+        let limit_passed = wait == ShardWait::Limited && start.elapsed() >= SHARD_WAIT_LIMIT;
+        if limit_passed || weir_engine::interrupt::requested() {
             return;
         }
         std::thread::sleep(SHARD_POLL);
@@ -146,7 +159,23 @@ mod tests {
         assert!(!marks[1].has(1));
         drop(FinishedOnDrop(&marks[1]));
         assert!(marks.iter().all(|m| m.has(1)));
-        await_window(&marks, 1);
+        await_window(&marks, 1, ShardWait::Limited);
         assert!(!marks[0].has(2));
+    }
+
+    /// Simulated shards: the sampler waits past the wall-clock limit for a shard whose thread
+    /// is slow to end the window (here it ends it after three times the limit).
+    #[test]
+    fn a_simulated_run_waits_for_every_shard_past_the_limit() {
+        let marks = [ShardMark::default(), ShardMark::default()];
+        marks[0].window_ended();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(SHARD_WAIT_LIMIT * 3);
+                marks[1].window_ended();
+            });
+            await_window(&marks, 1, ShardWait::EveryShard);
+            assert!(marks[1].has(1), "the sampler gave up on shard 1");
+        });
     }
 }

@@ -22,4 +22,9 @@ impl DeviceFactory for Sim {
             ..self.config.clone()
         }))
     }
+
+    /// A disk per shard, each on its own virtual clock.
+    fn simulated_clock(&self) -> bool {
+        true
+    }
 }
