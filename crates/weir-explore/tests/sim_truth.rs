@@ -9,16 +9,28 @@
 
 use weir_explore::fit::ModelKind;
 use weir_explore::meter::{WorkloadMeter, WriteRegime};
-use weir_explore::search::Judge;
-use weir_explore::{search, Map, SearchSettings, Slice, SteadyRule};
+use weir_explore::search::{search_clocked, Judge};
+use weir_explore::{Map, SearchSettings, Slice, SteadyRule};
 use weir_sim::mixed::{Boundary, MixedConfig, MixedDisk, Stalls};
 use weir_workload::{DeviceFactory, RunOptions};
 
 struct Factory {
     config: MixedConfig,
-    /// Devices opened so far: each gets a seed of its own, so a load measured twice meets
-    /// other service times and stalls, as a real disk's second measurement does.
-    opened: std::sync::atomic::AtomicU64,
+    /// Devices opened so far, per shard: each gets a seed of its own, so a load measured
+    /// twice meets other service times and stalls, as a real disk's second measurement does.
+    /// Counted per shard because the shards of one run open their devices from their own
+    /// threads in whatever order the machine runs them: one shared counter let a loaded
+    /// machine swap two shards' seeds.
+    opened: std::sync::Mutex<Vec<u64>>,
+}
+
+impl Factory {
+    fn new(config: &MixedConfig) -> Factory {
+        Factory {
+            config: config.clone(),
+            opened: Default::default(),
+        }
+    }
 }
 
 impl DeviceFactory for Factory {
@@ -28,14 +40,30 @@ impl DeviceFactory for Factory {
         "sim-mixed".into()
     }
 
-    fn open(&self, _shard: usize, _depth: u32) -> Result<MixedDisk, String> {
-        let n = self
-            .opened
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    fn open(&self, shard: usize, _depth: u32) -> Result<MixedDisk, String> {
+        let n = {
+            let mut opened = self.opened.lock().map_err(|e| e.to_string())?;
+            if opened.len() <= shard {
+                opened.resize(shard + 1, 0);
+            }
+            opened[shard] += 1;
+            opened[shard] - 1
+        };
+        // Shard 0 keeps the seeds of the one-shard maps before the counter was per shard.
+        let seed = self
+            .config
+            .seed
+            .wrapping_add(n.wrapping_mul(0x9E37_79B9))
+            .wrapping_add((shard as u64).wrapping_mul(0xBF58_476D));
         Ok(MixedDisk::new(MixedConfig {
-            seed: self.config.seed.wrapping_add(n.wrapping_mul(0x9E37_79B9)),
+            seed,
             ..self.config.clone()
         }))
+    }
+
+    /// Each disk keeps its own virtual clock: the sampler waits for every shard's window.
+    fn simulated_clock(&self) -> bool {
+        true
     }
 }
 
@@ -96,10 +124,7 @@ fn explore_judged(
     verify: Verify,
 ) -> Map {
     let (read_bytes, write_bytes) = slice.default_sizes_bytes();
-    let factory = Factory {
-        config: config.clone(),
-        opened: Default::default(),
-    };
+    let factory = Factory::new(config);
     let rule = SteadyRule {
         warmup: std::time::Duration::from_millis(500),
         window: std::time::Duration::from_millis(500),
@@ -147,7 +172,11 @@ fn explore_judged(
         refine_from_neighbours: verify == Verify::Neighbours,
         ..settings
     };
-    let outcome = search(&mut meter, &settings, &mut |_| {}).expect("the search runs on the sim");
+    // The budget (an hour) is not what these tests check, and its wall clock would make a
+    // map depend on the machine's load: the search's clock stands still.
+    let clock = || std::time::Duration::ZERO;
+    let outcome = search_clocked(&mut meter, &settings, &clock, &mut |_| {})
+        .expect("the search runs on the sim");
     let mut map = Map::from_search(
         outcome,
         WriteRegime::Overwrite,
@@ -288,8 +317,14 @@ fn read_bandwidth_x_write_iops_slice() {
     assert_eq!(map.axes.write.unit, "IOPS");
     assert_eq!(map.frontier_in_axes.len(), map.frontier.len());
     for (f, a) in map.frontier.iter().zip(&map.frontier_in_axes) {
-        assert_eq!(a.read, f.read_iops * 131_072.0);
-        assert_eq!(a.write, f.write_bytes_per_s / 4096.0);
+        // The axis values are derived from the frontier's by another float path: equal to
+        // rounding (1e-12 relative), not bit for bit.
+        let close = |got: f64, want: f64| (got - want).abs() <= 1e-12 * want.abs().max(1.0);
+        assert!(close(a.read, f.read_iops * 131_072.0), "{a:?} vs {f:?}");
+        assert!(
+            close(a.write, f.write_bytes_per_s / 4096.0),
+            "{a:?} vs {f:?}"
+        );
     }
     // The pure-write end: 250 MB/s of 4 KiB writes is 61k IOPS.
     let most_writes = map
