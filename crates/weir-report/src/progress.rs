@@ -33,8 +33,8 @@ fn clock(d: Duration) -> String {
     format!("{}:{:02}", s / 60, s % 60)
 }
 
-fn line(state: &State) -> String {
-    let spent = state.started.elapsed();
+/// The line `spent` into the phase (the caller reads the clock, so a test can fix it).
+fn line(state: &State, spent: Duration) -> String {
     let left = state.estimate.saturating_sub(spent);
     format!(
         "\r\x1b[K[{}/{}] {}: {} left in this phase, about {} in total",
@@ -56,7 +56,10 @@ impl Progress {
             .name("weir-progress".into())
             .spawn(move || {
                 while !st.load(Ordering::Relaxed) {
-                    let text = s.lock().ok().and_then(|g| g.as_ref().map(line));
+                    let text = s
+                        .lock()
+                        .ok()
+                        .and_then(|g| g.as_ref().map(|st| line(st, st.started.elapsed())));
                     if let Some(text) = text {
                         let mut err = std::io::stderr().lock();
                         let _ = err.write_all(text.as_bytes());
@@ -130,9 +133,10 @@ mod tests {
             estimate: Duration::from_secs(30),
             after: Duration::from_secs(95),
         };
-        let text = line(&state);
-        assert!(text.contains("[3/6] tune: 0:2"), "{text}");
-        assert!(text.contains("about 2:0"), "{text}");
+        // 1.5 s into the 30 s phase: 28.5 s left, shown as whole seconds.
+        let text = line(&state, Duration::from_millis(1500));
+        assert!(text.contains("[3/6] tune: 0:28 left"), "{text}");
+        assert!(text.contains("about 2:03 in total"), "{text}");
         assert_eq!(clock(Duration::from_secs(125)), "2:05");
     }
 }
