@@ -239,9 +239,12 @@ fn disk_full_mid_run_reports_what_was_measured_and_removes_files() {
             "json",
         ],
     );
+    // A run that did not stop at ENOSPC runs the whole 30 s asked; how much sooner it stops
+    // depends on the machine's load, so that is not checked.
     assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "did not stop at ENOSPC"
+        started.elapsed() < Duration::from_secs(30),
+        "did not stop at ENOSPC ({:?})",
+        started.elapsed()
     );
     assert_clean_error(&o, 1, &["disk filled up", "free space"]);
     let v = json(&o);
@@ -254,6 +257,7 @@ fn disk_full_mid_run_reports_what_was_measured_and_removes_files() {
 fn ctrl_c_stops_prints_results_and_removes_files() {
     let s = Scratch::new();
     let job = s.job("j.yaml", SMALL_READS);
+    let spawned = Instant::now();
     let child = weir()
         .arg("run")
         .arg(&job)
@@ -264,17 +268,23 @@ fn ctrl_c_stops_prints_results_and_removes_files() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    // Wait until the run has started (its file exists), then a little longer.
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // Wait until the run has started (its file exists), then a little longer. The deadline
+    // only bounds a run that never starts.
+    let deadline = Instant::now() + Duration::from_secs(50);
     while files_in(s.dir()).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY: kill() on our own child's pid.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let started = Instant::now();
     let o = child.wait_with_output().expect("wait");
-    assert!(started.elapsed() < Duration::from_secs(10), "slow to stop");
+    // The signal, not the 60 s asked, ended the run (how soon after the signal depends on the
+    // machine's load, so that is not checked; "stopped early" below says the same).
+    assert!(
+        spawned.elapsed() < Duration::from_secs(60),
+        "ran the whole 60 s: {:?}",
+        spawned.elapsed()
+    );
     assert_clean_error(&o, 1, &["interrupted"]);
     let out = stdout(&o);
     assert!(

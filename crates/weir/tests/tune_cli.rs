@@ -72,10 +72,13 @@ fn an_unwritable_properties_file_is_refused_before_measuring() {
             && err.contains("pass a writable path"),
         "{err}"
     );
-    // Refused before the 30 s of measuring that the old order lost.
+    // Refused before the 30 s of measuring that the old order lost: a run that measured
+    // first takes the whole default --duration (30 s), so anything shorter refused first,
+    // however slow the machine (no bound on how fast the refusal is).
     assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "measured first"
+        started.elapsed() < Duration::from_secs(30),
+        "measured first ({:?})",
+        started.elapsed()
     );
     assert!(test_files(dir.path()).is_empty());
 }
@@ -168,8 +171,10 @@ fn ctrl_c_stops_the_run_and_removes_the_test_files() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn weir tune");
+    // A wait, not a speed check: 60 s only bounds a tune that never starts (a loaded machine
+    // may take seconds to start one).
     let start = Instant::now();
-    while test_files(dir.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+    while test_files(dir.path()).is_empty() && start.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(
