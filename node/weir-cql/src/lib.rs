@@ -298,7 +298,9 @@ impl NativeSession {
         let direct = self.inner.direct.lock().ok().and_then(|d| d.clone());
         let inner = self.inner.clone();
         let requests = bytes::Bytes::from(requests.to_vec());
-        runtime::spawn(async move {
+        // JS-thread runtime: the pump run here writes the requests to their sockets
+        // before this returns.
+        runtime::spawn_and_pump(async move {
             run_requests(
                 inner,
                 requests,
@@ -314,8 +316,6 @@ impl NativeSession {
             )
             .await;
         });
-        // JS-thread runtime: run it now, so the requests are on their sockets when this returns.
-        runtime::pump(runtime::Cause::Call);
         Ok(())
     }
 
