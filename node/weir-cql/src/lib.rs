@@ -300,7 +300,9 @@ impl NativeSession {
         let requests = bytes::Bytes::from(requests.to_vec());
         // JS-thread runtime: the pump run here writes the requests to their sockets
         // before this returns.
-        runtime::spawn_and_pump(async move {
+        // Boxed here: the run's future is ~5.3 KB (the scylla request's state inside), and
+        // every move of it by value on its way into the runtime is a memmove of that size.
+        let fut = Box::pin(async move {
             run_requests(
                 inner,
                 requests,
@@ -316,6 +318,7 @@ impl NativeSession {
             )
             .await;
         });
+        runtime::spawn_and_pump(fut);
         Ok(())
     }
 
