@@ -12,18 +12,20 @@
 //!   `js`: the same scheduler, but two wake-ups per request again).
 //!
 //! Running "until idle" needs to know when tokio is about to block: tokio calls the
-//! `on_thread_park` hook only when its run queue is empty. The hook asks the kernel (poll,
-//! non-consuming) whether the epoll descriptor has an event waiting; if not, it ends the
-//! pump by waking the `block_on` future (tokio then polls the driver once without blocking
-//! and returns). Timers (request timeouts, speculative executions, heartbeats) fire when
-//! the runtime runs: an unref'd libuv timer, re-armed after every pump, runs it 1 ms later
-//! while a caller waits on a task, 10 ms later otherwise, so a timer fires at most that
-//! late. One race needs more: after the hook wakes `block_on`, tokio polls its driver once
-//! more without blocking (tokio issue 8212), and a reply that arrived since the hook's
-//! check is taken off the descriptor there, so libuv never reports it. `pump` sees this in
-//! tokio's count of dispatched I/O events (tokio_unstable metrics, enabled by
-//! .cargo/config.toml) and pumps again at once; a build without that cfg leaves such a
-//! reply to the 1 ms timer, which under load was 3-8 % of sequential requests (README,
+//! `on_thread_park` hook only when its run queue is empty. The hook ends the pump by waking
+//! the `block_on` future; tokio then polls its driver once without blocking (tokio issue
+//! 8212), and the future returns only if that poll dispatched no I/O event and queued no
+//! task (tokio's event count and queue depths, tokio_unstable metrics enabled by
+//! .cargo/config.toml); otherwise the pump runs on. An event left on the epoll descriptor
+//! keeps it readable for libuv; an event that poll took would not be reported again, which
+//! is why the pump may not end before its task ran (the lost pump of session 9). Since
+//! session 15 the hook no longer asks the kernel first (a `poll` of the descriptor per
+//! park) and `submit`'s task is spawned inside the pump, not from outside it (which wrote
+//! tokio's eventfd): 13.6 -> 8.9 system calls per sequential select. A build without the
+//! metrics keeps the `poll` and leaves a taken event to the timer. Timers (request
+//! timeouts, speculative executions, heartbeats) fire when the runtime runs: an unref'd
+//! libuv timer, re-armed after every pump, runs it 1 ms later while a caller waits on a
+//! task, 10 ms later otherwise, so a timer fires at most that late (README,
 //! "The sequential path"). [`stats`] counts pumps and deliveries per [`Cause`], so a test
 //! and the benchmarks can see that no answer waits for the timer.
 
@@ -196,9 +198,17 @@ fn epoll_has_event() -> bool {
     n > 0 && (p.revents & libc::POLLIN) != 0
 }
 
-/// tokio's park hook (JS thread, run queue empty): end the pump unless an event waits.
+/// tokio's park hook (JS thread, run queue empty): end the pump. tokio then polls its
+/// driver once without blocking (`epoll_wait` with timeout 0), and [`UntilIdle`] ends the
+/// pump only if that poll found nothing: asking the kernel first (a `poll` of the epoll
+/// descriptor per park, 3.5 per request) cost more than it saved. Without tokio's event
+/// count (no `tokio_unstable`) an event taken there would go unseen, so that build still
+/// asks first.
 fn before_park() {
-    if mode() == Mode::Thread || !PUMPING.load(Ordering::Relaxed) || epoll_has_event() {
+    if mode() == Mode::Thread || !PUMPING.load(Ordering::Relaxed) {
+        return;
+    }
+    if io_events().is_none() && epoll_has_event() {
         // An event is waiting: tokio's park returns at once and handles it.
         return;
     }
@@ -227,19 +237,29 @@ fn widen_race_window() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     });
-    if us > 0 && IN_FLIGHT.load(Ordering::Relaxed) > 0 {
+    // Not in a timer pump: sleeping there lets it take replies libuv was about to report,
+    // which the test would count as replies that waited for the timer.
+    if us > 0 && IN_FLIGHT.load(Ordering::Relaxed) > 0 && !TIMER_PUMP.load(Ordering::Relaxed) {
         std::thread::sleep(std::time::Duration::from_micros(us));
     }
 }
 
-/// The `block_on` future of a pump: ready once the park hook found nothing left to do.
+/// The `block_on` future of a pump: ready once the park hook found nothing left to do
+/// and the driver poll after it neither dispatched an event nor queued a task (a timer).
+/// Its first poll spawns the tasks `submit` left in [`PENDING`].
 struct UntilIdle;
 
 impl Future for UntilIdle {
     type Output = ();
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        spawn_pending();
         if IDLE.swap(false, Ordering::Relaxed) {
-            return Poll::Ready(());
+            if !work_since_idle() {
+                return Poll::Ready(());
+            }
+            // The driver poll after the hook took an event (which libuv will never report)
+            // or a timer queued a task: run it in this pump.
+            REPUMPS.fetch_add(1, Ordering::Relaxed);
         }
         if let Ok(mut w) = PUMP_WAKER.lock() {
             *w = Some(cx.waker().clone());
@@ -262,7 +282,10 @@ pub enum Cause {
 /// shows them to tests and benchmarks.
 static PUMPS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 static ANSWERS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
-/// Extra rounds of a pump because tokio's last driver poll took an event.
+/// Whether the running pump is a timer pump (for the test hook [`widen_race_window`]).
+static TIMER_PUMP: AtomicBool = AtomicBool::new(false);
+/// Times a pump went on after the park hook had ended it, because tokio's last driver poll
+/// took an event or a task was queued (see [`UntilIdle`] and [`pump`]).
 static REPUMPS: AtomicU64 = AtomicU64::new(0);
 
 /// The counters above, as `(pumps per cause, answers per cause, repumps)`.
@@ -283,25 +306,44 @@ pub fn pump(cause: Cause) {
         return;
     }
     PUMPS[cause as usize].fetch_add(1, Ordering::Relaxed);
+    TIMER_PUMP.store(cause == Cause::Timer, Ordering::Relaxed);
     loop {
         IDLE.store(false, Ordering::Relaxed);
         rt.block_on(UntilIdle);
         // After the hook ended the pump, tokio polled its driver once more without blocking
         // (tokio issue 8212). An event it took there is off the epoll descriptor, so libuv
         // will not report it: its task waits in tokio's queue. Run it now.
-        match io_events() {
-            Some(n) if n > EVENTS_AT_IDLE.load(Ordering::Relaxed) => {
-                REPUMPS.fetch_add(1, Ordering::Relaxed);
-                continue;
-            }
-            _ => break,
+        if work_since_idle() {
+            REPUMPS.fetch_add(1, Ordering::Relaxed);
+            continue;
         }
+        break;
     }
     PUMPING.store(false, Ordering::Release);
     arm_timer();
     // Answers of this pump go to JS now, outside block_on (src/direct.rs).
     let delivered = crate::direct::drain();
     ANSWERS[cause as usize].fetch_add(delivered, Ordering::Relaxed);
+}
+
+/// Whether the runtime got work after the park hook ended the pump: an I/O event its last
+/// driver poll dispatched, or a task queued (a timer fired there, or another thread woke
+/// one). `false` when tokio does not report its event count.
+fn work_since_idle() -> bool {
+    #[cfg(tokio_unstable)]
+    {
+        let Some(rt) = JS_RUNTIME.get() else {
+            return false;
+        };
+        let m = rt.metrics();
+        m.io_driver_ready_count() > EVENTS_AT_IDLE.load(Ordering::Relaxed)
+            || m.worker_local_queue_depth(0) > 0
+            || m.global_queue_depth() > 0
+    }
+    #[cfg(not(tokio_unstable))]
+    {
+        false
+    }
 }
 
 /// The I/O events tokio's driver has dispatched so far, when tokio reports it (a build with
@@ -374,6 +416,43 @@ where
             napi::bindgen_prelude::spawn(fut);
         }
     }
+}
+
+type LocalTask = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+thread_local! {
+    /// Tasks `submit` hands to the next pump of this (the JS) thread: spawned from inside
+    /// `block_on` they go to the runtime's local queue, where a spawn from outside would
+    /// push to its shared queue and write its eventfd (one system call per request).
+    static PENDING: std::cell::RefCell<Vec<LocalTask>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn spawn_pending() {
+    let tasks = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    for task in tasks {
+        tokio::spawn(task);
+    }
+}
+
+/// `submit`'s spawn: in `js` mode (on the JS thread, outside a pump) the task is spawned
+/// by the pump run right after, which writes its requests before this returns; in the
+/// other modes, [`spawn`].
+pub fn spawn_and_pump<F>(fut: F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    if mode() == Mode::Js && JS_RUNTIME.get().is_some() && !PUMPING.load(Ordering::Relaxed) {
+        let busy = InFlight::new();
+        PENDING.with(|p| {
+            p.borrow_mut().push(Box::pin(async move {
+                fut.await;
+                drop(busy);
+            }))
+        });
+    } else {
+        spawn(fut);
+    }
+    pump(Cause::Call);
 }
 
 /// Runs `fut` (which creates or uses a session) on the sessions' runtime and awaits its
