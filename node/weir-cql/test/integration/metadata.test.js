@@ -56,7 +56,7 @@ test('hosts, keyspaces, tables, UDTs, replicas, token ranges, traces', async (t)
       const rs = await client.execute('SELECT * FROM t WHERE a = 1', [], { traceQuery: true });
       assert.ok(rs.info.traceId);
       let trace;
-      for (let i = 0; i < 20 && !trace; i++) {
+      for (let i = 0; i < 80 && !trace; i++) { // up to 20 s: Cassandra writes traces in the background
         try { trace = await client.metadata.getTrace(rs.info.traceId); } catch { await new Promise((r) => setTimeout(r, 250)); }
       }
       assert.ok(trace, 'the trace became readable');
