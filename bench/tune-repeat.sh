@@ -13,6 +13,14 @@
 # at, whether a second opinion ran, and the load average at its start; then per binary the
 # largest consecutive change (|b - a| / min(a, b)) of each figure and its spread (max/min - 1).
 #
+# FIO=1 (default) runs fio right after each tune, in the same lock hold, on tune's own files
+# (kept by hard links while it runs): 4 KiB random reads at total depth FIO_RR_QD (32, fio's
+# best depth in session 14's sweep) over all of each file, and 1 MiB sequential reads at 1 per
+# job over the bytes tune's sequential reads read (the first range of each shard), 1 s ramp +
+# 1.3 s, a job per shard pinned as tune's shards, registered buffers and files. fio's own
+# consecutive changes are printed beside tune's: a change in both is the device's (the
+# machine's), a change in tune alone is tune's.
+#
 # Environment: RUNS (5 per binary), ZRAM (6G), SETTLE_S (1 idle second after each mkfs), TRACE
 # (1: WEIR_TUNE_TRACE=1, per-100 ms samples kept in KEEP), KEEP (a directory for the raw JSON
 # and traces), LOCK (a lock file taken for each run separately, e.g. /tmp/weir-bench.lock, so
@@ -21,7 +29,7 @@
 set -euo pipefail
 
 [[ $(id -u) == 0 ]] || { echo "SKIP tune-repeat: needs root (zram device, mkfs.xfs, mount)" >&2; exit 0; }
-for tool in mkfs.xfs mount umount python3 flock; do
+for tool in mkfs.xfs mount umount python3 flock fio; do
     command -v "$tool" >/dev/null || { echo "tune-repeat: $tool is required" >&2; exit 2; }
 done
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +37,9 @@ RUNS=${RUNS:-5}
 ZRAM=${ZRAM:-6G}
 SETTLE_S=${SETTLE_S:-1}
 TRACE=${TRACE:-0}
+FIO=${FIO:-1}
+FIO_RR_QD=${FIO_RR_QD:-32}
+JOBS=$(nproc)
 LOCK=${LOCK:-}
 if [[ -z "${WEIR:-}" ]]; then
     (cd "$REPO" && cargo build --release -p weir >&2)
@@ -74,17 +85,50 @@ fresh() { # a reset device (every page freed) and a new XFS
     sleep "$SETTLE_S"
 }
 
+keep_tune_files() { # tune's pid: hard links to its shard files, made while it runs
+    local j f
+    while kill -0 "$1" 2>/dev/null; do
+        for ((j = 0; j < JOBS; j++)); do
+            [[ -e "$MNT/kept.$j" ]] && continue
+            f=$(find "$MNT" -maxdepth 1 -name ".weir-tune-$1-$j" -print -quit)
+            [[ -z $f ]] || ln "$f" "$MNT/kept.$j" 2>/dev/null || true
+        done
+        sleep 0.05
+    done
+}
+
+fio_on_kept() { # rw bs total-qd bytes-per-file: prints "iops bytes_per_s"
+    local args=() j
+    for ((j = 0; j < JOBS; j++)); do
+        args+=(--name="j$j" --filename="$MNT/kept.$j" --cpus_allowed="$j")
+    done
+    fio --thread --group_reporting --direct=1 --ioengine=io_uring --fixedbufs=1 --registerfiles=1 \
+        --norandommap --rw="$1" --bs="$2" --iodepth=$(($3 / JOBS)) --size="$4" --ramp_time=1 \
+        --runtime=1300ms --time_based --output-format=json "${args[@]}" 2>/dev/null |
+        python3 -c 'import json,sys
+j = json.load(sys.stdin)["jobs"][0]["read"]
+print(int(j["iops"]), int(j["bw_bytes"]))'
+}
+
 one_run() { # binary-index run-number
-    local tag="$1-$2"
+    local tag="$1-$2" pid seq_bytes
     fresh
     cut -d' ' -f1-3 /proc/loadavg >"$WORK/load-$tag.txt"
     if [[ $TRACE == 1 ]]; then
         WEIR_TUNE_TRACE=1 "${BINS[$1]}" tune --dir "$MNT" --properties-file "$WORK/io-$tag.yaml" \
-            --format json >"$WORK/tune-$tag.json" 2>"$WORK/trace-$tag.txt"
+            --format json >"$WORK/tune-$tag.json" 2>"$WORK/trace-$tag.txt" &
     else
         "${BINS[$1]}" tune --dir "$MNT" --properties-file "$WORK/io-$tag.yaml" \
-            --format json >"$WORK/tune-$tag.json" 2>"$WORK/log-$tag.txt"
+            --format json >"$WORK/tune-$tag.json" 2>"$WORK/log-$tag.txt" &
     fi
+    pid=$!
+    [[ $FIO != 1 ]] || keep_tune_files "$pid"
+    wait "$pid"
+    [[ $FIO == 1 && -e "$MNT/kept.0" ]] || return 0
+    seq_bytes=$(python3 -c "import json; r = json.load(open('$WORK/tune-$tag.json'))['dirs'][0]['report']
+print(min(s[0][1] for s in r['sequential_read_ranges_bytes']))")
+    echo "$(fio_on_kept randread 4k "$FIO_RR_QD" "$(stat -c %s "$MNT/kept.0")") $(fio_on_kept read 1M "$JOBS" "$seq_bytes")" >"$WORK/fio-$tag.txt"
+    rm -f "$MNT"/kept.*
 }
 
 pair() { # run-number: every binary once, rotated so each leads equally often
@@ -104,7 +148,7 @@ for ((r = 0; r < RUNS; r++)); do
 done
 
 python3 - "$WORK" "$RUNS" "${BINS[@]}" <<'EOF'
-import json, sys
+import json, os, sys
 work, runs, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 figs = [("read_iops", "read IOPS", 1e3, "K"), ("write_iops", "write IOPS", 1e3, "K"),
         ("read_bandwidth", "read BW", 1e6, "MB/s"), ("write_bandwidth", "write BW", 1e6, "MB/s")]
@@ -112,6 +156,7 @@ print(f"regime: fresh (zram reset + new XFS before every run); {runs} runs per b
 for b, path in enumerate(bins):
     print(f"\n{'AB'[b]}: {path}")
     vals = {f[0]: [] for f in figs}
+    fio_vals = {}
     for r in range(runs):
         rep = json.load(open(f"{work}/tune-{b}-{r}.json"))["dirs"][0]["report"]
         load = open(f"{work}/load-{b}-{r}.txt").read().strip()
@@ -120,12 +165,21 @@ for b, path in enumerate(bins):
             f = rep[key]
             vals[key].append(f["value"])
             cells.append(f"{name} {f['value'] / scale:.1f} {unit} @x{f['depth_best']}")
+        fio_path = f"{work}/fio-{b}-{r}.txt"
+        if os.path.exists(fio_path):
+            rr_iops, _, _, sr_bw = map(float, open(fio_path).read().split())
+            fio_vals.setdefault("read_iops", []).append(rr_iops)
+            fio_vals.setdefault("read_bandwidth", []).append(sr_bw)
+            cells.append(f"fio on tune's files: rand read {rr_iops / 1e3:.1f} K, seq read {sr_bw / 1e6:.0f} MB/s")
         print(f"  run {r}: " + " | ".join(cells) + f" | load {load}")
-    for key, name, _, _ in figs:
-        v = vals[key]
+    def changes(label, v):
         cons = [abs(b2 - a) / min(a, b2) for a, b2 in zip(v, v[1:])]
         spread = max(v) / min(v) - 1 if min(v) > 0 else float("nan")
-        print(f"  {name:10} largest consecutive change {100 * max(cons, default=0):5.1f}%  "
+        print(f"  {label:22} largest consecutive change {100 * max(cons, default=0):5.1f}%  "
               f"spread {100 * spread:5.1f}%  consecutive: " + " ".join(f"{100 * c:.1f}" for c in cons))
+    for key, name, _, _ in figs:
+        changes(name, vals[key])
+        if len(fio_vals.get(key, [])) == runs:
+            changes(f"  fio beside ({name})", fio_vals[key])
 EOF
 echo "tune-repeat: end $(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
