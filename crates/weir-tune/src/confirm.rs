@@ -92,7 +92,8 @@ impl Confirmer {
     }
 
     /// Confirms the figure of sweep `k` at [`KneeResult::confirm_index`] (the depth the sweep
-    /// had to reach, or else the shallowest within [`CHOICE_MARGIN`] of the best step) and
+    /// had to reach when within `accuracy` of the best step, or else the shallowest within
+    /// [`CHOICE_MARGIN`] of it) and
     /// re-judges the knee against it. Not at the best step's depth: on a flat disk (zram) the
     /// best of several steps within the noise of each other is chance, and tune's 4 KiB read
     /// depth moved 8 / 16 / 32 / 64 between the quiet session-10 rounds at equal rates, its
@@ -106,7 +107,7 @@ impl Confirmer {
         k: &mut KneeResult,
         budget: &mut Budget,
     ) -> Result<Option<Measurement>, TuneError> {
-        let chosen = k.confirm_index(CHOICE_MARGIN);
+        let chosen = k.confirm_index(self.cfg.accuracy, CHOICE_MARGIN);
         let confirmed = confirm(meter, &k.steps[chosen].load, budget, &self.cfg)?;
         let disagrees = confirmed
             .as_ref()

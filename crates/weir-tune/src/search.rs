@@ -272,17 +272,18 @@ impl KneeResult {
     }
 
     /// Where a figure is confirmed: the sweep's step at the depth it had to reach
-    /// ([`KneeResult::depth_reach`]) when that step is within `margin` of the best, else the
-    /// shallowest step within `margin`. Both rules give the same depth in every run on a
-    /// disk whose curve is flat past its knee, but only the first on a curve that keeps
-    /// creeping up within the noise: zram's random reads rose ~3% from x2 to x16 in every
-    /// quiet session-14 run (542 -> 558 K), so "the shallowest within 2%" landed at x8, x4,
-    /// x2, x2 as each run's steps fell, and the figure moved with the depth. The reach step
-    /// is measured in every run (the sweep may not stop before it), so its depth is fixed.
-    /// Sweeps without a reach (`depth_reach` at or under their first depth) keep the
-    /// shallowest within `margin`: their first step is both.
-    pub fn confirm_index(&self, margin: f64) -> usize {
-        let floor = self.best().rate() * (1.0 - margin);
+    /// ([`KneeResult::depth_reach`]) when that step is within `reach_margin` of the best (the
+    /// knee's `accuracy`: it is then on the plateau), else the shallowest step within
+    /// `margin`. Only the first gives the same depth in every run on a curve that keeps
+    /// creeping up within the noise: zram's random reads rose ~3% from x2 to x16 in the quiet
+    /// session-14 runs (542 -> 558 K), so "the shallowest within 2%" landed at x8, x4, x2, x2
+    /// as each run's steps fell, and the figure moved with the depth; and in a session-15 run
+    /// whose curve fell 2.5% from x2 to x128 instead, a 2% test of the reach step moved the
+    /// depth just as well. The reach step is measured in every run (the sweep may not stop
+    /// before it), so its depth is fixed. Sweeps without a reach (`depth_reach` at or under
+    /// their first depth: all but random reads) keep the shallowest within `margin`.
+    pub fn confirm_index(&self, reach_margin: f64, margin: f64) -> usize {
+        let reach_floor = self.best().rate() * (1.0 - reach_margin);
         let reach = (0..self.steps.len())
             .filter(|&i| self.steps[i].load.depth >= self.depth_reach)
             .min_by(|&a, &b| {
@@ -291,7 +292,12 @@ impl KneeResult {
                     .then(self.steps[b].rate().total_cmp(&self.steps[a].rate()))
             });
         match reach {
-            Some(i) if self.steps[i].rate() >= floor => i,
+            Some(i)
+                if self.depth_reach > self.steps[0].load.depth
+                    && self.steps[i].rate() >= reach_floor =>
+            {
+                i
+            }
             _ => knee_index(&self.steps, self.best, self.best().rate(), margin),
         }
     }

@@ -24,7 +24,7 @@ pub const LAYOUT_BYTES_MIN: u64 = 1 << 30;
 /// the data the reads read is written once and never overwritten. Why it matters: on XFS over
 /// zram, 1 MiB reads of data overwritten once ran 1.38x faster than of the same data written
 /// once into holes (3 rotated rounds, same meter, same minute: 19.4-20.1 against 14.2-14.5
-/// GB/s; docs/tune-zram.md, session 11), and a database reads files it wrote once.
+/// GB/s; docs/tune-zram-sessions-10-12.md, session 11), and a database reads files it wrote once.
 pub const WRAP_ROOM_BYTES: u64 = 512 << 20;
 
 /// The least written data a shard's random writes get to themselves, outside the data any read

@@ -453,8 +453,8 @@ fn creeping(l: &Load) -> f64 {
 /// step put the first run's figure at depth 2 (536.8 K) and the second's at 8 (553.8 K):
 /// 3.2% apart on a disk that did not change (the quiet session-14 runs confirmed at 8, 4, 2,
 /// 2). Now it is confirmed at the depth every run's sweep has to measure (the scheduler's,
-/// 2 shards x 64) whenever that step is within 2% of the best: the same depth, the same
-/// figure.
+/// 2 shards x 64) whenever that step is within 4% of the best (the knee's accuracy: on the
+/// plateau): the same depth, the same figure.
 #[test]
 fn the_read_depth_is_the_same_every_run_on_a_curve_that_creeps_up() {
     let tune_once = |lucky: bool| {
