@@ -120,7 +120,7 @@ FIO_BUFFERS=${FIO_BUFFERS:-"--scramble_buffers=0 --refill_buffers=1"}
 # setsid(): with sched_autogroup_enabled=1 (this VM) every job is then an autogroup of its own
 # and gets a whole group's share of a CPU against other sessions, where weir's shards are
 # threads of one process sharing one group. Under other engineers' builds that gave fio ~2x
-# weir's CPU at the same CPU per I/O (docs/tune-zram.md, session 10). The default gives fio weir's
+# weir's CPU at the same CPU per I/O (docs/tune-zram-sessions-10-12.md, session 10). The default gives fio weir's
 # shape: threads of one process (`--thread`, in the script's session, as weir's shards are),
 # job i on CPU i. FIO_PLACEMENT="" restores fio's defaults (before session 10).
 FIO_PLACEMENT=${FIO_PLACEMENT-"--thread --cpus_allowed=0-$(($(nproc) - 1)) --cpus_allowed_policy=split"}
@@ -255,7 +255,7 @@ fio_seq_write() { # total_qd seconds
 # (default) writes it as weir tune writes its own: into a pre-truncated (sparse) file, filling
 # the holes; `extend` lets each write extend the file, as before session 10. On zram XFS, tune's
 # meter read 1 MiB requests 1.45-2.15x faster from files it had filled into holes than from
-# fio's extended files (docs/tune-zram.md, session 10).
+# fio's extended files (docs/tune-zram-sessions-10-12.md, session 10).
 fio_layout() {
     rm -f "$DIR"/fio-tune-data.*
     if [[ ${FIO_LAYOUT:-holes} == holes ]]; then

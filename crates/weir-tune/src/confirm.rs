@@ -91,12 +91,14 @@ impl Confirmer {
         &self.cfg
     }
 
-    /// Confirms the figure of sweep `k` at the shallowest depth within [`CHOICE_MARGIN`] of
-    /// the best step and re-judges the knee against it. Not at the best step's depth: on a
-    /// flat disk (zram) the best of several steps within the noise of each other is chance,
-    /// and tune's 4 KiB read depth moved 8 / 16 / 32 / 64 between the quiet session-10 rounds
-    /// at equal rates, its figure with it; the shallowest within the noise is the same every
-    /// run, and on a disk with a real knee it is the knee.
+    /// Confirms the figure of sweep `k` at [`KneeResult::confirm_index`] (the depth the sweep
+    /// had to reach when within `accuracy` of the best step, or else the shallowest within
+    /// [`CHOICE_MARGIN`] of it) and
+    /// re-judges the knee against it. Not at the best step's depth: on a flat disk (zram) the
+    /// best of several steps within the noise of each other is chance, and tune's 4 KiB read
+    /// depth moved 8 / 16 / 32 / 64 between the quiet session-10 rounds at equal rates, its
+    /// figure with it; a depth every run measures is the same every run, and on a disk with
+    /// a real knee it is at or past the knee.
     /// When it agrees with the sweep its second opinion's time goes back to the budget at
     /// once, for the sweeps after it. `None` when not even a minimal measurement fitted.
     pub fn confirm_first(
@@ -105,7 +107,7 @@ impl Confirmer {
         k: &mut KneeResult,
         budget: &mut Budget,
     ) -> Result<Option<Measurement>, TuneError> {
-        let chosen = k.shallowest_within(CHOICE_MARGIN);
+        let chosen = k.confirm_index(self.cfg.accuracy, CHOICE_MARGIN);
         let confirmed = confirm(meter, &k.steps[chosen].load, budget, &self.cfg)?;
         let disagrees = confirmed
             .as_ref()
@@ -204,7 +206,9 @@ fn second_opinion_step(k: &KneeResult, accuracy: f64) -> usize {
 }
 
 /// Measures `load` once more for the configured confirming time, from the budget's reserve (so
-/// the sweeps before it can never starve it), counting every sample after a short ramp. This
+/// the sweeps before it can never starve it), judged on the middle half of its samples after a
+/// short ramp ([`Measurement::judged_by_middle_half`]: a burst of CPU taken by another thread
+/// for under a quarter of the window is left out, a change over the whole window is not). This
 /// is the figure a tune reports: one unselected measurement, long enough to average over the
 /// disk's slow swings. `None` when not even a minimal measurement fits.
 pub fn confirm(
@@ -237,5 +241,5 @@ pub fn confirm(
     };
     let m = measure(meter, load, &rule)?;
     budget.charge(&m);
-    Ok(Some(m))
+    Ok(Some(m.judged_by_middle_half()))
 }

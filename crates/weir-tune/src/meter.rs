@@ -85,6 +85,19 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// This measurement with its rates taken as the middle half of its window's samples
+    /// ([`Spread::middle_half_mean_of`]) rather than all of them: what a confirmation reports.
+    /// IOPS and bandwidth are scaled alike (one request size per load), latency stays the
+    /// window's. The plain window mean stays in `spread.mean`.
+    pub fn judged_by_middle_half(mut self) -> Measurement {
+        if self.spread.mean > 0.0 {
+            let scale = self.spread.middle_half_mean / self.spread.mean;
+            self.iops *= scale;
+            self.bandwidth_bytes_per_s *= scale;
+        }
+        self
+    }
+
     /// The judged figure: IOPS for random loads, bytes/s for sequential ones.
     pub fn rate(&self) -> f64 {
         match self.load.metric() {

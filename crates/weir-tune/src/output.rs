@@ -92,6 +92,24 @@ pub fn human_summary(r: &TuneReport) -> String {
         weir_model::units::format_bytes(u64::from(r.read_saturation_bytes)),
         weir_model::units::format_bytes(u64::from(r.write_saturation_bytes)),
     );
+    if let (Some(min), Some(max)) = (
+        r.random_write_bytes.iter().min(),
+        r.random_write_bytes.iter().max(),
+    ) {
+        let per_shard = if min == max {
+            weir_model::units::format_bytes(*min)
+        } else {
+            format!(
+                "{} .. {}",
+                weir_model::units::format_bytes(*min),
+                weir_model::units::format_bytes(*max)
+            )
+        };
+        let _ = writeln!(
+            out,
+            "  random writes: overwrites of data this run wrote, {per_shard} per shard (outside the data the reads read)"
+        );
+    }
     let points: Vec<String> = r
         .sector
         .points

@@ -196,6 +196,11 @@ pub struct TuneReport {
     /// these bytes with fio and the meter: the data a writer lays down on zram reads at a rate
     /// of its own, region by region (docs/tune-zram.md, session 14).
     pub sequential_read_ranges_bytes: Vec<Vec<[u64; 2]>>,
+    /// Per shard, the bytes its random writes wrote over: data this run wrote (sequentially)
+    /// outside the reads' data, at most `weir_tune::target::RANDOM_WRITE_BYTES_MAX`. Random
+    /// writes are overwrites in every run (the regime bench/tune-repeat.sh compares). Real
+    /// disk only; empty on a simulated one.
+    pub random_write_bytes: Vec<u64>,
 }
 
 /// The raw sweeps, for `--format json` and for anyone checking the searches.
@@ -401,6 +406,7 @@ pub fn tune_with_progress(
         written_bytes: 0,
         sequential_read_bytes: 0,
         sequential_read_ranges_bytes: Vec::new(),
+        random_write_bytes: Vec::new(),
     };
     if let Some(sus) = cfg.sustained {
         run_sustained(meter, cfg, &sus, &mut budget, &mut report)?;

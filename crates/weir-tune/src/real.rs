@@ -236,6 +236,11 @@ pub fn tune_dir(
         .iter()
         .map(|t| t.read_ranges().iter().map(|r| [r.start, r.end]).collect())
         .collect();
+    report.random_write_bytes = meter
+        .targets()
+        .iter()
+        .map(ShardTarget::random_write_bytes)
+        .collect();
     if meter.targets().iter().any(|t| t.wrapped) {
         report.findings.push(Finding {
             what: "sequential writes reached the end of a test file and overwrote earlier data (past the data the sequential reads read, which stays written once); later writes landed on written blocks, which some devices take faster than fresh space"

@@ -251,6 +251,9 @@ pub struct KneeResult {
     pub chosen: usize,
     /// Index of the smallest depth within `accuracy` of the best: the knee.
     pub knee: usize,
+    /// The total depth the sweep had to measure before it could stop (random reads: the
+    /// scheduler's depth; 1 for the others, which may stop anywhere).
+    pub depth_reach: u32,
     pub budget_limited: bool,
 }
 
@@ -268,9 +271,35 @@ impl KneeResult {
         &self.steps[self.chosen]
     }
 
-    /// The shallowest step within `margin` of the best step: where a figure is confirmed.
-    pub fn shallowest_within(&self, margin: f64) -> usize {
-        knee_index(&self.steps, self.best, self.best().rate(), margin)
+    /// Where a figure is confirmed: the sweep's step at the depth it had to reach
+    /// ([`KneeResult::depth_reach`]) when that step is within `reach_margin` of the best (the
+    /// knee's `accuracy`: it is then on the plateau), else the shallowest step within
+    /// `margin`. Only the first gives the same depth in every run on a curve that keeps
+    /// creeping up within the noise: zram's random reads rose ~3% from x2 to x16 in the quiet
+    /// session-14 runs (542 -> 558 K), so "the shallowest within 2%" landed at x8, x4, x2, x2
+    /// as each run's steps fell, and the figure moved with the depth; and in a session-15 run
+    /// whose curve fell 2.5% from x2 to x128 instead, a 2% test of the reach step moved the
+    /// depth just as well. The reach step is measured in every run (the sweep may not stop
+    /// before it), so its depth is fixed. Sweeps without a reach (`depth_reach` at or under
+    /// their first depth: all but random reads) keep the shallowest within `margin`.
+    pub fn confirm_index(&self, reach_margin: f64, margin: f64) -> usize {
+        let reach_floor = self.best().rate() * (1.0 - reach_margin);
+        let reach = (0..self.steps.len())
+            .filter(|&i| self.steps[i].load.depth >= self.depth_reach)
+            .min_by(|&a, &b| {
+                let (da, db) = (self.steps[a].load.depth, self.steps[b].load.depth);
+                da.cmp(&db)
+                    .then(self.steps[b].rate().total_cmp(&self.steps[a].rate()))
+            });
+        match reach {
+            Some(i)
+                if self.depth_reach > self.steps[0].load.depth
+                    && self.steps[i].rate() >= reach_floor =>
+            {
+                i
+            }
+            _ => knee_index(&self.steps, self.best, self.best().rate(), margin),
+        }
     }
 
     /// Re-picks the knee against `rate`, the figure's confirming measurement, when that is
@@ -378,6 +407,7 @@ pub fn find_knee(
         best,
         chosen: best,
         knee,
+        depth_reach,
         budget_limited: phase.budget_limited,
     })
 }

@@ -24,7 +24,7 @@ pub const LAYOUT_BYTES_MIN: u64 = 1 << 30;
 /// the data the reads read is written once and never overwritten. Why it matters: on XFS over
 /// zram, 1 MiB reads of data overwritten once ran 1.38x faster than of the same data written
 /// once into holes (3 rotated rounds, same meter, same minute: 19.4-20.1 against 14.2-14.5
-/// GB/s; docs/tune-zram.md, session 11), and a database reads files it wrote once.
+/// GB/s; docs/tune-zram-sessions-10-12.md, session 11), and a database reads files it wrote once.
 pub const WRAP_ROOM_BYTES: u64 = 512 << 20;
 
 /// The least written data a shard's random writes get to themselves, outside the data any read
@@ -34,6 +34,15 @@ pub const WRAP_ROOM_BYTES: u64 = 512 << 20;
 /// overwritten data reads faster than data written once); Seastar's iotune measures its
 /// sequential reads before its random writes for the same reason of order.
 pub const RANDOM_WRITE_BYTES_MIN: u64 = 256 << 20;
+
+/// The most written data a shard's random writes get: more is left out (the end of it), so
+/// every run whose sequential writes left at least this much outside the reads' data writes
+/// randomly over the same amount of the same kind of data (data this run wrote, then
+/// overwrote on wrapping: on a 6 GiB zram XFS exactly this much, `WRAP_ROOM_BYTES`, in every
+/// quiet session-14 run, but the gaps of a layout that a busy run's sweep broke up
+/// elsewhere). Random writes are always overwrites of data this run wrote, never fresh space
+/// or holes; `TuneReport::random_write_bytes` says how much per shard.
+pub const RANDOM_WRITE_BYTES_MAX: u64 = WRAP_ROOM_BYTES;
 
 /// One shard's test file and where its sequential streams stand. Sequential writes only move
 /// forward into space this run never wrote (fresh, pre-truncated), so every write measurement
@@ -160,7 +169,15 @@ impl ShardTarget {
         }
         // Fixed from here on: data the reads read and a later wrapping write dropped from
         // `layout` never becomes the random writes', so no read ever read what they write.
-        self.random_write_ranges = self.unread_written();
+        self.random_write_ranges = keep_first_bytes(self.unread_written(), RANDOM_WRITE_BYTES_MAX);
+    }
+
+    /// Bytes the random writes write over (fixed before the first read or random write).
+    pub fn random_write_bytes(&self) -> u64 {
+        self.random_write_ranges
+            .iter()
+            .map(|r| r.end - r.start)
+            .sum()
     }
 
     /// The ranges below `written_bytes` outside `layout`, in file order.
@@ -352,6 +369,21 @@ impl ShardTarget {
 
 /// A uniformly drawn `req`-aligned request lying wholly inside one of `ranges`; `None` when
 /// no range holds one.
+/// The first `limit` bytes of `ranges`, in their order, cut to whole MiB.
+fn keep_first_bytes(ranges: Vec<Range<u64>>, limit: u64) -> Vec<Range<u64>> {
+    let mut left = limit & !((1 << 20) - 1);
+    let mut out = Vec::new();
+    for r in ranges {
+        if left == 0 {
+            break;
+        }
+        let take = (r.end - r.start).min(left);
+        out.push(r.start..r.start + take);
+        left -= take;
+    }
+    out
+}
+
 fn pick_request(ranges: &[Range<u64>], req: u64, rng: &mut SmallRng) -> Option<u64> {
     let slots = |r: &Range<u64>| r.end.saturating_sub(r.start.next_multiple_of(req)) / req;
     let total: u64 = ranges.iter().map(slots).sum();
@@ -621,10 +653,10 @@ mod tests {
                 .filter(|&i| c.read[i] && c.random_written[i])
                 .count();
             assert_eq!(both, 0, "{what}: {both} chunks read and randomly written");
-            let own: u64 = t.random_write_ranges.iter().map(|r| r.end - r.start).sum();
+            let own = t.random_write_bytes();
             let floor = RANDOM_WRITE_BYTES_MIN.min(read_data_bytes / 2) - (1 << 20);
             assert!(
-                own >= floor,
+                own >= floor && own <= RANDOM_WRITE_BYTES_MAX,
                 "{what}: random writes had {own} B to themselves"
             );
             assert!(t.layout_bytes > 0, "{what}: no data left to read");

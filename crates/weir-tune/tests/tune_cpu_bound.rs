@@ -194,9 +194,12 @@ fn a_second_opinion_keeps_the_depth_it_confirms() {
             ),
         ];
         for (name, figure, sweep) in figures {
-            let first = sweep.steps[sweep.shallowest_within(weir_tune::confirm::CHOICE_MARGIN)]
-                .load
-                .depth;
+            let first = sweep.steps[sweep.confirm_index(
+                weir_tune::search::SearchConfig::default().accuracy,
+                weir_tune::confirm::CHOICE_MARGIN,
+            )]
+            .load
+            .depth;
             let confirms = r
                 .sweeps
                 .confirms
