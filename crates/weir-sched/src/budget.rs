@@ -690,8 +690,15 @@ impl SharedBudget {
     /// once made mixed read p99 5x worse), and a read beside writes finishes behind work
     /// whose drain says nothing about reads. A sample under that rule also clamps the
     /// lane's speed at once, so a write arriving into a read-widened window shrinks it.
+    /// Nor on a lane that has carried a write (a half-duplex disk's one lane): there the
+    /// window a read lifts also admits the writes, and in the qos mix (vda, half-duplex)
+    /// reads that completed between writes lifted it, the tail guard fell to 0.12-0.38 and
+    /// the writes to 0.23-0.48 of alone (0.78-0.79 without the lift; contaminated, one run).
     fn speed_cap_q16(&self, direction: Direction) -> u64 {
-        if direction == Direction::Read && self.writes_in_flight.load(Relaxed) == 0 {
+        if direction == Direction::Read
+            && self.writes_in_flight.load(Relaxed) == 0
+            && self.lane(direction).largest_write_ps.load(Relaxed) == 0
+        {
             self.read_speed_max_q16
         } else {
             self.speed_max_q16

@@ -19,7 +19,8 @@ pub struct SchedConfig {
     /// short latencies overstate the speed and the window grew). The rate at which work may
     /// *enter* the disk is `max_rate_factor`'s business.
     pub max_speed_factor: f64,
-    /// The same ceiling for samples taken from reads while no write is in the disk (default
+    /// The same ceiling for samples taken from reads while no write is in the disk, on a lane
+    /// that has never carried a write (default
     /// 1.25; never under `max_speed_factor`). A read's latency has no host cache or filesystem
     /// work in it, so a read that drained a queue faster than modelled is evidence that the
     /// disk is faster: this project's virtio disk gives ~1.07-1.15x tune's 4 KiB read rate

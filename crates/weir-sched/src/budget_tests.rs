@@ -118,6 +118,19 @@ fn a_read_speed_cap_at_the_model_keeps_reads_at_it_and_bad_caps_are_refused() {
     }
     let speed = b.lane_stats(Direction::Read).speed_factor;
     assert!(speed <= 1.0, "speed {speed}");
+    // A half-duplex disk whose one lane has carried a write: its reads stay at the model.
+    let half = CostModel::new(50_000.0, 1e9, 40_000.0, 2e9, 1.0, false).expect("model");
+    let b = SharedBudget::new(half.clone(), SchedConfig::default()).expect("budget");
+    let write_cost = half.cost_ps(Direction::Write, 128 << 10);
+    b.try_acquire(Direction::Write, write_cost)
+        .expect("empty disk");
+    b.release(Direction::Write, write_cost, 0, 200_000);
+    b.release(Direction::Read, 1, 0, 100_000);
+    for _ in 0..200 {
+        b.release(Direction::Read, 1, 600_000_000, 400_000);
+    }
+    let speed = b.lane_stats(Direction::Read).speed_factor;
+    assert!(speed <= 1.0, "speed {speed} on a lane that carried a write");
     for bad in [0.5, 17.0, f64::NAN] {
         let config = SchedConfig {
             max_read_speed_factor: bad,
