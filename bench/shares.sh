@@ -48,6 +48,15 @@
 #   WRITE_PRICES (default "1": a list of factors such as "1 1.3"; each prices the model's
 #   writes, IOPS and bandwidth, at that multiple of the model (a model overpriced by hand,
 #   docs/scheduler-rate.md section 18) for its own set of scheduled rows),
+#   WEIR_B (a second built weir, e.g. the build before a change: every split then runs once
+#   per binary in the same rotated round, variant "bin A" = WEIR, "bin B" = WEIR_B; the
+#   unscheduled rows always run WEIR), BRACKET ("zram:randwrite": the tier:op pairs whose
+#   scheduled rows are each judged against the unscheduled rows run right before and right
+#   after them, U S U S U S U in every round, instead of the round's one unscheduled row; a
+#   device whose rate moves between rows (zram's writes: 1,335-1,537 MB/s between session
+#   14's quiet runs) then moves both sides alike, and each row prints the two baselines'
+#   spread, flagged when it is over 5%, the target's margin; "all" brackets every row,
+#   "" none),
 #   BENCH_LOCK (/work/bench.lock if present).
 # The zram tier needs root (it skips with the reason otherwise).
 set -euo pipefail
@@ -79,6 +88,7 @@ case $KNEE in
 esac
 KNEES=${KNEES:-$KNEE}
 WRITE_PRICES=${WRITE_PRICES:-1}
+BRACKET=${BRACKET-zram:randwrite}
 for k in $KNEES; do
     case $k in
     0 | 1 | on | off) ;;
@@ -91,11 +101,15 @@ for p in $WRITE_PRICES; do
         exit 2
     }
 done
-# The scheduled variants of every split: knee value / write price factor.
+# The scheduled variants of every split: knee value / write price factor / binary.
+BINS="A"
+[[ -n "${WEIR_B:-}" ]] && BINS="A B"
 VARIANTS=()
 for p in $WRITE_PRICES; do
     for k in $KNEES; do
-        VARIANTS+=("$k/$p")
+        for b in $BINS; do
+            VARIANTS+=("$k/$p/$b")
+        done
     done
 done
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -106,6 +120,13 @@ if [[ -z "${WEIR:-}" ]]; then
     WEIR="${CARGO_TARGET_DIR:-$REPO/target}/release/weir"
 fi
 [[ -x "$WEIR" ]] || { echo "shares: no weir binary at $WEIR" >&2; exit 2; }
+if [[ -n "${WEIR_B:-}" && ! -x "$WEIR_B" ]]; then
+    echo "shares: WEIR_B=$WEIR_B is not an executable weir; build the other binary first" >&2
+    exit 2
+fi
+ROW_WEIR=$WEIR
+ROW_BIN=A
+ROW_SEQ=0
 
 LOCK=${BENCH_LOCK:-}
 [[ -z "$LOCK" && -e /work/bench.lock ]] && LOCK=/work/bench.lock
@@ -116,7 +137,7 @@ if [[ -n "$LOCK" ]]; then
 fi
 
 # The header line (stdout, above the summary; stderr too, above the rows' progress).
-HEADER="shares: $(date -u +%Y-%m-%dT%H:%M:%SZ) weir $WEIR, knee values $KNEES (WEIR_SCHED_KNEE\
+HEADER="shares: $(date -u +%Y-%m-%dT%H:%M:%SZ) weir $WEIR${WEIR_B:+ (bin A) and $WEIR_B (bin B)}, bracketed $BRACKET, knee values $KNEES (WEIR_SCHED_KNEE\
  on the scheduled rows), write price factors $WRITE_PRICES (one model per tier, shared by every\
  variant), load average $(cut -d' ' -f1-3 /proc/loadavg), tiers $TIERS, ops $OPS, sizes $SIZES, splits $SPLITS, rounds $ROUNDS,\
  parallelism $PARALLELISM, goal $GOAL"
@@ -181,7 +202,10 @@ row() { # tier dir duration op size split round knee props [flags...]
     # The scheduler's lane counters (which controller held the disk, and for how long).
     [[ $split != none ]] && metrics=(--metrics "$WORK/row.prom")
     # weir run stops gracefully on SIGTERM (it drains what is in flight): KILL 10 s later.
-    if ! WEIR_SCHED_KNEE=$knee timeout -k 10 "$limit" "$WEIR" run "$WORK/job.yaml" --dir "$dir" \
+    ROW_SEQ=$((ROW_SEQ + 1))
+    local bracket=0
+    [[ $BRACKET == all || " $BRACKET " == *" $tier:$op "* ]] && bracket=1
+    if ! WEIR_SCHED_KNEE=$knee timeout -k 10 "$limit" "$ROW_WEIR" run "$WORK/job.yaml" --dir "$dir" \
         --duration "$duration" --shards 2 --keep-files --output json "${metrics[@]}" \
         --io-properties "$props" "$@" >"$WORK/row.json"; then
         echo "shares: FAILED $tier $op $size $split round $round: failed or ran over $limit s;" \
@@ -190,11 +214,11 @@ row() { # tier dir duration op size split round knee props [flags...]
         return 0
     fi
     echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s" \
-        "(WEIR_SCHED_KNEE=$knee, model $(basename "$props") $*), load $(cut -d' ' -f1 /proc/loadavg)" >&2
+        "(bin $ROW_BIN, WEIR_SCHED_KNEE=$knee, model $(basename "$props") $*), load $(cut -d' ' -f1 /proc/loadavg)" >&2
     python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" "$WORK/row.prom" \
-        "$knee" "$props" >>"$RESULTS" <<'EOF'
+        "$knee" "$props" "$ROW_BIN" "$ROW_SEQ" "$bracket" >>"$RESULTS" <<'EOF'
 import json, os, re, sys
-tier, op, size, split, rnd, path, prom, knee, props = sys.argv[1:]
+tier, op, size, split, rnd, path, prom, knee, props, binary, seq, bracket = sys.argv[1:]
 def priced(props):  # the model this row ran with: what it prices each direction at
     v = dict(re.findall(r'(\w+): *([0-9.]+)', open(props).read()))
     f = lambda k: float(v.get(k, "nan"))
@@ -206,7 +230,8 @@ def in_flight(job):  # Little's law: completions a second x mean latency (queue 
     return job["iops"] * job["latency_us"]["avg"] / 1e6
 load = open("/proc/loadavg").read().split()[0]
 row = {"tier": tier, "op": op, "size": size, "split": split, "round": int(rnd),
-       "variant": "-" if split == "none" else f"knee {knee}, {os.path.basename(props)[:-5]}",
+       "variant": "-" if split == "none" else f"knee {knee}, {os.path.basename(props)[:-5]}, bin {binary}",
+       "seq": int(seq), "bracket": bracket == "1",
        "model": priced(props), "load": float(load),
        "a": jobs["a"]["bandwidth_bytes_per_s"] / 1e6,
        "b": jobs["b"]["bandwidth_bytes_per_s"] / 1e6,
@@ -260,15 +285,32 @@ run_tier() { # tier dir props duration
                     rows+=("$split@$v")
                 done
             done
+            local bracket=0
+            [[ $BRACKET == all || " $BRACKET " == *" $tier:$op "* ]] && bracket=1
             for ((round = 1; round <= ROUNDS; round++)); do
+                # Rotated; bracketed: the unscheduled row before every scheduled one and
+                # after the last (U S U S U S U), so each has a baseline on either side.
+                local order=()
                 for ((k = 0; k < ${#rows[@]}; k++)); do
                     local r=${rows[$(((k + round - 1) % ${#rows[@]}))]}
+                    if ((bracket)); then
+                        [[ $r == none ]] && continue
+                        order+=(none)
+                    fi
+                    order+=("$r")
+                done
+                ((bracket)) && order+=(none)
+                for r in "${order[@]}"; do
                     if [[ $r == none ]]; then
+                        ROW_WEIR=$WEIR ROW_BIN=A
                         row "$tier" "$dir" "$duration" "$op" "$size" none "$round" 0 \
                             "$props" --no-scheduler
                     else
-                        local knee=${r#*@} price=${r##*/}
-                        knee=${knee%/*}
+                        local v=${r#*@}
+                        local knee=${v%%/*} rest=${v#*/}
+                        local price=${rest%%/*} bin=${rest##*/}
+                        ROW_BIN=$bin ROW_WEIR=$WEIR
+                        [[ $bin == B ]] && ROW_WEIR=$WEIR_B
                         row "$tier" "$dir" "$duration" "$op" "$size" "${r%@*}" "$round" \
                             "$knee" "$(priced_model "$tier" "$props" "$price")" \
                             --latency-goal "$GOAL"
@@ -350,6 +392,18 @@ def key(r):
     return (r["tier"], r["op"], r["size"])
 bare = {(key(r), r["round"]): r["a"] + r["b"] for r in rows if r["split"] == "none"}
 bare_rows = {(key(r), r["round"]): r for r in rows if r["split"] == "none"}
+by_seq = {r["seq"]: r for r in rows}
+def anchor_of(r):
+    """The unscheduled total a scheduled row is judged against, and the baselines it came
+    from: bracketed rows, the mean of the unscheduled rows right before and after; else the
+    round's one unscheduled row."""
+    if r.get("bracket"):
+        sides = [by_seq.get(r["seq"] + d) for d in (-1, 1)]
+        sides = [x["a"] + x["b"] for x in sides if x and x["split"] == "none" and key(x) == key(r)]
+        if sides:
+            return statistics.mean(sides), sides
+    a = bare.get((key(r), r["round"]))
+    return a, [a] if a else []
 def controllers(r):
     """One line of what the scheduler did in a row (docs/scheduler-rate.md section 13)."""
     u = bare_rows.get((key(r), r["round"]), {})
@@ -386,24 +440,30 @@ for r in rows:
         continue
     sa, sb = (int(x) for x in r["split"].split(":"))
     total = r["a"] + r["b"]
-    anchor = bare.get((key(r), r["round"]))
+    anchor, sides = anchor_of(r)
     share = (r["a"] / r["b"]) / (sa / sb) if r["b"] > 0 else float("nan")
     frac = total / anchor if anchor else float("nan")
-    groups.setdefault(key(r) + (r["split"], r["variant"]), []).append((frac, share, total, anchor))
+    moved = (max(sides) - min(sides)) / anchor if anchor and len(sides) == 2 else float("nan")
+    groups.setdefault(key(r) + (r["split"], r["variant"]), []).append((frac, share, total, anchor, moved))
     print(f"  {r['tier']:4} {r['op']:9} {r['size']:>6} {r['split']:>9} [{r['variant']}] round {r['round']}: "
           f"{total:8.1f} MB/s / {anchor or float('nan'):8.1f} = {frac:.3f}, ratio {r['a'] / max(r['b'], 1e-9):7.3f} "
           f"({share:.3f} of asked)")
     print(f"       model {r['model']}; load average {r['load']:.1f}")
+    if r.get("bracket"):
+        flag = " DEVICE MOVED MORE THAN THE 5% MARGIN: this row's fraction is noise" if moved > 0.05 else ""
+        print(f"       baselines right before / after: " + " / ".join(f"{x:.1f}" for x in sides)
+              + f" MB/s, spread {moved:.3f} of their mean{flag}")
     print("       " + controllers(r))
 print("\nmedians over rounds (spread = max - min of the per-round figure)")
 print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'variant (knee, model)':>22} {'unsched MB/s':>12} {'sched MB/s':>10} "
-      f"{'sched/unsched':>13} {'spread':>6} {'ratio/asked':>11} {'spread':>6}")
+      f"{'sched/unsched':>13} {'spread':>6} {'ratio/asked':>11} {'spread':>6}  baselines moved (bracketed rows)")
 for k, v in groups.items():
     fr = [x[0] for x in v]
     sh = [x[1] for x in v]
     print(f"  {k[0]:4} {k[1]:9} {k[2]:>6} {k[3]:>9} {k[4]:>22} {statistics.median(x[3] for x in v):12.1f} "
           f"{statistics.median(x[2] for x in v):10.1f} {statistics.median(fr):13.3f} "
-          f"{max(fr) - min(fr):6.3f} {statistics.median(sh):11.3f} {max(sh) - min(sh):6.3f}")
+          f"{max(fr) - min(fr):6.3f} {statistics.median(sh):11.3f} {max(sh) - min(sh):6.3f}  "
+          + " ".join(f"{x[4]:.3f}" for x in v if x[4] == x[4]))
 # The README's shares table: one line per tier x op x size, the splits side by side.
 splits = list(dict.fromkeys(k[3] for k in groups))
 models = {r["variant"]: r["model"] for r in rows if r["split"] != "none"}

@@ -134,6 +134,8 @@ pub struct SharedBudget {
     head_start_ps: u64,
     max_request_bytes: [u64; 2],
     speed_max_q16: u64,
+    /// The ceiling for read samples with no write in the disk (`max_read_speed_factor`).
+    read_speed_max_q16: u64,
     rate_max_q16: u64,
     period_ns: u64,
     /// Good reads per bad read at the target quantile, minus one (99 for the p99).
@@ -185,6 +187,16 @@ impl SharedBudget {
             });
         }
         let speed_max_q16 = (config.max_speed_factor * SPEED_ONE as f64) as u64;
+        if !(1.0..=16.0).contains(&config.max_read_speed_factor) {
+            return Err(SchedError::Setting {
+                name: "max_read_speed_factor",
+                value: config.max_read_speed_factor,
+                accepted: "between 1.0 (reads never above the model) and 16.0",
+            });
+        }
+        // Never under the ceiling of every sample.
+        let read_speed_max_q16 =
+            ((config.max_read_speed_factor * SPEED_ONE as f64) as u64).max(speed_max_q16);
         if !(1.0..=16.0).contains(&config.max_rate_factor) {
             return Err(SchedError::Setting {
                 name: "max_rate_factor",
@@ -219,6 +231,7 @@ impl SharedBudget {
             head_start_ps,
             max_request_bytes,
             speed_max_q16,
+            read_speed_max_q16,
             rate_max_q16,
             period_ns: RateControl::period_ns(goal_ps),
             guard_up_div,
@@ -559,7 +572,8 @@ impl SharedBudget {
     /// latency says nothing about its speed), so an idle or lightly loaded disk can never talk
     /// the budget down, while a disk that slowed shows it within a few dozen completions and
     /// climbs back as soon as it recovers. A disk that drains its queue faster than modelled
-    /// earns up to `max_speed_factor`: the window then holds more work, but its drain time
+    /// earns up to `max_speed_factor` (`max_read_speed_factor` for reads with no write in the
+    /// disk, `speed_cap_q16`): the window then holds more work, but its drain time
     /// stays about one goal.
     pub(crate) fn release(&self, direction: Direction, cost_ps: u64, ahead_ps: u64, disk_ns: u64) {
         if self.config.unlimited {
@@ -635,13 +649,60 @@ impl SharedBudget {
         let unloaded_ns = base_ns.max(solo_ns);
         let queued_ns = disk_ns.saturating_sub(unloaded_ns).max(1);
         let expected_ns = ahead_ps / 1000;
+        let old = lane.speed_q16.load(Relaxed);
         let sample = ((u128::from(expected_ns) << SPEED_SHIFT) / u128::from(queued_ns))
             .min(u128::from(self.speed_max_q16)) as u64;
-        let old = lane.speed_q16.load(Relaxed);
+        let cap = self.speed_cap_q16(direction);
+        let fast = self.fast_sample_q16(old, expected_ns, unloaded_ns, queued_ns, cap);
         // An EMA with weight 1/8: a few dozen completions (well under one goal) to follow.
-        let new = (old * 7 + sample) / 8;
-        lane.speed_q16
-            .store(new.clamp(SPEED_MIN, self.speed_max_q16), Relaxed);
+        let new = (old * 7 + sample.max(fast)) / 8;
+        lane.speed_q16.store(new.clamp(SPEED_MIN, cap), Relaxed);
+    }
+
+    /// A sample above the model (reads with no write in the disk, up to `cap`), judged on
+    /// the queue proper: the work ahead less what the disk holds in service and in its
+    /// pipeline (the speed x the unloaded latency), against the wait. The sample above
+    /// counts that work as queue, which a disk with a pipeline drains without delaying
+    /// anyone: with it, a read cap of 1.25 read a disk at its model's rate behind a 500 us
+    /// pipeline as 1.25x and its in-disk p99 went over the goal's bound (1,416 us against
+    /// 1,376, `a_disk_that_needs_more_than_a_goal_in_flight_gets_it_and_shares_hold`).
+    /// 0 where the cap is the model's (the sample above stands alone).
+    fn fast_sample_q16(
+        &self,
+        speed_q16: u64,
+        ahead_ns: u64,
+        unloaded_ns: u64,
+        wait_ns: u64,
+        cap: u64,
+    ) -> u64 {
+        if cap <= self.speed_max_q16 {
+            return 0;
+        }
+        let held_ns = ((u128::from(unloaded_ns) * u128::from(speed_q16)) >> SPEED_SHIFT) as u64;
+        let queue_ns = ahead_ns.saturating_sub(held_ns);
+        ((u128::from(queue_ns) << SPEED_SHIFT) / u128::from(wait_ns.max(1))).min(u128::from(cap))
+            as u64
+    }
+
+    /// The ceiling a drain-speed sample of `direction` may reach, and the lane's speed after it.
+    /// Above the model only for reads with no write in the disk (`max_read_speed_factor`):
+    /// a write's latency can be short because the host cached it (`max_speed_factor` 2.0
+    /// once made mixed read p99 5x worse), and a read beside writes finishes behind work
+    /// whose drain says nothing about reads. A sample under that rule also clamps the
+    /// lane's speed at once, so a write arriving into a read-widened window shrinks it.
+    /// Nor on a lane that has carried a write (a half-duplex disk's one lane): there the
+    /// window a read lifts also admits the writes, and in the qos mix (vda, half-duplex)
+    /// reads that completed between writes lifted it, the tail guard fell to 0.12-0.38 and
+    /// the writes to 0.23-0.48 of alone (0.78-0.79 without the lift; contaminated, one run).
+    fn speed_cap_q16(&self, direction: Direction) -> u64 {
+        if direction == Direction::Read
+            && self.writes_in_flight.load(Relaxed) == 0
+            && self.lane(direction).largest_write_ps.load(Relaxed) == 0
+        {
+            self.read_speed_max_q16
+        } else {
+            self.speed_max_q16
+        }
     }
 
     /// The tail guard: a quantile controller on the reads' queueing delay in the disk.

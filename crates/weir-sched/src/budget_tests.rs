@@ -71,3 +71,72 @@ fn the_tail_guard_holds_still_without_writes_and_refuses_bad_quantiles() {
         assert!(err.to_string().contains("tail_quantile"), "{err}");
     }
 }
+
+/// Reads with no write in the disk may lift the drain speed above the model, up to
+/// `max_read_speed_factor`, on the queue proper; a read beside a write brings it back to
+/// `max_speed_factor` at once; a slow disk is followed down as before.
+#[test]
+fn reads_alone_lift_the_drain_speed_above_the_model_and_a_write_brings_it_back() {
+    let b = budget(0.99);
+    let speed = |b: &SharedBudget| b.lane_stats(Direction::Read).speed_factor;
+    // The unloaded read latency: 100 us. Then reads that found 600 us of model time ahead
+    // and waited 300 us beyond it: the queue proper (600 - 1.0 x 100 us) drained 1.67x as
+    // fast as modelled, the plain sample (600 / 300) says 2x; both are capped at 1.25.
+    b.release(Direction::Read, 1, 0, 100_000);
+    for _ in 0..200 {
+        b.release(Direction::Read, 1, 600_000_000, 400_000);
+    }
+    let fast = speed(&b);
+    assert!((fast / 1.25 - 1.0).abs() < 0.01, "speed {fast}");
+    // A write in the disk: the next read's sample is capped at the model, and so is the lane.
+    let write_cost = b.model().cost_ps(Direction::Write, 128 << 10);
+    b.try_acquire(Direction::Write, write_cost)
+        .expect("empty disk");
+    b.release(Direction::Read, 1, 600_000_000, 400_000);
+    let beside = speed(&b);
+    assert!(beside <= 1.0, "speed {beside} beside a write");
+    // A disk that waited 700 us behind the same queue: 600 / 700 of the model, as before.
+    b.release(Direction::Write, write_cost, 0, 200_000);
+    for _ in 0..200 {
+        b.release(Direction::Read, 1, 600_000_000, 800_000);
+    }
+    let slow = speed(&b);
+    assert!((slow / (600.0 / 700.0) - 1.0).abs() < 0.02, "speed {slow}");
+}
+
+#[test]
+fn a_read_speed_cap_at_the_model_keeps_reads_at_it_and_bad_caps_are_refused() {
+    let model = CostModel::new(50_000.0, 1e9, 40_000.0, 2e9, 1.0, true).expect("model");
+    let config = SchedConfig {
+        max_read_speed_factor: 1.0,
+        ..SchedConfig::default()
+    };
+    let b = SharedBudget::new(model.clone(), config).expect("budget");
+    b.release(Direction::Read, 1, 0, 100_000);
+    for _ in 0..200 {
+        b.release(Direction::Read, 1, 600_000_000, 400_000);
+    }
+    let speed = b.lane_stats(Direction::Read).speed_factor;
+    assert!(speed <= 1.0, "speed {speed}");
+    // A half-duplex disk whose one lane has carried a write: its reads stay at the model.
+    let half = CostModel::new(50_000.0, 1e9, 40_000.0, 2e9, 1.0, false).expect("model");
+    let b = SharedBudget::new(half.clone(), SchedConfig::default()).expect("budget");
+    let write_cost = half.cost_ps(Direction::Write, 128 << 10);
+    b.try_acquire(Direction::Write, write_cost)
+        .expect("empty disk");
+    b.release(Direction::Write, write_cost, 0, 200_000);
+    b.release(Direction::Read, 1, 0, 100_000);
+    for _ in 0..200 {
+        b.release(Direction::Read, 1, 600_000_000, 400_000);
+    }
+    let speed = b.lane_stats(Direction::Read).speed_factor;
+    assert!(speed <= 1.0, "speed {speed} on a lane that carried a write");
+    for bad in [0.5, 17.0, f64::NAN] {
+        let config = SchedConfig {
+            max_read_speed_factor: bad,
+            ..SchedConfig::default()
+        };
+        let err = SharedBudget::new(model.clone(), config).expect_err("bad cap");
+        assert!(err.to_string().contains("max_read_speed_factor"), "{err}");
+    }
+}
