@@ -142,6 +142,25 @@ pub struct SharedBudget {
     guard_up_div: u64,
 }
 
+/// A setting checked against the range it may take: `SchedError::Setting` names it, its
+/// value and what is accepted, so the operator's message says the fix (NaN is refused too).
+fn setting_within(
+    name: &'static str,
+    value: f64,
+    range: std::ops::RangeInclusive<f64>,
+    accepted: &'static str,
+) -> Result<(), SchedError> {
+    if range.contains(&value) {
+        Ok(())
+    } else {
+        Err(SchedError::Setting {
+            name,
+            value,
+            accepted,
+        })
+    }
+}
+
 impl SharedBudget {
     /// Builds the budget for a disk. Errors name the setting and the fix.
     pub fn new(model: CostModel, config: SchedConfig) -> Result<Self, SchedError> {
@@ -179,39 +198,35 @@ impl SharedBudget {
                 .unwrap_or(u64::MAX / 1000)
                 .saturating_mul(1000)
         });
-        if !(1.0..=16.0).contains(&config.max_speed_factor) {
-            return Err(SchedError::Setting {
-                name: "max_speed_factor",
-                value: config.max_speed_factor,
-                accepted: "between 1.0 and 16.0",
-            });
-        }
+        setting_within(
+            "max_speed_factor",
+            config.max_speed_factor,
+            1.0..=16.0,
+            "between 1.0 and 16.0",
+        )?;
         let speed_max_q16 = (config.max_speed_factor * SPEED_ONE as f64) as u64;
-        if !(1.0..=16.0).contains(&config.max_read_speed_factor) {
-            return Err(SchedError::Setting {
-                name: "max_read_speed_factor",
-                value: config.max_read_speed_factor,
-                accepted: "between 1.0 (reads never above the model) and 16.0",
-            });
-        }
+        setting_within(
+            "max_read_speed_factor",
+            config.max_read_speed_factor,
+            1.0..=16.0,
+            "between 1.0 (reads never above the model) and 16.0",
+        )?;
         // Never under the ceiling of every sample.
         let read_speed_max_q16 =
             ((config.max_read_speed_factor * SPEED_ONE as f64) as u64).max(speed_max_q16);
-        if !(1.0..=16.0).contains(&config.max_rate_factor) {
-            return Err(SchedError::Setting {
-                name: "max_rate_factor",
-                value: config.max_rate_factor,
-                accepted: "between 1.0 (never above the model) and 16.0",
-            });
-        }
+        setting_within(
+            "max_rate_factor",
+            config.max_rate_factor,
+            1.0..=16.0,
+            "between 1.0 (never above the model) and 16.0",
+        )?;
         let rate_max_q16 = (config.max_rate_factor * RATE_ONE as f64) as u64;
-        if !(0.5..=0.9999).contains(&config.tail_quantile) {
-            return Err(SchedError::Setting {
-                name: "tail_quantile",
-                value: config.tail_quantile,
-                accepted: "a fraction between 0.5 and 0.9999 (0.99 = p99)",
-            });
-        }
+        setting_within(
+            "tail_quantile",
+            config.tail_quantile,
+            0.5..=0.9999,
+            "a fraction between 0.5 and 0.9999 (0.99 = p99)",
+        )?;
         // Each bad read takes 1/16 off the guard and each good read adds 1/16 of that share
         // of it, so the guard settles where bad reads are `1 - q` of all.
         let guard_up_div =

@@ -10,7 +10,7 @@
 
 mod harness;
 
-use harness::{model_of, percentile, seed, Harness, Job};
+use harness::{assert_disk_within_goal, model_of, percentile, seed, Harness, Job};
 use weir_model::device::Direction::Read;
 use weir_sched::SchedConfig;
 use weir_sim::SimConfig;
@@ -133,12 +133,7 @@ fn reads_faster_than_the_model_fill_a_deep_disk_and_hold_the_shares() {
                 "{what}: ratio {:.3} of asked",
                 o.ratio_of_asked
             );
-            assert!(
-                o.disk_p99_ns <= o.solo_p99_ns + GOAL_NS + GOAL_NS / 10,
-                "{what}: in-disk p99 {} ns, solo p99 {} ns",
-                o.disk_p99_ns,
-                o.solo_p99_ns
-            );
+            assert_disk_within_goal(&what, o.disk_p99_ns, o.solo_p99_ns, GOAL_NS);
         }
     }
 }

@@ -5,7 +5,7 @@
 
 mod harness;
 
-use harness::{model_of, percentile, seed, Harness, Job};
+use harness::{assert_disk_within_goal, model_of, percentile, seed, Harness, Job};
 use weir_model::cost::CostModel;
 use weir_model::device::Direction::{self, Read, Write};
 use weir_sched::SchedConfig;
@@ -198,15 +198,10 @@ fn check(seed: u64, load: Load, reach_min: f64) {
             "{what}: shares 1000:100 came out {:.2}:1",
             o.share_ratio
         );
-        assert!(
-            // The goal bounds the queueing; on the 0.6x disk the drain speed reads 5-12% high
-            // (0.61-0.67), so the p99 runs up to 7% of a goal over (4 KiB: 888 us against
-            // 126 + 750; the mix: 1066 against 266 + 750). Asserted: within 1.1 goals.
-            o.disk_p99_ns <= o.solo_p99_ns + GOAL_NS + GOAL_NS / 10,
-            "{what}: in-disk p99 {} ns over the goal above the solo p99 {} ns",
-            o.disk_p99_ns,
-            o.solo_p99_ns
-        );
+        // The goal bounds the queueing; on the 0.6x disk the drain speed reads 5-12% high
+        // (0.61-0.67), so the p99 runs up to 7% of a goal over (4 KiB: 888 us against
+        // 126 + 750; the mix: 1066 against 266 + 750). Asserted: within 1.1 goals.
+        assert_disk_within_goal(&what, o.disk_p99_ns, o.solo_p99_ns, GOAL_NS);
     }
 }
 
@@ -476,7 +471,7 @@ fn a_disk_that_needs_more_than_a_goal_in_flight_gets_it_and_shares_hold() {
                 o.share_ratio
             );
             // The queue the goal bounds comes on top of the pipeline every request pays.
-            assert_disk_within_goal(&o, &what);
+            assert_outcome_within_goal(&o, &what);
         }
     }
 }
@@ -590,7 +585,7 @@ fn fast_writes_hold_the_ratio(seed: u64, write_iops: f64) {
                 shares.0, shares.1
             );
             assert_shares_held(&o, shares, 0.95, &what);
-            assert_disk_within_goal(&o, &what);
+            assert_outcome_within_goal(&o, &what);
         }
     }
 }
@@ -611,13 +606,8 @@ fn assert_shares_held(o: &Outcome, shares: (u32, u32), min_reach: f64, what: &st
 }
 
 /// The queue the goal bounds comes on top of what a request pays alone in the disk.
-fn assert_disk_within_goal(o: &Outcome, what: &str) {
-    assert!(
-        o.disk_p99_ns <= o.solo_p99_ns + GOAL_NS + GOAL_NS / 10,
-        "{what}: in-disk p99 {} ns, solo p99 {} ns",
-        o.disk_p99_ns,
-        o.solo_p99_ns
-    );
+fn assert_outcome_within_goal(o: &Outcome, what: &str) {
+    assert_disk_within_goal(what, o.disk_p99_ns, o.solo_p99_ns, GOAL_NS);
 }
 
 /// Session 11's quiet bench: tune priced vda's 4 KiB writes at 183.5 K IOPS where the disk
@@ -654,7 +644,7 @@ fn k_comes_down_at_the_knee_when_the_model_overprices_writes() {
                 shares.0, shares.1
             );
             assert_shares_held(&o, shares, 0.95, &what);
-            assert_disk_within_goal(&o, &what);
+            assert_outcome_within_goal(&o, &what);
         }
     }
 }
