@@ -69,12 +69,6 @@ fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), read_max: f6
     let mut h = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs);
     h.run_until(2 * S);
     let (a, b) = (class_rate(&h, "a"), class_rate(&h, "b"));
-    let mut disk_ns: Vec<u64> = h
-        .samples
-        .iter()
-        .filter(|s| s.completed_at_ns >= S / 2)
-        .map(|s| s.disk_ns)
-        .collect();
     let mut solo = Harness::with_model(sim, model, config, vec![Job::new("s", 1, Read, 4096, 1)]);
     solo.scheduled = false;
     solo.run_until(S / 2);
@@ -83,7 +77,7 @@ fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), read_max: f6
     let o = Outcome {
         reach: (a + b) / real,
         ratio_of_asked: (a / b) / (f64::from(shares.0) / f64::from(shares.1)),
-        disk_p99_ns: percentile(&mut disk_ns, 99.0),
+        disk_p99_ns: h.disk_p99_ns_since(S / 2),
         solo_p99_ns: percentile(&mut solo_ns, 99.0),
         speed: stats.speed_factor,
     };

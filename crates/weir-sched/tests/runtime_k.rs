@@ -146,12 +146,6 @@ fn run(seed: u64, factor: f64, load: Load) -> Outcome {
         .map(|i| i * 10 * MS)
         .find(|&t| total_rate(&h, t, t + 10 * MS) >= 0.95 * real)
         .map(|t| t + 10 * MS);
-    let mut disk_ns: Vec<u64> = h
-        .samples
-        .iter()
-        .filter(|s| s.completed_at_ns >= S / 2)
-        .map(|s| s.disk_ns)
-        .collect();
     let solo_p99_ns = solo_p99(&disk(seed, factor), load);
     let lane = if matches!(load, Load::Same(Write, _)) {
         Write
@@ -162,7 +156,7 @@ fn run(seed: u64, factor: f64, load: Load) -> Outcome {
         reach: total_rate(&h, S / 2, 2 * S) / real,
         reached_at_ns,
         share_ratio: class_rate(&h, 0, S / 2, 2 * S) / class_rate(&h, 1, S / 2, 2 * S),
-        disk_p99_ns: percentile(&mut disk_ns, 99.0),
+        disk_p99_ns: h.disk_p99_ns_since(S / 2),
         solo_p99_ns,
         rate_factor: h.budget.lane_stats(lane).rate_factor,
     };
@@ -420,17 +414,11 @@ fn with_disk_model(
     let real = total_rate(&bare, S / 2, 2 * S);
     let mut h = Harness::with_model(sim.clone(), model, config, jobs);
     h.run_until(2 * S);
-    let mut disk_ns: Vec<u64> = h
-        .samples
-        .iter()
-        .filter(|s| s.completed_at_ns >= S / 2)
-        .map(|s| s.disk_ns)
-        .collect();
     let o = Outcome {
         reach: total_rate(&h, S / 2, 2 * S) / real,
         reached_at_ns: None,
         share_ratio: class_rate(&h, 0, S / 2, 2 * S) / class_rate(&h, 1, S / 2, 2 * S),
-        disk_p99_ns: percentile(&mut disk_ns, 99.0),
+        disk_p99_ns: h.disk_p99_ns_since(S / 2),
         solo_p99_ns: solo_p99(&sim, Load::Same(dir, len)),
         rate_factor: h.budget.lane_stats(dir).rate_factor,
     };

@@ -302,6 +302,17 @@ impl Harness {
         self.ops_between(job, from_ns, to_ns) as f64 * cost
     }
 
+    /// The p99 of the time requests of every job spent in the disk, completed from `from_ns`.
+    pub fn disk_p99_ns_since(&self, from_ns: u64) -> u64 {
+        let mut v: Vec<u64> = self
+            .samples
+            .iter()
+            .filter(|s| s.completed_at_ns >= from_ns)
+            .map(|s| s.disk_ns)
+            .collect();
+        percentile(&mut v, 99.0)
+    }
+
     /// The p-th percentile of end-to-end (queue + disk) latency of `job` in [from, to).
     pub fn latency_percentile_ns(&self, job: usize, from_ns: u64, to_ns: u64, p: f64) -> u64 {
         let mut v: Vec<u64> = self
