@@ -33,6 +33,7 @@ for tool in mkfs.xfs mount umount python3 flock fio; do
     command -v "$tool" >/dev/null || { echo "tune-repeat: $tool is required" >&2; exit 2; }
 done
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+source "$REPO/bench/tune-files.sh"
 RUNS=${RUNS:-5}
 ZRAM=${ZRAM:-6G}
 SETTLE_S=${SETTLE_S:-1}
@@ -85,17 +86,6 @@ fresh() { # a reset device (every page freed) and a new XFS
     sleep "$SETTLE_S"
 }
 
-keep_tune_files() { # tune's pid: hard links to its shard files, made while it runs
-    local j f
-    while kill -0 "$1" 2>/dev/null; do
-        for ((j = 0; j < JOBS; j++)); do
-            [[ -e "$MNT/kept.$j" ]] && continue
-            f=$(find "$MNT" -maxdepth 1 -name ".weir-tune-$1-$j" -print -quit)
-            [[ -z $f ]] || ln "$f" "$MNT/kept.$j" 2>/dev/null || true
-        done
-        sleep 0.05
-    done
-}
 
 fio_on_kept() { # rw bs total-qd bytes-per-file: prints "iops bytes_per_s"
     local args=() j
@@ -122,7 +112,7 @@ one_run() { # binary-index run-number
             --format json >"$WORK/tune-$tag.json" 2>"$WORK/log-$tag.txt" &
     fi
     pid=$!
-    [[ $FIO != 1 ]] || keep_tune_files "$pid"
+    [[ $FIO != 1 ]] || keep_tune_files "$pid" "$MNT" "$JOBS" kept. ""
     wait "$pid"
     [[ $FIO == 1 && -e "$MNT/kept.0" ]] || return 0
     seq_bytes=$(python3 -c "import json; r = json.load(open('$WORK/tune-$tag.json'))['dirs'][0]['report']

@@ -135,6 +135,7 @@ FIO_FEATURES=${FIO_FEATURES-"--fixedbufs=1 --registerfiles=1"}
 # (meter/fio at the same shape) and the tune (its figure/meter: its own files, depth, window).
 SAME_SHAPE=${SAME_SHAPE:-1}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+source "$REPO/bench/tune-files.sh"
 
 for tool in fio python3 flock; do
     command -v "$tool" >/dev/null || { echo "tune-vs-fio: $tool is required" >&2; exit 2; }
@@ -366,7 +367,7 @@ run_weir() { # round
     "$WEIR" tune --dir "$DIR" --properties-file "$WORK/io-$1.yaml" --format json \
         >"$WORK/weir-$1.json" 2>"$WORK/weir-$1.log" &
     pid=$!
-    [[ $TUNE_DATA != 1 ]] || keep_tune_files "$pid"
+    [[ $TUNE_DATA != 1 ]] || keep_tune_files "$pid" "$DIR" "$JOBS" tune-data. .0
     wait "$pid"
     end=$(date +%s.%N)
     python3 -c "print($end - $start)" >"$WORK/wall-$1.txt"
@@ -386,17 +387,6 @@ run_weir() { # round
 # rounds), so "weir/fio on tune's data" compared different bytes. fio and the meter read them
 # at fio's swept depth and, when it differs, at tune's own read depth (seq_read_tune_shape).
 TUNE_DATA=${TUNE_DATA:-1}
-keep_tune_files() { # tune's pid
-    local j f
-    while kill -0 "$1" 2>/dev/null; do
-        for ((j = 0; j < JOBS; j++)); do
-            [[ -e "$DIR/tune-data.$j.0" ]] && continue
-            f=$(find "$DIR" -maxdepth 1 -name ".weir-tune-$1-$j" -print -quit)
-            [[ -z $f ]] || ln "$f" "$DIR/tune-data.$j.0" 2>/dev/null || true
-        done
-        sleep 0.05
-    done
-}
 read_tune_data() { # round
     local j cut tune_qd shortest=$((1 << 62)) size
     for ((j = 0; j < JOBS; j++)); do
