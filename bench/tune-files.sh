@@ -1,4 +1,4 @@
-# tune-files.sh: sourced by bench/tune-repeat.sh and bench/tune-vs-fio.sh (not run alone).
+# tune-files.sh: helpers sourced by bench/tune-repeat.sh and bench/tune-vs-fio.sh (not run alone).
 #
 # keep_tune_files PID DIR JOBS PREFIX SUFFIX: while `weir tune` (PID) runs, hard-links each of
 # its shard files in DIR (`.weir-tune-PID-J`, removed by tune when it ends) to
@@ -14,4 +14,16 @@ keep_tune_files() {
         done
         sleep 0.05
     done
+}
+
+# umount_retry MOUNTPOINT: a ring with registered files (weir's meter, fio --registerfiles)
+# drops them in a kernel worker after its process exits, so an unmount right after can meet
+# EBUSY for a moment: retried for up to 5 s, then once more with its error shown.
+umount_retry() {
+    local i
+    for ((i = 0; i < 50; i++)); do
+        umount "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    umount "$1"
 }

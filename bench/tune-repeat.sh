@@ -66,19 +66,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A ring with registered files drops them in a kernel worker after its process exits, so an
-# unmount right after can meet EBUSY for a moment.
-umount_retry() {
-    local i
-    for ((i = 0; i < 50; i++)); do
-        umount "$MNT" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    umount "$MNT"
-}
 
 fresh() { # a reset device (every page freed) and a new XFS
-    mountpoint -q "$MNT" && umount_retry
+    mountpoint -q "$MNT" && umount_retry "$MNT"
     echo 1 >"/sys/block/zram$ZRAM_ID/reset"
     echo "$ZRAM" >"/sys/block/zram$ZRAM_ID/disksize"
     mkfs.xfs -q -f "/dev/zram$ZRAM_ID"

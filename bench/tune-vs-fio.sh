@@ -175,16 +175,6 @@ zram_mkfs() {
     mount -o discard "/dev/zram$ZRAM_ID" "$ZRAM_MNT"
 }
 
-# A ring with registered files (weir's meter, fio --registerfiles) drops them in a kernel
-# worker after its process exits, so an unmount right after can meet EBUSY for a moment.
-umount_retry() { # mountpoint
-    local i
-    for ((i = 0; i < 50; i++)); do
-        umount "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    umount "$1"
-}
 
 # Before a tool writes, in the `fresh` regime: the same empty device and filesystem for both.
 fresh_state() {
