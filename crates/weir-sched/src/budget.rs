@@ -8,7 +8,7 @@ use crate::depth::{DepthCap, DepthPeriod};
 use crate::lane_counters::{PeriodCounters, PeriodSeen};
 use crate::rate::{rate_of, DiskQueue, RateControl, Verdict, RATE_ONE};
 use crate::SchedError;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use weir_model::cost::CostModel;
 use weir_model::device::Direction;
 
@@ -53,6 +53,9 @@ struct Lane {
     rate: RateControl,
     /// The costliest write piece granted so far (the half-duplex guard's floor).
     largest_write_ps: AtomicU64,
+    /// Whether the lane has ever been granted a request of each direction (`Direction::index`):
+    /// the lift never acts for one direction on a lane that has carried the other.
+    carried: [AtomicBool; 2],
     /// Unloaded-latency samples the lane still takes one at a time (0: not probing).
     solo_probe: AtomicU64,
     /// Periods of run-time K since the last re-measurement.
@@ -84,6 +87,7 @@ impl Lane {
             guard_q16: AtomicU64::new(SPEED_ONE),
             rate: RateControl::new(),
             largest_write_ps: AtomicU64::new(0),
+            carried: [AtomicBool::new(false), AtomicBool::new(false)],
             solo_probe: AtomicU64::new(0),
             periods_since_probe: AtomicU64::new(0),
             window_refusals: AtomicU64::new(0),
@@ -116,8 +120,10 @@ pub struct SharedBudget {
     boards: ShardBoards,
     /// The largest virtual time ever dispatched: where a class waking into an idle disk starts.
     vt_floor: AtomicU64,
-    /// Writes in the disk now (any lane): the tail guard only listens to reads beside writes.
-    writes_in_flight: AtomicU64,
+    /// Requests in the disk now (any lane), per direction (`Direction::index`): the tail
+    /// guard only listens to reads beside writes, and the lift (`budget_lift.rs`) only acts
+    /// with none of the other direction in the disk.
+    in_flight_requests: [AtomicU64; 2],
     /// Smallest in-disk latency ever seen per direction: the disk's unloaded latency.
     base_latency_ns: [AtomicU64; 2],
     /// Mean in-disk latency (EMA 1/8) of requests that found at most their own cost of work
@@ -134,8 +140,9 @@ pub struct SharedBudget {
     head_start_ps: u64,
     max_request_bytes: [u64; 2],
     speed_max_q16: u64,
-    /// The ceiling for read samples with no write in the disk (`max_read_speed_factor`).
-    read_speed_max_q16: u64,
+    /// The ceiling for samples of one direction with the other never seen, per direction
+    /// (`max_read_speed_factor`, `max_write_speed_factor`; `budget_lift.rs`).
+    lift_max_q16: [u64; 2],
     rate_max_q16: u64,
     period_ns: u64,
     /// Good reads per bad read at the target quantile, minus one (99 for the p99).
@@ -205,15 +212,7 @@ impl SharedBudget {
             "between 1.0 and 16.0",
         )?;
         let speed_max_q16 = (config.max_speed_factor * SPEED_ONE as f64) as u64;
-        setting_within(
-            "max_read_speed_factor",
-            config.max_read_speed_factor,
-            1.0..=16.0,
-            "between 1.0 (reads never above the model) and 16.0",
-        )?;
-        // Never under the ceiling of every sample.
-        let read_speed_max_q16 =
-            ((config.max_read_speed_factor * SPEED_ONE as f64) as u64).max(speed_max_q16);
+        let lift_max_q16 = Self::lift_max_q16(&config, speed_max_q16)?;
         setting_within(
             "max_rate_factor",
             config.max_rate_factor,
@@ -236,7 +235,7 @@ impl SharedBudget {
             lanes: [Lane::new(bucket_ps), Lane::new(bucket_ps)],
             boards,
             vt_floor: AtomicU64::new(0),
-            writes_in_flight: AtomicU64::new(0),
+            in_flight_requests: [AtomicU64::new(0), AtomicU64::new(0)],
             base_latency_ns: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
             solo_latency_ns: [AtomicU64::new(0), AtomicU64::new(0)],
             pipeline_latency_ns: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -246,7 +245,7 @@ impl SharedBudget {
             head_start_ps,
             max_request_bytes,
             speed_max_q16,
-            read_speed_max_q16,
+            lift_max_q16,
             rate_max_q16,
             period_ns: RateControl::period_ns(goal_ps),
             guard_up_div,
@@ -554,12 +553,13 @@ impl SharedBudget {
             {
                 Ok(_) => {
                     lane.rate.note_granted(cost_ps);
-                    if direction == Direction::Write {
-                        if lane.largest_write_ps.load(Relaxed) < cost_ps {
-                            lane.largest_write_ps.fetch_max(cost_ps, Relaxed);
-                        }
-                        self.writes_in_flight.fetch_add(1, Relaxed);
+                    if direction == Direction::Write
+                        && lane.largest_write_ps.load(Relaxed) < cost_ps
+                    {
+                        lane.largest_write_ps.fetch_max(cost_ps, Relaxed);
                     }
+                    self.in_flight_requests[direction.index()].fetch_add(1, Relaxed);
+                    self.note_carried(lane, direction);
                     return Ok(in_flight);
                 }
                 Err(actual) => tail = actual,
@@ -587,9 +587,9 @@ impl SharedBudget {
     /// latency says nothing about its speed), so an idle or lightly loaded disk can never talk
     /// the budget down, while a disk that slowed shows it within a few dozen completions and
     /// climbs back as soon as it recovers. A disk that drains its queue faster than modelled
-    /// earns up to `max_speed_factor` (`max_read_speed_factor` for reads with no write in the
-    /// disk, `speed_cap_q16`): the window then holds more work, but its drain time
-    /// stays about one goal.
+    /// earns up to `max_speed_factor` (the lift's ceiling for one direction while the disk
+    /// has never seen the other, `speed_cap_q16` in `budget_lift.rs`): the window then holds
+    /// more work, but its drain time stays about one goal.
     pub(crate) fn release(&self, direction: Direction, cost_ps: u64, ahead_ps: u64, disk_ns: u64) {
         if self.config.unlimited {
             return;
@@ -598,9 +598,7 @@ impl SharedBudget {
         lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
         lane.rate.note_completed(cost_ps);
         lane.depth.note_completed(cost_ps, disk_ns);
-        if direction == Direction::Write {
-            self.writes_in_flight.fetch_sub(1, Relaxed);
-        }
+        self.in_flight_requests[direction.index()].fetch_sub(1, Relaxed);
         let base = &self.base_latency_ns[direction.index()];
         let base_ns = base.fetch_min(disk_ns, Relaxed).min(disk_ns);
         if !self.config.feedback {
@@ -674,52 +672,6 @@ impl SharedBudget {
         lane.speed_q16.store(new.clamp(SPEED_MIN, cap), Relaxed);
     }
 
-    /// A sample above the model (reads with no write in the disk, up to `cap`), judged on
-    /// the queue proper: the work ahead less what the disk holds in service and in its
-    /// pipeline (the speed x the unloaded latency), against the wait. The sample above
-    /// counts that work as queue, which a disk with a pipeline drains without delaying
-    /// anyone: with it, a read cap of 1.25 read a disk at its model's rate behind a 500 us
-    /// pipeline as 1.25x and its in-disk p99 went over the goal's bound (1,416 us against
-    /// 1,376, `a_disk_that_needs_more_than_a_goal_in_flight_gets_it_and_shares_hold`).
-    /// 0 where the cap is the model's (the sample above stands alone).
-    fn fast_sample_q16(
-        &self,
-        speed_q16: u64,
-        ahead_ns: u64,
-        unloaded_ns: u64,
-        wait_ns: u64,
-        cap: u64,
-    ) -> u64 {
-        if cap <= self.speed_max_q16 {
-            return 0;
-        }
-        let held_ns = ((u128::from(unloaded_ns) * u128::from(speed_q16)) >> SPEED_SHIFT) as u64;
-        let queue_ns = ahead_ns.saturating_sub(held_ns);
-        ((u128::from(queue_ns) << SPEED_SHIFT) / u128::from(wait_ns.max(1))).min(u128::from(cap))
-            as u64
-    }
-
-    /// The ceiling a drain-speed sample of `direction` may reach, and the lane's speed after it.
-    /// Above the model only for reads with no write in the disk (`max_read_speed_factor`):
-    /// a write's latency can be short because the host cached it (`max_speed_factor` 2.0
-    /// once made mixed read p99 5x worse), and a read beside writes finishes behind work
-    /// whose drain says nothing about reads. A sample under that rule also clamps the
-    /// lane's speed at once, so a write arriving into a read-widened window shrinks it.
-    /// Nor on a lane that has carried a write (a half-duplex disk's one lane): there the
-    /// window a read lifts also admits the writes, and in the qos mix (vda, half-duplex)
-    /// reads that completed between writes lifted it, the tail guard fell to 0.12-0.38 and
-    /// the writes to 0.23-0.48 of alone (0.78-0.79 without the lift; contaminated, one run).
-    fn speed_cap_q16(&self, direction: Direction) -> u64 {
-        if direction == Direction::Read
-            && self.writes_in_flight.load(Relaxed) == 0
-            && self.lane(direction).largest_write_ps.load(Relaxed) == 0
-        {
-            self.read_speed_max_q16
-        } else {
-            self.speed_max_q16
-        }
-    }
-
     /// The tail guard: a quantile controller on the reads' queueing delay in the disk.
     ///
     /// The speed feedback above sizes the window by the *mean* drain time of the work in it,
@@ -736,7 +688,7 @@ impl SharedBudget {
     /// they are idle, and it never shrinks a window below one request (an empty disk always
     /// takes one).
     fn steer_guard(&self, read_queued_ns: u64) {
-        if self.writes_in_flight.load(Relaxed) == 0 {
+        if self.in_flight_requests[Direction::Write.index()].load(Relaxed) == 0 {
             return;
         }
         let lane = self.lane(Direction::Write);
@@ -793,6 +745,8 @@ impl SharedBudget {
 
 #[path = "budget_config.rs"]
 mod config;
+#[path = "budget_lift.rs"]
+mod lift;
 #[path = "budget_pipeline.rs"]
 mod pipeline;
 #[path = "budget_stats.rs"]

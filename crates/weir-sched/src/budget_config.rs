@@ -30,8 +30,16 @@ pub struct SchedConfig {
     /// or read beside a write, brings the speed back under `max_speed_factor`. Not higher:
     /// the samples read a pipeline that is not queueing as a fast drain, and at 2.0 the
     /// speed overshot to 1.6-2.0 on a 1.15x disk, the window passed the bench's 1000-share
-    /// class and its ratio fell to 0.10-0.18 of asked (`tests/fast_reads.rs`).
+    /// class and its ratio fell to 0.10-0.18 of asked (`tests/fast_drain.rs`).
     pub max_read_speed_factor: f64,
+    /// The same ceiling for write samples with no read in the disk, on a lane that has never
+    /// carried a read
+    /// (default 1.25; `budget_lift.rs`, one rule for both directions). This project's virtio
+    /// disk overwrites 128 KiB at ~2.4 GB/s against the 1.99 GB/s its model prices, and with
+    /// the writes' speed capped at the model run-time K sat at its floor under it (~0.97) and
+    /// held write-only loads to 0.90-0.94 of unscheduled (docs/scheduler-rate.md section 21).
+    /// The first read brings the speed back under `max_speed_factor`, so a mix never lifts.
+    pub max_write_speed_factor: f64,
     /// How far above the model run-time K (the token bucket's refill rate, found from
     /// completions: `rate.rs`) may rise while the disk keeps up. 1.0 keeps the model's rate
     /// as a ceiling (K still falls to a slower disk's rate). Default 4.0.
@@ -64,6 +72,7 @@ impl Default for SchedConfig {
             feedback: true,
             max_speed_factor: 1.0,
             max_read_speed_factor: 1.25,
+            max_write_speed_factor: 1.25,
             max_rate_factor: 4.0,
             knee_in_disk: false,
             tail_guard: true,

@@ -140,3 +140,46 @@ fn a_read_speed_cap_at_the_model_keeps_reads_at_it_and_bad_caps_are_refused() {
         assert!(err.to_string().contains("max_read_speed_factor"), "{err}");
     }
 }
+
+/// The lift is one rule for both directions: on a half-duplex disk (vda's shape) writes
+/// alone lift the drain speed up to `max_write_speed_factor`; the first read granted brings
+/// it back to `max_speed_factor` at once, and from then on neither direction lifts.
+#[test]
+fn writes_alone_lift_the_drain_speed_and_the_first_read_ends_the_lift() {
+    let half = CostModel::new(50_000.0, 1e9, 40_000.0, 2e9, 1.0, false).expect("model");
+    let b = SharedBudget::new(half.clone(), SchedConfig::default()).expect("budget");
+    let speed = |b: &SharedBudget| b.lane_stats(Direction::Write).speed_factor;
+    let write_cost = half.cost_ps(Direction::Write, 128 << 10);
+    b.try_acquire(Direction::Write, write_cost)
+        .expect("empty disk");
+    b.release(Direction::Write, write_cost, 0, 100_000);
+    // Writes that found 600 us of model time ahead and waited 300 us beyond a lone one's
+    // 100 us: the queue proper drained 1.67x as fast as modelled, capped at 1.25.
+    let mut now_ns = 0;
+    let mut one_write = |b: &SharedBudget| {
+        // A millisecond between writes refills the bucket for the next.
+        now_ns += 1_000_000;
+        b.refill(now_ns);
+        b.try_acquire(Direction::Write, write_cost)
+            .expect("an empty disk and a full bucket");
+        b.release(Direction::Write, write_cost, 600_000_000, 400_000);
+    };
+    for _ in 0..200 {
+        one_write(&b);
+    }
+    let lifted = speed(&b);
+    assert!((lifted / 1.25 - 1.0).abs() < 0.01, "speed {lifted}");
+    // One read granted: the lane is back at the model before any sample says so.
+    b.try_acquire(Direction::Read, 1).expect("window");
+    let clamped = speed(&b);
+    assert!(clamped <= 1.0, "speed {clamped} after the first read");
+    b.release(Direction::Read, 1, 0, 100_000);
+    for _ in 0..200 {
+        one_write(&b);
+    }
+    let mixed = speed(&b);
+    assert!(
+        mixed <= 1.0,
+        "speed {mixed} on a disk that has carried a read"
+    );
+}

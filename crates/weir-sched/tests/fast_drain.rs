@@ -1,0 +1,198 @@
+//! One direction on a disk faster than its model (issue 24; docs/scheduler-rate.md sections
+//! 20-21): reads deeper than a goal (session 15), and 128 KiB writes (session 16: vda
+//! overwrites at ~1.2x its model, and with the writes' speed capped at the model K sat at
+//! its floor under it and held the bench's write rows to 0.90-0.94 of unscheduled). This project's virtio disk gives ~1.07-1.15x tune's
+//! 4 KiB read rate, and only with far more reads in flight than a goal of model time holds;
+//! with the drain speed capped at the model (1.0) the window bound and pure 4 KiB reads ran
+//! at 0.88 of unscheduled in session 14's quiet bench. Here: `nvme_like` at 1.15x its own
+//! model, behind a pipeline longer than the goal, two classes on two shards, judged over
+//! 0.5-2 s against the same jobs unscheduled, with read samples allowed above the model
+//! (`max_read_speed_factor`, default 1.25) and without (1.0, the scheduler before); the
+//! writes the same with `max_write_speed_factor`. Each scenario prints its seed;
+//! `WEIR_SIM_SEED` replays one.
+
+mod harness;
+
+use harness::{assert_disk_within_goal, model_of, percentile, seed, Harness, Job};
+use weir_model::device::Direction::{self, Read, Write};
+use weir_sched::SchedConfig;
+use weir_sim::SimConfig;
+
+const S: u64 = 1_000_000_000;
+const GOAL_NS: u64 = 750_000;
+/// Real read rate / the model's, as vda at depth against tune.
+const FASTER_READS: f64 = 1.15;
+/// Real write rate / the model's, as vda overwriting 128 KiB (~2.4 GB/s) against the quiet
+/// model's 1.99 GB/s.
+const FASTER_WRITES: f64 = 1.2;
+
+/// What the classes do: one direction, one size, on a disk this much faster than the model
+/// whose service time varies by +- `jitter`.
+#[derive(Clone, Copy)]
+struct Op {
+    direction: Direction,
+    len_bytes: u64,
+    faster: f64,
+    jitter: f64,
+}
+
+const READS_4K: Op = Op {
+    direction: Read,
+    len_bytes: 4096,
+    faster: FASTER_READS,
+    jitter: 0.1,
+};
+const WRITES_128K: Op = Op {
+    direction: Write,
+    len_bytes: 128 << 10,
+    faster: FASTER_WRITES,
+    // vda's writes complete in bursts (the host caches them): a window a goal of model time
+    // wide refused in 0.20-0.66 of periods with only 3-8 writes in the disk on average, so
+    // run-time K, which only rises in a period the window never refused, sat at its floor
+    // (section 20). +-50% service time gives the same bursts: with the speed capped at the
+    // model the split rows ran at 0.939-0.947 of unscheduled here.
+    jitter: 0.5,
+};
+
+struct Outcome {
+    reach: f64,
+    ratio_of_asked: f64,
+    disk_p99_ns: u64,
+    solo_p99_ns: u64,
+    speed: f64,
+}
+
+/// The disk: `nvme_like` with `op`'s direction `op.faster` times its rates, behind
+/// `pipeline_ns`.
+fn disk(seed: u64, pipeline_ns: u64, op: Op) -> SimConfig {
+    let mut sim = SimConfig::nvme_like(seed);
+    sim.fixed_latency_ns = pipeline_ns;
+    let rates = match op.direction {
+        Read => &mut sim.read,
+        Write => &mut sim.write,
+    };
+    rates.iops *= op.faster;
+    rates.bytes_per_sec *= op.faster;
+    sim.jitter = op.jitter;
+    sim
+}
+
+/// Completed model disk time per second of the jobs named `class` in [0.5 s, 2 s).
+fn class_rate(h: &Harness, class: &str) -> f64 {
+    (0..h.jobs.len())
+        .filter(|&j| h.jobs[j].class == class)
+        .map(|j| h.disk_time_between(j, S / 2, 2 * S))
+        .sum::<f64>()
+        / 1.5
+}
+
+fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), op: Op, lift: f64) -> Outcome {
+    let sim = disk(seed, pipeline_ns, op);
+    let model = model_of(&SimConfig::nvme_like(seed));
+    let config = SchedConfig {
+        shards: 2,
+        max_read_speed_factor: lift,
+        max_write_speed_factor: lift,
+        ..SchedConfig::default()
+    };
+    let (direction, len) = (op.direction, op.len_bytes);
+    let jobs: Vec<Job> = (0..2)
+        .flat_map(|shard| {
+            [
+                Job::new("a", shares.0, direction, len, depth).on_shard(shard),
+                Job::new("b", shares.1, direction, len, depth).on_shard(shard),
+            ]
+        })
+        .collect();
+    let mut bare = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs.clone());
+    bare.scheduled = false;
+    bare.run_until(2 * S);
+    let real = class_rate(&bare, "a") + class_rate(&bare, "b");
+    let mut h = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs);
+    h.run_until(2 * S);
+    let (a, b) = (class_rate(&h, "a"), class_rate(&h, "b"));
+    // The bound: a lone request of the same op, plus the goal.
+    let lone = vec![Job::new("s", 1, direction, len, 1)];
+    let mut solo = Harness::with_model(sim, model, config, lone);
+    solo.scheduled = false;
+    solo.run_until(S / 2);
+    let mut solo_ns: Vec<u64> = solo.samples.iter().map(|s| s.disk_ns).collect();
+    let stats = h.budget.lane_stats(direction);
+    let o = Outcome {
+        reach: (a + b) / real,
+        ratio_of_asked: (a / b) / (f64::from(shares.0) / f64::from(shares.1)),
+        disk_p99_ns: h.disk_p99_ns_since(S / 2),
+        solo_p99_ns: percentile(&mut solo_ns, 99.0),
+        speed: stats.speed_factor,
+    };
+    println!(
+        "seed {seed}: {:?} {} KiB x{}, pipeline {} us, x{depth}, {}:{}, speed cap {lift}: {:.3} of \
+         unscheduled ({real:.3} model-s/s), ratio {:.3} of asked, in-disk p99 {} us (solo p99 \
+         {} us), speed {:.3}, K {:.3}, window {:.0} us",
+        direction,
+        len / 1024,
+        op.faster,
+        pipeline_ns / 1000,
+        shares.0,
+        shares.1,
+        o.reach,
+        o.ratio_of_asked,
+        o.disk_p99_ns / 1000,
+        o.solo_p99_ns / 1000,
+        o.speed,
+        stats.rate_factor,
+        stats.window_sec * 1e6,
+    );
+    o
+}
+
+/// The window's drain speed may rise above the model on reads (up to 1.25x): a disk 1.15x
+/// faster than its model, which needs more reads in flight than a goal of model time and
+/// its pipeline hold, gets >= 0.95 of unscheduled with the split within 5% of asked and the
+/// in-disk p99 within the goal's bound, and the speed reads the disk's 1.15 (1.13-1.16).
+/// With the cap at the model (printed as "read speed cap 1") the same runs gave 0.947 /
+/// 0.987 / 0.947 (600 us, x32) and 0.933 each (1.2 ms, x64); now 0.988 / 1.000 / 0.988 and
+/// 0.992 / 0.997 / 0.992. Two things were tried first: a cap of 2.0 with the plain sample
+/// (the work ahead against the wait) overshot to 1.6-2.0, the window passed the 1000-share
+/// class's 64 requests by more than the share hold's bound and the ratio fell to 0.10-0.18
+/// of asked; 1.25 with it read a disk at its model's rate as 1.25x (that sample counts the
+/// work in the disk's pipeline as queue) and broke `runtime_k.rs`'s pipeline test's p99.
+#[test]
+fn reads_faster_than_the_model_fill_a_deep_disk_and_hold_the_shares() {
+    let seed = seed(255);
+    for (pipeline_ns, depth) in [(600_000, 32), (1_200_000, 64)] {
+        check(seed, pipeline_ns, depth, READS_4K);
+    }
+}
+
+fn check(seed: u64, pipeline_ns: u64, depth: u32, op: Op) {
+    for shares in [(1000, 100), (1, 1), (100, 1000)] {
+        run(seed, pipeline_ns, depth, shares, op, 1.0);
+        let o = run(seed, pipeline_ns, depth, shares, op, 1.25);
+        let what = format!(
+            "seed {seed}: {:?}, pipeline {pipeline_ns} ns, x{depth}, {}:{}",
+            op.direction, shares.0, shares.1
+        );
+        assert!(o.reach >= 0.95, "{what}: {:.3} of unscheduled", o.reach);
+        assert!(
+            (o.ratio_of_asked - 1.0).abs() <= 0.05,
+            "{what}: ratio {:.3} of asked",
+            o.ratio_of_asked
+        );
+        assert_disk_within_goal(&what, o.disk_p99_ns, o.solo_p99_ns, GOAL_NS);
+    }
+}
+
+/// Writes may lift the drain speed too, on a disk that has never been granted a read
+/// (`max_write_speed_factor`, 1.25): 128 KiB writes on a disk 1.2x faster than its model
+/// whose writes complete in bursts (vda overwriting) get >= 0.95 of unscheduled with the
+/// split within 5% of asked and the in-disk p99 within a lone write's plus the goal's
+/// bound. Printed beside: the same with the cap at the model (session 15's scheduler),
+/// 0.939-0.947 of unscheduled at 1000:100, which fails the assertion.
+#[test]
+fn writes_faster_than_the_model_fill_the_disk_and_hold_the_shares() {
+    let seed = seed(255);
+    for pipeline_ns in [0, 300_000, 600_000] {
+        check(seed, pipeline_ns, 32, WRITES_128K);
+    }
+}
