@@ -91,8 +91,8 @@ pub struct ShardQueue {
     splits: Vec<u32>,
     free_splits: Vec<u32>,
     max_request_bytes: [u64; 2],
-    lag_vt: u64,
-    /// An eighth of a goal of disk time: the least lead a group of any share count gets.
+    /// A sixteenth of a goal of disk time: the least lead a group of any share count gets
+    /// (the lead itself: `lag_vt` in `queue_lag.rs`).
     lag_floor_ps: u64,
     wakeup_ns: Option<u64>,
     next_tick_ns: u64,
@@ -131,8 +131,6 @@ impl ShardQueue {
                 budget.max_request_bytes(Direction::Read),
                 budget.max_request_bytes(Direction::Write),
             ],
-            // A class with 1000 shares may lead the slowest shard by about one goal.
-            lag_vt: (budget.goal_ps() / 1000).max(1),
             lag_floor_ps: budget.goal_ps() / 16,
             tick_period_ns: (goal_ns * 100).max(10_000_000),
             budget,
