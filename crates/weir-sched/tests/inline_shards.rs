@@ -201,7 +201,7 @@ fn shards_on_equal_cpus_keep_the_total_and_the_shares() {
                 "seed {seed}: own CPUs, {dir:?} {len} B x32, {}:{}",
                 shares.0, shares.1
             );
-            check_reach_and_ratio(seed, (dir, len), shares, 1.0, 0.97, &what);
+            let _ = check_reach_and_ratio(seed, (dir, len), shares, 1.0, 0.97, &what);
         }
     }
 }
@@ -221,7 +221,7 @@ fn a_slower_cpu_does_not_hold_the_faster_one_back() {
                 "seed {seed}: own CPUs, the second at 0.85, {dir:?} {len} B x32, {}:{}",
                 shares.0, shares.1
             );
-            check_reach_and_ratio(seed, (dir, len), shares, 0.85, 0.97, &what);
+            let _ = check_reach_and_ratio(seed, (dir, len), shares, 0.85, 0.97, &what);
         }
     }
 }
@@ -233,7 +233,7 @@ fn check_reach_and_ratio(
     second_cpu_speed: f64,
     min_reach: f64,
     what: &str,
-) {
+) -> u64 {
     let bare = run(seed, op, shares, 32, false, second_cpu_speed);
     let sched = run(seed, op, shares, 32, true, second_cpu_speed);
     let bare_total = bare.per_class[0] + bare.per_class[1];
@@ -249,5 +249,24 @@ fn check_reach_and_ratio(
     assert!(
         (ratio - 1.0).abs() <= 0.05,
         "{what}: ratio {ratio:.3} of asked"
+    );
+    sched.lag_stalls
+}
+
+/// The cross-shard lag is a goal of disk time at the largest shares on the shard, not at
+/// 1000 shares always: two 1-share classes stall no more than a 1000:100 pair on the same
+/// load. Before, their lag was a sixteenth of a goal and 16 KiB writes at 1:1 stalled 1,631
+/// times here against 0 at 1000:100 (vda's 4 KiB reads at 1:1: 16-18 K stalls a 5 s row
+/// against 5-8 K, session 15's quiet window; docs/scheduler-rate.md section 21).
+#[test]
+fn one_share_classes_stall_no_more_than_a_thousand_share_pair() {
+    let seed = seed(253);
+    let load = (Write, 16384);
+    let what = |a: u32, b: u32| format!("seed {seed}: own CPUs, {load:?} x32, {a}:{b}");
+    let unequal = check_reach_and_ratio(seed, load, (1000, 100), 1.0, 0.97, &what(1000, 100));
+    let equal = check_reach_and_ratio(seed, load, (1, 1), 1.0, 0.97, &what(1, 1));
+    assert!(
+        equal <= 2 * unequal + 50,
+        "seed {seed}: 1:1 stalled {equal} times, 1000:100 {unequal}"
     );
 }
