@@ -300,25 +300,26 @@ impl NativeSession {
         let requests = bytes::Bytes::from(requests.to_vec());
         // JS-thread runtime: the pump run here writes the requests to their sockets
         // before this returns.
-        // Boxed here: the run's future is ~5.3 KB (the scylla request's state inside), and
-        // every move of it by value on its way into the runtime is a memmove of that size.
-        let fut = Box::pin(async move {
-            run_requests(
-                inner,
-                requests,
-                concurrency,
-                token,
-                move |out| match &direct {
-                    // `js` mode: handed over after the pump returns (src/direct.rs).
-                    Some(target) => direct::queue(target, out),
-                    None => {
-                        completion.call(out, ThreadsafeFunctionCallMode::NonBlocking);
-                    }
-                },
-            )
-            .await;
+        // Boxed once, here (see runtime::LocalTask): the run's future is ~5.3 KB.
+        runtime::spawn_and_pump(move |busy| {
+            Box::pin(async move {
+                run_requests(
+                    inner,
+                    requests,
+                    concurrency,
+                    token,
+                    move |out| match &direct {
+                        // `js` mode: handed over after the pump returns (src/direct.rs).
+                        Some(target) => direct::queue(target, out),
+                        None => {
+                            completion.call(out, ThreadsafeFunctionCallMode::NonBlocking);
+                        }
+                    },
+                )
+                .await;
+                drop(busy);
+            })
         });
-        runtime::spawn_and_pump(fut);
         Ok(())
     }
 
