@@ -28,6 +28,7 @@ mod ring;
 mod runtime;
 mod tls;
 mod wire;
+mod worker_policy;
 // Public: its functions are reachable only through napi registration.
 pub mod wire_hooks;
 
@@ -362,16 +363,21 @@ impl NativeSession {
 
 /// The `js` runtime's counters (src/runtime.rs), for tests and benchmarks: the runtime mode,
 /// pumps and answers delivered per cause (`call`, `readable`, `timer`; answers after a timer
-/// pump waited for it) and the extra rounds of pumps, as JSON.
+/// pump waited for it), the extra rounds of pumps, and the tokio workers' scheduling policy
+/// (src/worker_policy.rs: `workerPolicy`, and `workerPolicyFallback` saying why when it is not
+/// the one asked for), as JSON.
 #[napi]
 pub fn runtime_stats() -> String {
     let (pumps, answers, repumps) = runtime::stats();
     let by_cause = |a: [u64; 3]| serde_json::json!({"call": a[0], "readable": a[1], "timer": a[2]});
+    let (worker_policy, fallback) = worker_policy::outcome();
     serde_json::json!({
         "mode": format!("{:?}", runtime::mode()).to_lowercase(),
         "pumps": by_cause(pumps),
         "answers": by_cause(answers),
         "repumps": repumps,
+        "workerPolicy": worker_policy,
+        "workerPolicyFallback": fallback,
     })
     .to_string()
 }

@@ -87,9 +87,11 @@ pub fn init() {
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|n| *n > 0)
         .unwrap_or(1);
+    let policy = crate::worker_policy::from_env();
     match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .thread_name("weir-cql")
+        .on_thread_start(move || crate::worker_policy::apply(policy))
         .enable_all()
         .build()
     {
