@@ -6,6 +6,8 @@
 // when cassandra.sh started it, else NaN), with each side's run-queue wait (its client
 // threads runnable while other jobs held CPU 1), then their medians. Alternating rounds
 // share whatever noise the machine has, so the ratios say more than any single time.
+// CQL_AB_CPUS (default 1) is the client's CPU list for taskset: CQL_AB_CPUS=0,1 runs it
+// unpinned on this 2-CPU machine (its threads may then sit on the server's CPU).
 //
 //   node ab.js <weir-cql|cassandra-driver|rust-raw> <bench> <ops> <rounds> NAME=VALUE [host:port]
 //
@@ -22,6 +24,7 @@ if (!driver || !bench || !(ops > 0) || !(rounds > 0) || !m) {
   console.error('usage: node ab.js <driver> <bench> <ops> <rounds> NAME=VALUE [host:port]');
   process.exit(2);
 }
+const CPUS = process.env.CQL_AB_CPUS || '1';
 const rawBin = path.join(__dirname, 'rust-raw/target/release/cql-bench-rust-raw');
 // The node cassandra.sh started (if any): each run then reports the server's CPU too.
 const serverPids = require('./servercpu').pids(1).join(',');
@@ -29,7 +32,7 @@ const serverPids = require('./servercpu').pids(1).join(',');
 function once(extraEnv) {
   const args = driver === 'rust-raw' ? [rawBin, bench, String(ops), host]
     : [process.execPath, path.join(__dirname, 'one.js'), driver, bench, String(ops), host];
-  const r = spawnSync('taskset', ['-c', '1', ...args], { encoding: 'utf8', env: { CQL_BENCH_SERVER_PIDS: serverPids, ...process.env, ...extraEnv } });
+  const r = spawnSync('taskset', ['-c', CPUS, ...args], { encoding: 'utf8', env: { CQL_BENCH_SERVER_PIDS: serverPids, ...process.env, ...extraEnv } });
   if (r.status !== 0) throw new Error(`${args.join(' ')}: exit ${r.status}: ${(r.stderr || '').slice(-1000)}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }

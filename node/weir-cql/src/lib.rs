@@ -28,6 +28,7 @@ mod ring;
 mod runtime;
 mod tls;
 mod wire;
+mod worker_policy;
 // Public: its functions are reachable only through napi registration.
 pub mod wire_hooks;
 
@@ -300,25 +301,26 @@ impl NativeSession {
         let requests = bytes::Bytes::from(requests.to_vec());
         // JS-thread runtime: the pump run here writes the requests to their sockets
         // before this returns.
-        // Boxed here: the run's future is ~5.3 KB (the scylla request's state inside), and
-        // every move of it by value on its way into the runtime is a memmove of that size.
-        let fut = Box::pin(async move {
-            run_requests(
-                inner,
-                requests,
-                concurrency,
-                token,
-                move |out| match &direct {
-                    // `js` mode: handed over after the pump returns (src/direct.rs).
-                    Some(target) => direct::queue(target, out),
-                    None => {
-                        completion.call(out, ThreadsafeFunctionCallMode::NonBlocking);
-                    }
-                },
-            )
-            .await;
+        // Boxed once, here (see runtime::LocalTask): the run's future is ~5.3 KB.
+        runtime::spawn_and_pump(move |busy| {
+            Box::pin(async move {
+                run_requests(
+                    inner,
+                    requests,
+                    concurrency,
+                    token,
+                    move |out| match &direct {
+                        // `js` mode: handed over after the pump returns (src/direct.rs).
+                        Some(target) => direct::queue(target, out),
+                        None => {
+                            completion.call(out, ThreadsafeFunctionCallMode::NonBlocking);
+                        }
+                    },
+                )
+                .await;
+                drop(busy);
+            })
         });
-        runtime::spawn_and_pump(fut);
         Ok(())
     }
 
@@ -361,16 +363,21 @@ impl NativeSession {
 
 /// The `js` runtime's counters (src/runtime.rs), for tests and benchmarks: the runtime mode,
 /// pumps and answers delivered per cause (`call`, `readable`, `timer`; answers after a timer
-/// pump waited for it) and the extra rounds of pumps, as JSON.
+/// pump waited for it), the extra rounds of pumps, and the tokio workers' scheduling policy
+/// (src/worker_policy.rs: `workerPolicy`, and `workerPolicyFallback` saying why when it is not
+/// the one asked for), as JSON.
 #[napi]
 pub fn runtime_stats() -> String {
     let (pumps, answers, repumps) = runtime::stats();
     let by_cause = |a: [u64; 3]| serde_json::json!({"call": a[0], "readable": a[1], "timer": a[2]});
+    let (worker_policy, fallback) = worker_policy::outcome();
     serde_json::json!({
         "mode": format!("{:?}", runtime::mode()).to_lowercase(),
         "pumps": by_cause(pumps),
         "answers": by_cause(answers),
         "repumps": repumps,
+        "workerPolicy": worker_policy,
+        "workerPolicyFallback": fallback,
     })
     .to_string()
 }

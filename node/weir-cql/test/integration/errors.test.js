@@ -98,8 +98,22 @@ test('missing keyspace at connect -> ResponseError invalid', async () => {
   });
 });
 
+// The reply must be unable to arrive before the timeout: a 1 ms readTimeout against a fast
+// read raced the reply and lost under load (session 16). The server holds this answer for
+// HOLD_MS of wall time (a Java UDF spinning on System.nanoTime: the UDF sandbox has no
+// sleep), 10x the timeout, so only a client-side timeout can end the request early; if
+// client-side timeouts stopped working, the request would answer and the test would fail.
 test('client-side timeout -> OperationTimedOutError', async () => {
-  await rejectsWith(env.client.execute('SELECT * FROM system_schema.columns', [], { readTimeout: 1, fetchSize: 5000 }), (e) => {
+  const HOLD_MS = 1000;
+  const READ_TIMEOUT_MS = 100;
+  await env.client.execute(`CREATE OR REPLACE FUNCTION ${env.ks}.hold_ms(ms int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java
+    AS 'long end = System.nanoTime() + ms * 1000000L; long spins = 0; while (System.nanoTime() < end) spins++; return (int) (spins & 1);'`);
+  const slow = `SELECT ${env.ks}.hold_ms(${HOLD_MS}) FROM system.local`;
+  await rejectsWith(env.client.execute(slow, [], { readTimeout: READ_TIMEOUT_MS }), (e) => {
     assert.ok(e instanceof errors.OperationTimedOutError, `${e.name}: ${e.message}`);
   });
+  // The control: without the short timeout the same request answers (the UDF runs and the
+  // rejection above came from the client's timer, not from a failing query).
+  const rs = await env.client.execute(slow, [], { readTimeout: 20000 });
+  assert.equal(rs.rows.length, 1);
 });

@@ -83,3 +83,45 @@ test('a changed column set gets its own Row constructor (no stale metadata after
   const retyped = rowsOf([['id', INT], ['b', INT]], [[1, 7]])[0];
   assert.equal(retyped.b, 7);
 });
+
+test('column sets of equal byte length that differ in one byte never share parsed metadata', () => {
+  // cachedSpecs checks the last set by its bytes first: a stale hit would name or decode
+  // the columns of the previous answer.
+  const a = rowsOf([['id', INT], ['x', INT]], [[1, 5]])[0];
+  const b = rowsOf([['id', INT], ['y', INT]], [[1, 6]])[0];
+  const c = rowsOf([['id', INT], ['y', TEXT]], [[1, 'z']])[0];
+  assert.deepEqual(Object.keys(a), ['id', 'x']);
+  assert.deepEqual(Object.keys(b), ['id', 'y']);
+  assert.equal(b.y, 6);
+  assert.equal(c.y, 'z');
+  assert.equal(rowsOf([['id', INT], ['x', INT]], [[2, 7]])[0].x, 7);
+});
+
+/** A result with no rows whose head names `queried` and the tried hosts (flag 8). */
+function hostsResult(queried, tried) {
+  const w = new Writer(128);
+  const str = (s) => { const b = Buffer.from(s, 'utf8'); w.u32le(b.length); w.bytes(b); };
+  w.u8(0); w.u8(8); w.u16le(0);
+  str(queried); w.u16le(1); w.u16le(0); w.u16le(tried.length);
+  for (const [host, err] of tried) { str(host); if (err) { w.u8(1); str(err); } else w.u8(0); }
+  const res = readResult(new Reader(w.buf.subarray(0, w.pos), 0), enc);
+  assert.ok(!res.error);
+  return res.fields.info;
+}
+
+test('hosts of equal length are read by their bytes: queriedHost and triedHosts follow each answer', () => {
+  // The host strings are reused from earlier answers when their bytes match; hosts of the
+  // same length in turn must still each come back as themselves.
+  for (let i = 0; i < 3; i++) {
+    const one = hostsResult('127.0.0.1:9042', [['127.0.0.1:9042', null]]);
+    const two = hostsResult('127.0.0.2:9042', [['127.0.0.3:9042', 'timed out'], ['127.0.0.2:9042', null]]);
+    assert.equal(one.queriedHost, '127.0.0.1:9042');
+    assert.deepEqual(Object.keys(one.triedHosts), ['127.0.0.1:9042']);
+    assert.equal(two.queriedHost, '127.0.0.2:9042');
+    assert.deepEqual(Object.keys(two.triedHosts), ['127.0.0.3:9042', '127.0.0.2:9042']);
+    assert.equal(two.triedHosts['127.0.0.3:9042'].message, 'timed out');
+    assert.equal(two.triedHosts['127.0.0.2:9042'], null);
+  }
+  // More distinct hosts than the reuse list holds: still each itself.
+  for (let n = 1; n <= 40; n++) assert.equal(hostsResult(`10.0.0.${n}:9042`, []).queriedHost, `10.0.0.${n}:9042`);
+});
