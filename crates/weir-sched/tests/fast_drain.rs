@@ -13,7 +13,7 @@
 
 mod harness;
 
-use harness::{assert_disk_within_goal, model_of, percentile, seed, Harness, Job};
+use harness::{assert_disk_within_goal, model_of, on_every_shard, percentile, seed, Harness, Job};
 use weir_model::device::Direction::{self, Read, Write};
 use weir_sched::SchedConfig;
 use weir_sim::SimConfig;
@@ -96,14 +96,13 @@ fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), op: Op, lift
         ..SchedConfig::default()
     };
     let (direction, len) = (op.direction, op.len_bytes);
-    let jobs: Vec<Job> = (0..2)
-        .flat_map(|shard| {
-            [
-                Job::new("a", shares.0, direction, len, depth).on_shard(shard),
-                Job::new("b", shares.1, direction, len, depth).on_shard(shard),
-            ]
-        })
-        .collect();
+    let jobs = on_every_shard(
+        &[
+            Job::new("a", shares.0, direction, len, depth),
+            Job::new("b", shares.1, direction, len, depth),
+        ],
+        2,
+    );
     let mut bare = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs.clone());
     bare.scheduled = false;
     bare.run_until(2 * S);

@@ -5,7 +5,7 @@
 
 mod harness;
 
-use harness::{assert_disk_within_goal, model_of, percentile, seed, Harness, Job};
+use harness::{assert_disk_within_goal, model_of, on_every_shard, percentile, seed, Harness, Job};
 use weir_model::cost::CostModel;
 use weir_model::device::Direction::{self, Read, Write};
 use weir_sched::SchedConfig;
@@ -57,14 +57,13 @@ fn jobs(load: Load) -> Vec<Job> {
         Load::Same(dir, len) => ((dir, len), (dir, len)),
         Load::Mixed => ((Read, 4096), (Write, 128 << 10)),
     };
-    (0..2)
-        .flat_map(|shard| {
-            [
-                Job::new("a", 1000, a.0, a.1, 32).on_shard(shard),
-                Job::new("b", 100, b.0, b.1, 32).on_shard(shard),
-            ]
-        })
-        .collect()
+    on_every_shard(
+        &[
+            Job::new("a", 1000, a.0, a.1, 32),
+            Job::new("b", 100, b.0, b.1, 32),
+        ],
+        2,
+    )
 }
 
 /// Model disk time per second that class `class` (0 = a, 1 = b) completed in [from, to).
@@ -410,14 +409,13 @@ fn with_disk_model(
     shares: (u32, u32),
 ) -> Outcome {
     let seed = sim.seed;
-    let jobs: Vec<Job> = (0..2)
-        .flat_map(|shard| {
-            [
-                Job::new("a", shares.0, dir, len, depth).on_shard(shard),
-                Job::new("b", shares.1, dir, len, depth).on_shard(shard),
-            ]
-        })
-        .collect();
+    let jobs = on_every_shard(
+        &[
+            Job::new("a", shares.0, dir, len, depth),
+            Job::new("b", shares.1, dir, len, depth),
+        ],
+        2,
+    );
     let mut bare = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs.clone());
     bare.scheduled = false;
     bare.run_until(2 * S);
@@ -661,14 +659,13 @@ fn the_disk_queue_knee_never_lowers_k_under_an_idle_or_half_load() {
     sim.write.bytes_per_sec = 2.1e9;
     let mut priced = sim.clone();
     priced.write.iops = 183_500.0;
-    let jobs: Vec<Job> = (0..2)
-        .flat_map(|shard| {
-            [
-                Job::new("a", 1000, Write, 4096, 4).on_shard(shard),
-                Job::new("b", 100, Write, 4096, 4).on_shard(shard),
-            ]
-        })
-        .collect();
+    let jobs = on_every_shard(
+        &[
+            Job::new("a", 1000, Write, 4096, 4),
+            Job::new("b", 100, Write, 4096, 4),
+        ],
+        2,
+    );
     let mut h = Harness::with_model(sim, model_of(&priced), sched_knee(), jobs);
     let minute = 60 * S;
     for m in 1..=10u64 {

@@ -99,6 +99,13 @@ impl Job {
     }
 }
 
+/// The same jobs on each of shards 0..`shards` (the two-shard runs of the rate tests).
+pub fn on_every_shard(jobs: &[Job], shards: usize) -> Vec<Job> {
+    (0..shards)
+        .flat_map(|shard| jobs.iter().map(move |j| j.clone().on_shard(shard)))
+        .collect()
+}
+
 /// One completed request as the harness saw it.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
