@@ -103,9 +103,7 @@ fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), op: Op, lift
         ],
         2,
     );
-    let mut bare = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs.clone());
-    bare.scheduled = false;
-    bare.run_until(2 * S);
+    let bare = Harness::unscheduled((&sim, &model, &config), jobs.clone(), 2 * S);
     let real = class_rate(&bare, "a") + class_rate(&bare, "b");
     let mut h = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs);
     h.run_until(2 * S);

@@ -135,9 +135,7 @@ fn run(seed: u64, factor: f64, load: Load) -> Outcome {
     } else {
         base
     };
-    let mut bare = Harness::with_model(sim.clone(), model.clone(), sched(), jobs(load));
-    bare.scheduled = false;
-    bare.run_until(2 * S);
+    let bare = Harness::unscheduled((&sim, &model, &sched()), jobs(load), 2 * S);
     let real = total_rate(&bare, S / 2, 2 * S);
     let mut h = Harness::with_model(sim, model, sched(), jobs(load));
     h.run_until(2 * S);
@@ -416,9 +414,7 @@ fn with_disk_model(
         ],
         2,
     );
-    let mut bare = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs.clone());
-    bare.scheduled = false;
-    bare.run_until(2 * S);
+    let bare = Harness::unscheduled((&sim, &model, &config), jobs.clone(), 2 * S);
     let real = total_rate(&bare, S / 2, 2 * S);
     let mut h = Harness::with_model(sim.clone(), model, config, jobs);
     h.run_until(2 * S);

@@ -143,6 +143,19 @@ impl Harness {
     }
 
     /// A harness whose scheduler charges with `model` (e.g. a measured one that is off).
+    /// The same jobs run without the scheduler until `until_ns`: the rate the disk gives
+    /// them, which the rate tests judge the scheduled run against.
+    pub fn unscheduled(
+        (sim, model, config): (&SimConfig, &CostModel, &SchedConfig),
+        jobs: Vec<Job>,
+        until_ns: u64,
+    ) -> Self {
+        let mut bare = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs);
+        bare.scheduled = false;
+        bare.run_until(until_ns);
+        bare
+    }
+
     pub fn with_model(
         sim: SimConfig,
         model: CostModel,
