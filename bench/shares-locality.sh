@@ -12,29 +12,30 @@
 # Time: ROUNDS x 3 rows x (DUR + ~0.5 s): ~40 s with the defaults.
 # Usage: bench/shares-locality.sh   Environment: WEIR (default target/release/weir), DIR
 #   (/var/tmp/weir-shares-locality), SPLITS ("32:32 58:6 6:58": parallelism per job per
-#   shard, a:b), ROUNDS (3), DUR (4s), SIZE (4kB), PROPS (bench/vda-quiet.yaml; unused
-#   unscheduled, weir run needs one).
+#   shard, a:b), ROUNDS (3), DUR (4s), SIZE (4kB), OP (randread; randwrite overwrites the
+#   laid-out files), PROPS (bench/vda-quiet.yaml; unused unscheduled, weir run needs one).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WEIR=${WEIR:-$REPO/target/release/weir}
 DIR=${DIR:-/var/tmp/weir-shares-locality}
 mkdir -p "$DIR"
 SPLITS=${SPLITS:-"32:32 58:6 6:58"}; ROUNDS=${ROUNDS:-3}; DUR=${DUR:-4s}; SIZE=${SIZE:-4kB}
+OP=${OP:-randread}
 PROPS=${PROPS:-$REPO/bench/vda-quiet.yaml}
 JOB=$(mktemp /tmp/weir-shares-locality.XXXXXX.yaml); OUT=$(mktemp /tmp/weir-shares-locality.XXXXXX.json)
 trap 'rm -f "$JOB" "$OUT"' EXIT
-echo "shares-locality: $(date -u +%FT%TZ) weir $WEIR, size $SIZE, load average $(cut -d" " -f1-3 /proc/loadavg)"
+echo "shares-locality: $(date -u +%FT%TZ) weir $WEIR, $OP $SIZE, load average $(cut -d" " -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$ROUNDS"); do
   arr=($SPLITS); n=${#arr[@]}
   for ((k=0;k<n;k++)); do split=${arr[$(((k+r-1)%n))]}; pa=${split%:*}; pb=${split#*:}
     cat > "$JOB" <<EOJ
 - name: a
-  type: randread
+  type: $OP
   shards: all
   data_size: 1GB
   shard_info: {parallelism: $pa, reqsize: $SIZE}
 - name: b
-  type: randread
+  type: $OP
   shards: all
   data_size: 1GB
   shard_info: {parallelism: $pb, reqsize: $SIZE}
