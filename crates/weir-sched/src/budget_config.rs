@@ -33,12 +33,14 @@ pub struct SchedConfig {
     /// class and its ratio fell to 0.10-0.18 of asked (`tests/fast_drain.rs`).
     pub max_read_speed_factor: f64,
     /// The same ceiling for write samples with no read in the disk, on a lane that has never
-    /// carried a read
-    /// (default 1.25; `budget_lift.rs`, one rule for both directions). This project's virtio
-    /// disk overwrites 128 KiB at ~2.4 GB/s against the 1.99 GB/s its model prices, and with
-    /// the writes' speed capped at the model run-time K sat at its floor under it (~0.97) and
-    /// held write-only loads to 0.90-0.94 of unscheduled (docs/scheduler-rate.md section 21).
-    /// The first read brings the speed back under `max_speed_factor`, so a mix never lifts.
+    /// carried a read (default 1.25; `budget_lift.rs`, one rule for both directions). This
+    /// project's virtio disk overwrites 128 KiB at ~2.4 GB/s against the 1.99 GB/s its model
+    /// prices, and with the writes' speed capped at the model run-time K sat at its floor
+    /// under it (~0.97) and held write-only loads to 0.90-0.94 of unscheduled
+    /// (docs/scheduler-rate.md section 21). On a half-duplex disk (one lane) the first read
+    /// brings the speed back under `max_speed_factor` for good; on a duplex disk the write
+    /// lane may still lift between reads (bench/qos.sh's mix: 1.03-1.13 with the read p99
+    /// inside its bound, section 21.1).
     pub max_write_speed_factor: f64,
     /// How far above the model run-time K (the token bucket's refill rate, found from
     /// completions: `rate.rs`) may rise while the disk keeps up. 1.0 keeps the model's rate

@@ -66,13 +66,14 @@ impl SharedBudget {
     /// vda's mixed read p99 5x worse). And on a half-duplex disk (one lane) the window one
     /// direction lifts also admits the other: in the qos mix (vda) reads that completed
     /// between writes lifted the writes' window, the tail guard fell to 0.12-0.38 and the
-    /// writes to 0.23-0.48 of alone (0.78-0.79 without; contaminated, one run). So vda's
-    /// mixed load keeps the model's ceiling in both directions by construction, while a
+    /// writes to 0.23-0.48 of alone (0.78-0.79 without; contaminated, one run). So a mixed
+    /// load on a half-duplex model keeps the model's ceiling in both directions, while a
     /// disk that only reads, or only writes (vda overwriting at ~1.2x the 1.99 GB/s the
     /// model prices; the bucket held 128 KiB writes at 0.90-0.94 of unscheduled, session
     /// 15's quiet window), may be found faster than its model. On a duplex disk each
     /// direction's lane may still lift between the other's requests (the simulated mix's
-    /// reads: 0.945 -> 0.955 of the real rate, section 20).
+    /// reads: 0.945 -> 0.955 of the real rate, section 20; bench/qos.sh's duplex vda mix,
+    /// quiet: the write lane at 1.03-1.13, read p99 923 us inside its bound, section 21.1).
     pub(super) fn speed_cap_q16(&self, direction: Direction) -> u64 {
         let other = other(direction);
         if self.in_flight_requests[other.index()].load(Relaxed) == 0
