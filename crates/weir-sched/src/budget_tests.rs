@@ -147,7 +147,12 @@ fn a_read_speed_cap_at_the_model_keeps_reads_at_it_and_bad_caps_are_refused() {
 #[test]
 fn writes_alone_lift_the_drain_speed_and_the_first_read_ends_the_lift() {
     let half = CostModel::new(50_000.0, 1e9, 40_000.0, 2e9, 1.0, false).expect("model");
-    let b = SharedBudget::new(half.clone(), SchedConfig::default()).expect("budget");
+    // The write lift is off by default (budget_config.rs); this is its rule when asked for.
+    let lift = SchedConfig {
+        max_write_speed_factor: 1.25,
+        ..SchedConfig::default()
+    };
+    let b = SharedBudget::new(half.clone(), lift).expect("budget");
     let speed = |b: &SharedBudget| b.lane_stats(Direction::Write).speed_factor;
     let write_cost = half.cost_ps(Direction::Write, 128 << 10);
     b.try_acquire(Direction::Write, write_cost)

@@ -234,7 +234,11 @@ fn ten_minutes(seed: u64, direction: Direction) {
     let mut h = Harness::with_model(
         disk(seed, 1.3),
         model,
-        sched(),
+        // The write lift is off by default; asked for here, so its no-creep is checked too.
+        SchedConfig {
+            max_write_speed_factor: 1.25,
+            ..sched()
+        },
         jobs(Load::Same(direction, 128 << 10)),
     );
     let minute = 60 * S;
