@@ -33,12 +33,13 @@ pub struct SchedConfig {
     /// class and its ratio fell to 0.10-0.18 of asked (`tests/fast_drain.rs`).
     pub max_read_speed_factor: f64,
     /// The same ceiling for write samples with no read in the disk, on a lane that has never
-    /// carried a read (`budget_lift.rs`, one rule for both directions). Default 1.0: off.
-    /// At 1.25 this project's virtio disk overwrote 128 KiB at 1.01 / 0.94 / 1.01 of
-    /// unscheduled (1000:100 / 1:1 / 100:1000; 0.95 / 0.90 / 0.93 without), but 4 KiB writes
-    /// lost the split: 0.37-0.89 and 1.33-2.21 of the asked ratio (1.000 without), the window
-    /// past the disk's queue (docs/scheduler-rate.md section 21.3). So the lift stays for
-    /// reads only until it knows the request size where the disk starts queueing.
+    /// carried a read (`budget_lift.rs`, one rule for both directions). Default 1.25. At 1.25
+    /// this project's virtio disk overwrote 128 KiB at 1.01 / 0.94 / 1.01 of unscheduled
+    /// (1000:100 / 1:1 / 100:1000; 0.95 / 0.90 / 0.93 without), but 4 KiB writes lost the
+    /// split (0.37-0.89 and 1.33-2.21 of asked, docs/scheduler-rate.md 21.3): the share hold
+    /// judged the heavy class's fair share against the lifted window and let go. It now
+    /// judges against the window at `max_speed_factor` (`hold_window_ps`), so the lift is on
+    /// (docs/scheduler-rate-lift.md section 22).
     pub max_write_speed_factor: f64,
     /// How far above the model run-time K (the token bucket's refill rate, found from
     /// completions: `rate.rs`) may rise while the disk keeps up. 1.0 keeps the model's rate
@@ -72,7 +73,7 @@ impl Default for SchedConfig {
             feedback: true,
             max_speed_factor: 1.0,
             max_read_speed_factor: 1.25,
-            max_write_speed_factor: 1.0,
+            max_write_speed_factor: 1.25,
             max_rate_factor: 4.0,
             knee_in_disk: false,
             tail_guard: true,

@@ -85,6 +85,31 @@ impl SharedBudget {
         }
     }
 
+    /// The window the share hold (`queue_hold.rs`) divides into fair shares: the lane's
+    /// window as if its drain speed were at most `max_speed_factor`, in picoseconds of
+    /// model disk time. The lift widens the window because the disk drains faster than the
+    /// model, and that depth is the disk's, not a class's: judged against the lifted
+    /// window, a heavy class with all its requests in the disk reads as short of its fair
+    /// share, the hold lets go, and the light class's requests join the queue inside the
+    /// disk, where shares mean nothing. On vda's 4 KiB writes the margin was 1.4% (the
+    /// bench's 1000-share class, 32 writes a shard at 7.24 us of model time, 231.6 us,
+    /// against two thirds of its share of half a 750 us window, 227.3 us); the lift at
+    /// 1.21 made that 275 us and the split fell to 0.37-0.89 and 1.33-2.21 of asked
+    /// (docs/scheduler-rate.md 21.3; `tests/small_writes.rs` 0.45-0.80 and 1.24-2.24). Not
+    /// the knee by Little's law (docs/scheduler-rate-lift.md section 22): that kept a disk
+    /// whose latency grows past four requests, but not one with a 200 us pipeline (Little
+    /// ratio 1.4-3.1, split 0.805 of asked), and it took the lift from the 128 KiB writes
+    /// that need it.
+    pub(crate) fn hold_window_ps(&self, direction: Direction) -> u64 {
+        let lane = self.lane(direction);
+        let window = self.window_ps(lane);
+        let speed = lane.speed_q16.load(Relaxed).max(1);
+        if speed <= self.speed_max_q16 {
+            return window;
+        }
+        ((u128::from(window) * u128::from(self.speed_max_q16)) / u128::from(speed)) as u64
+    }
+
     /// Notes that `lane` was granted a request of `direction`. The first one ends the other
     /// direction's lift there at once: the lane's speed comes back to `max_speed_factor`, so
     /// the first request of a mix never enters a window the other direction widened.

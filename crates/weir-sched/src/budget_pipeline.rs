@@ -94,9 +94,4 @@ impl SharedBudget {
     pub(crate) fn any_drained(&self, direction: Direction) -> bool {
         self.lane(direction).drained_classes.load(Relaxed) > 0
     }
-
-    /// The lane's in-disk window now, in picoseconds of model disk time.
-    pub(crate) fn window_now_ps(&self, direction: Direction) -> u64 {
-        self.window_ps(self.lane(direction))
-    }
 }

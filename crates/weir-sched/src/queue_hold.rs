@@ -64,7 +64,9 @@ impl ShardQueue {
         };
         // This shard's part of the window, and the drained class's fair share of it.
         let shards = self.budget.config().shards.max(1) as u128;
-        let window_ps = u128::from(self.budget.window_now_ps(direction)) / shards;
+        // The window at the model's speed: the lift's extra depth is the disk's, not a class's
+        // (`hold_window_ps`, `budget_lift.rs`).
+        let window_ps = u128::from(self.budget.hold_window_ps(direction)) / shards;
         if 3 * held_ps * active_shares.max(1) < 2 * window_ps * held_shares {
             return false;
         }
