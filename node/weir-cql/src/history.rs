@@ -10,6 +10,7 @@ use scylla::errors::{RequestAttemptError, RequestError};
 use scylla::observability::history::{AttemptId, HistoryListener, RequestId, SpeculativeId};
 use scylla::policies::retry::RetryDecision;
 use scylla::statement::Consistency;
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 
@@ -36,11 +37,11 @@ pub struct AttemptLog {
 
 /// What `ResultSet.info` reports about the hosts of one request.
 pub struct HostInfo {
-    /// The coordinator that answered (`host:port`).
-    pub queried: String,
+    /// The coordinator that answered (written as `host:port` by [`with_addr_text`]).
+    pub queried: SocketAddr,
     /// Every host an attempt went to, each with its error message (none: it answered or was
     /// still running when another answered).
-    pub tried: Vec<(String, Option<String>)>,
+    pub tried: Vec<(SocketAddr, Option<String>)>,
     pub consistency: Option<Consistency>,
     pub speculative: u16,
 }
@@ -53,26 +54,54 @@ impl AttemptLog {
             // A poisoned lock means a listener call panicked; report only the coordinator.
             Err(p) => p.into_inner(),
         };
-        let mut tried: Vec<(String, Option<String>)> = Vec::with_capacity(log.attempts.len());
+        // Addresses stay `SocketAddr` here (compared as numbers); their text is written once,
+        // from a per-thread cache: formatting them twice per request was ~1 us of a
+        // sequential select's client CPU (perf, issue 21 session 17).
+        let mut tried: Vec<(SocketAddr, Option<String>)> = Vec::with_capacity(log.attempts.len());
         for a in &log.attempts {
-            let addr = a.node.to_string();
-            match tried.iter_mut().find(|(h, _)| *h == addr) {
+            match tried.iter_mut().find(|(h, _)| *h == a.node) {
                 // A host tried twice keeps its latest outcome, as cassandra-driver's map does.
                 Some(slot) => slot.1 = a.error.clone(),
-                None => tried.push((addr, a.error.clone())),
+                None => tried.push((a.node, a.error.clone())),
             }
         }
-        let queried = coordinator.to_string();
-        if !tried.iter().any(|(h, _)| *h == queried) {
-            tried.push((queried.clone(), None));
+        if !tried.iter().any(|(h, _)| *h == coordinator) {
+            tried.push((coordinator, None));
         }
         HostInfo {
-            queried,
+            queried: coordinator,
             tried,
             consistency: Some(log.retry_consistency.unwrap_or(requested)),
             speculative: log.speculative,
         }
     }
+}
+
+/// How many addresses a thread keeps the text of: more than any cluster a client talks to
+/// through one thread would need; past it the oldest is replaced.
+const ADDR_TEXT_CACHE_LEN: usize = 64;
+
+thread_local! {
+    static ADDR_TEXT: RefCell<Vec<(SocketAddr, Box<str>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` with `addr` as `host:port` (`SocketAddr`'s `Display`), formatted once per thread
+/// and address.
+pub fn with_addr_text<R>(addr: SocketAddr, f: impl FnOnce(&str) -> R) -> R {
+    ADDR_TEXT.with(|cell| {
+        let mut cache = cell.borrow_mut();
+        let at = match cache.iter().position(|(a, _)| *a == addr) {
+            Some(i) => i,
+            None => {
+                if cache.len() >= ADDR_TEXT_CACHE_LEN {
+                    cache.remove(0);
+                }
+                cache.push((addr, addr.to_string().into_boxed_str()));
+                cache.len() - 1
+            }
+        };
+        f(&cache[at].1)
+    })
 }
 
 impl HistoryListener for AttemptLog {

@@ -15,7 +15,7 @@
 //! Response: per request in order, `u8 status` (0 ok, 1 error) and the body written by
 //! [`write_result`] or `errors::write_error`.
 
-use crate::history::HostInfo;
+use crate::history::{with_addr_text, HostInfo};
 use bytes::Bytes;
 use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
 
@@ -472,12 +472,12 @@ pub fn write_result_head(
 /// achieved consistency (0xFFFF: unknown), `u16` speculative executions, `u16 n`, then n
 /// tried hosts, each `str host`, `u8 failed` and, when 1, `str error message`.
 fn write_host_info(w: &mut Writer, h: &HostInfo) {
-    w.blob(h.queried.as_bytes());
+    with_addr_text(h.queried, |t| w.blob(t.as_bytes()));
     w.u16(h.consistency.map_or(0xFFFF, |c| c as u16));
     w.u16(h.speculative);
     w.u16(h.tried.len().min(u16::MAX as usize) as u16);
     for (host, error) in h.tried.iter().take(u16::MAX as usize) {
-        w.blob(host.as_bytes());
+        with_addr_text(*host, |t| w.blob(t.as_bytes()));
         match error {
             Some(e) => {
                 w.u8(1);

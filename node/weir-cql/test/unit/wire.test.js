@@ -145,3 +145,19 @@ test('the result writer refuses cells that do not fill the rows', () => {
   w.u16le(1); w.i32le(-1);
   assert.throws(() => native.wireSampleResult(null, null, [], 1, Buffer.from(w.done())), /1 cells given for 1 rows of 7 columns/);
 });
+
+// The host names of `info` come from a per-thread cache of address texts (src/history.rs,
+// 64 entries): more addresses than it holds, then the first ones again after eviction, must
+// each come back as their own text.
+test('queriedHost and triedHosts stay right past the address-text cache: 150 hosts, then again', () => {
+  const hostOf = (addr) => {
+    const out = native.wireSampleResult(null, null, [], 0, Buffer.from([0, 0]), addr);
+    const rs = new ResultSet(readResult(new Reader(out, 0), enc).fields);
+    return [rs.info.queriedHost, Object.keys(rs.info.triedHosts)];
+  };
+  const addrs = [];
+  for (let n = 0; n < 150; n++) addrs.push(`10.${n >> 8}.${n & 255}.${1 + (n % 7)}:${9000 + n}`);
+  for (const pass of [1, 2]) {
+    for (const a of addrs) assert.deepEqual(hostOf(a), [a, ['127.0.0.9:9042', a]], `pass ${pass}, ${a}`);
+  }
+});
