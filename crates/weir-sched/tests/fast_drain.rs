@@ -79,11 +79,7 @@ fn disk(seed: u64, pipeline_ns: u64, op: Op) -> SimConfig {
 
 /// Completed model disk time per second of the jobs named `class` in [0.5 s, 2 s).
 fn class_rate(h: &Harness, class: &str) -> f64 {
-    (0..h.jobs.len())
-        .filter(|&j| h.jobs[j].class == class)
-        .map(|j| h.disk_time_between(j, S / 2, 2 * S))
-        .sum::<f64>()
-        / 1.5
+    h.class_rate_between(class, S / 2, 2 * S)
 }
 
 fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), op: Op, lift: f64) -> Outcome {

@@ -71,11 +71,7 @@ fn sim_of(seed: u64, disk: Disk) -> SimConfig {
 
 /// Completed model disk time per second of the jobs named `class` in [0.5 s, 2 s).
 fn class_rate(h: &Harness, class: &str) -> f64 {
-    (0..h.jobs.len())
-        .filter(|&j| h.jobs[j].class == class)
-        .map(|j| h.disk_time_between(j, S / 2, 2 * S))
-        .sum::<f64>()
-        / 1.5
+    h.class_rate_between(class, S / 2, 2 * S)
 }
 
 struct Outcome {

@@ -322,6 +322,16 @@ impl Harness {
         self.ops_between(job, from_ns, to_ns) as f64 * cost
     }
 
+    /// Completed model disk time per second of the jobs named `class` in [from, to).
+    pub fn class_rate_between(&self, class: &str, from_ns: u64, to_ns: u64) -> f64 {
+        let seconds = (to_ns - from_ns) as f64 / 1e9;
+        (0..self.jobs.len())
+            .filter(|&j| self.jobs[j].class == class)
+            .map(|j| self.disk_time_between(j, from_ns, to_ns))
+            .sum::<f64>()
+            / seconds
+    }
+
     /// The p99 of the time requests of every job spent in the disk, completed from `from_ns`.
     pub fn disk_p99_ns_since(&self, from_ns: u64) -> u64 {
         let mut v: Vec<u64> = self
