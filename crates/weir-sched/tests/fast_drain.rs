@@ -13,12 +13,11 @@
 
 mod harness;
 
-use harness::{assert_disk_within_goal, model_of, on_every_shard, percentile, seed, Harness, Job};
+use harness::{model_of, run_split, seed, Job, Split};
 use weir_model::device::Direction::{self, Read, Write};
 use weir_sched::SchedConfig;
 use weir_sim::SimConfig;
 
-const S: u64 = 1_000_000_000;
 const GOAL_NS: u64 = 750_000;
 /// Real read rate / the model's, as vda at depth against tune.
 const FASTER_READS: f64 = 1.15;
@@ -54,14 +53,6 @@ const WRITES_128K: Op = Op {
     jitter: 0.5,
 };
 
-struct Outcome {
-    reach: f64,
-    ratio_of_asked: f64,
-    disk_p99_ns: u64,
-    solo_p99_ns: u64,
-    speed: f64,
-}
-
 /// The disk: `nvme_like` with `op`'s direction `op.faster` times its rates, behind
 /// `pipeline_ns`.
 fn disk(seed: u64, pipeline_ns: u64, op: Op) -> SimConfig {
@@ -77,13 +68,7 @@ fn disk(seed: u64, pipeline_ns: u64, op: Op) -> SimConfig {
     sim
 }
 
-/// Completed model disk time per second of the jobs named `class` in [0.5 s, 2 s).
-fn class_rate(h: &Harness, class: &str) -> f64 {
-    h.class_rate_between(class, S / 2, 2 * S)
-}
-
-fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), op: Op, lift: f64) -> Outcome {
-    let sim = disk(seed, pipeline_ns, op);
+fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), op: Op, lift: f64) -> Split {
     let model = model_of(&SimConfig::nvme_like(seed));
     let config = SchedConfig {
         shards: 2,
@@ -92,32 +77,12 @@ fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), op: Op, lift
         ..SchedConfig::default()
     };
     let (direction, len) = (op.direction, op.len_bytes);
-    let jobs = on_every_shard(
-        &[
-            Job::new("a", shares.0, direction, len, depth),
-            Job::new("b", shares.1, direction, len, depth),
-        ],
-        2,
-    );
-    let bare = Harness::unscheduled((&sim, &model, &config), jobs.clone(), 2 * S);
-    let real = class_rate(&bare, "a") + class_rate(&bare, "b");
-    let mut h = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs);
-    h.run_until(2 * S);
-    let (a, b) = (class_rate(&h, "a"), class_rate(&h, "b"));
-    // The bound: a lone request of the same op, plus the goal.
-    let lone = vec![Job::new("s", 1, direction, len, 1)];
-    let mut solo = Harness::with_model(sim, model, config, lone);
-    solo.scheduled = false;
-    solo.run_until(S / 2);
-    let mut solo_ns: Vec<u64> = solo.samples.iter().map(|s| s.disk_ns).collect();
-    let stats = h.budget.lane_stats(direction);
-    let o = Outcome {
-        reach: (a + b) / real,
-        ratio_of_asked: (a / b) / (f64::from(shares.0) / f64::from(shares.1)),
-        disk_p99_ns: h.disk_p99_ns_since(S / 2),
-        solo_p99_ns: percentile(&mut solo_ns, 99.0),
-        speed: stats.speed_factor,
-    };
+    let pair = [
+        Job::new("a", shares.0, direction, len, depth),
+        Job::new("b", shares.1, direction, len, depth),
+    ];
+    let o = run_split(&disk(seed, pipeline_ns, op), &model, &config, pair, 2);
+    let (real, stats) = (o.real, &o.stats);
     println!(
         "seed {seed}: {:?} {} KiB x{}, pipeline {} us, x{depth}, {}:{}, speed cap {lift}: {:.3} of \
          unscheduled ({real:.3} model-s/s), ratio {:.3} of asked, in-disk p99 {} us (solo p99 \
@@ -132,7 +97,7 @@ fn run(seed: u64, pipeline_ns: u64, depth: u32, shares: (u32, u32), op: Op, lift
         o.ratio_of_asked,
         o.disk_p99_ns / 1000,
         o.solo_p99_ns / 1000,
-        o.speed,
+        stats.speed_factor,
         stats.rate_factor,
         stats.window_sec * 1e6,
     );
@@ -166,13 +131,7 @@ fn check(seed: u64, pipeline_ns: u64, depth: u32, op: Op) {
             "seed {seed}: {:?}, pipeline {pipeline_ns} ns, x{depth}, {}:{}",
             op.direction, shares.0, shares.1
         );
-        assert!(o.reach >= 0.95, "{what}: {:.3} of unscheduled", o.reach);
-        assert!(
-            (o.ratio_of_asked - 1.0).abs() <= 0.05,
-            "{what}: ratio {:.3} of asked",
-            o.ratio_of_asked
-        );
-        assert_disk_within_goal(&what, o.disk_p99_ns, o.solo_p99_ns, GOAL_NS);
+        o.assert_holds(&what, GOAL_NS);
     }
 }
 

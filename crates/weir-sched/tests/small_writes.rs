@@ -13,12 +13,11 @@
 
 mod harness;
 
-use harness::{assert_disk_within_goal, model_of, on_every_shard, percentile, seed, Harness, Job};
+use harness::{model_of, run_split, seed, Job, Split};
 use weir_model::device::Direction::Write;
 use weir_sched::SchedConfig;
 use weir_sim::SimConfig;
 
-const S: u64 = 1_000_000_000;
 const GOAL_NS: u64 = 750_000;
 const WRITE_BYTES: u64 = 4096;
 
@@ -69,54 +68,19 @@ fn sim_of(seed: u64, disk: Disk) -> SimConfig {
     sim
 }
 
-/// Completed model disk time per second of the jobs named `class` in [0.5 s, 2 s).
-fn class_rate(h: &Harness, class: &str) -> f64 {
-    h.class_rate_between(class, S / 2, 2 * S)
-}
-
-struct Outcome {
-    reach: f64,
-    ratio_of_asked: f64,
-    disk_p99_ns: u64,
-    solo_p99_ns: u64,
-}
-
-fn run(seed: u64, disk: Disk, shares: (u32, u32), write_lift: f64) -> Outcome {
-    let sim = sim_of(seed, disk);
-    let model = model_of(&vda_priced(seed));
+fn run(seed: u64, disk: Disk, shares: (u32, u32), write_lift: f64) -> Split {
     let config = SchedConfig {
         shards: 2,
         max_write_speed_factor: write_lift,
         ..SchedConfig::default()
     };
-    let jobs = on_every_shard(
-        &[
-            Job::new("a", shares.0, Write, WRITE_BYTES, 32),
-            Job::new("b", shares.1, Write, WRITE_BYTES, 32),
-        ],
-        2,
-    );
-    let bare = Harness::unscheduled((&sim, &model, &config), jobs.clone(), 2 * S);
-    let real = class_rate(&bare, "a") + class_rate(&bare, "b");
-    let mut h = Harness::with_model(sim.clone(), model.clone(), config.clone(), jobs);
-    h.run_until(2 * S);
-    let (a, b) = (class_rate(&h, "a"), class_rate(&h, "b"));
-    let mut solo = Harness::with_model(
-        sim,
-        model,
-        config,
-        vec![Job::new("s", 1, Write, WRITE_BYTES, 1)],
-    );
-    solo.scheduled = false;
-    solo.run_until(S / 2);
-    let mut solo_ns: Vec<u64> = solo.samples.iter().map(|s| s.disk_ns).collect();
-    let stats = h.budget.lane_stats(Write);
-    let o = Outcome {
-        reach: (a + b) / real,
-        ratio_of_asked: (a / b) / (f64::from(shares.0) / f64::from(shares.1)),
-        disk_p99_ns: h.disk_p99_ns_since(S / 2),
-        solo_p99_ns: percentile(&mut solo_ns, 99.0),
-    };
+    let pair = [
+        Job::new("a", shares.0, Write, WRITE_BYTES, 32),
+        Job::new("b", shares.1, Write, WRITE_BYTES, 32),
+    ];
+    let model = model_of(&vda_priced(seed));
+    let o = run_split(&sim_of(seed, disk), &model, &config, pair, 2);
+    let stats = &o.stats;
     println!(
         "seed {seed}: 4 KiB writes x{} on {} channels, pipeline {} us, {}:{}, write speed cap \
          {write_lift}: {:.3} of unscheduled, ratio {:.3} of asked, in-disk p99 {} us (solo p99 \
@@ -157,13 +121,7 @@ fn small_writes_on_a_disk_that_queues_them_keep_the_split_with_the_lift() {
                 SchedConfig::default().max_write_speed_factor,
             );
             let what = format!("seed {seed}: {disk:?}, {}:{}", shares.0, shares.1);
-            assert!(o.reach >= 0.95, "{what}: {:.3} of unscheduled", o.reach);
-            assert!(
-                (o.ratio_of_asked - 1.0).abs() <= 0.05,
-                "{what}: ratio {:.3} of asked",
-                o.ratio_of_asked
-            );
-            assert_disk_within_goal(&what, o.disk_p99_ns, o.solo_p99_ns, GOAL_NS);
+            o.assert_holds(&what, GOAL_NS);
         }
     }
 }
