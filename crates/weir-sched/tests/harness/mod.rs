@@ -53,6 +53,9 @@ pub struct Job {
     /// A neighbour: another process on the same disk that the scheduler never sees (its
     /// requests go straight to the disk, scheduled run or not).
     pub neighbour: bool,
+    /// Paced: at most one request every `interval_ns` (a fixed-rate load, as bench/qos.sh's
+    /// reads); 0: as many as `parallelism` keeps outstanding.
+    pub interval_ns: u64,
 }
 
 /// Disk op ids of neighbour requests carry this bit (scheduled ids are `token << 8 | shard`).
@@ -76,6 +79,7 @@ impl Job {
             start_ns: 0,
             group: None,
             neighbour: false,
+            interval_ns: 0,
         }
     }
 
@@ -91,6 +95,12 @@ impl Job {
 
     pub fn on_shard(mut self, shard: usize) -> Self {
         self.shard = shard;
+        self
+    }
+
+    /// One request every `interval_ns` at most (see `interval_ns`).
+    pub fn paced(mut self, interval_ns: u64) -> Self {
+        self.interval_ns = interval_ns;
         self
     }
 
@@ -203,11 +213,19 @@ impl Harness {
     }
 
     fn fill(&mut self, now: u64) {
-        for (j, job) in self.jobs.iter().enumerate() {
+        for j in 0..self.jobs.len() {
+            let job = &mut self.jobs[j];
             if now < job.start_ns {
                 continue;
             }
             while self.outstanding[j] < job.parallelism {
+                if job.interval_ns > 0 {
+                    if now < job.start_ns {
+                        break;
+                    }
+                    // The next request of a paced job is due one interval after this one's.
+                    job.start_ns += job.interval_ns;
+                }
                 self.outstanding[j] += 1;
                 self.next_op += 1;
                 let request = Request {
