@@ -6,14 +6,14 @@
 
 mod harness;
 
-use harness::{seed, Harness, Job};
-use weir_model::cost::CostModel;
+use harness::{duplex_model_of, seed, Harness, Job};
 use weir_model::device::Direction::{Read, Write};
 use weir_sched::SchedConfig;
 use weir_sim::SimConfig;
 
 const S: u64 = 1_000_000_000;
-/// The reads come at a fixed rate, 5,000 a second (bench/qos.sh paces its reads).
+/// The paced reads: one a millisecond at most, 1,000 a second (a fixed-rate load, which leaves
+/// the disk without a read at moments; bench/qos.sh's own reads are the closed loop below).
 const READ_INTERVAL_NS: u64 = 1_000_000;
 
 /// The simulated disk `factor` times `nvme_like` (reads `read_factor`, writes `write_factor`).
@@ -24,20 +24,6 @@ fn disk(seed: u64, read_factor: f64, write_factor: f64) -> SimConfig {
     sim.write.iops *= write_factor;
     sim.write.bytes_per_sec *= write_factor;
     sim
-}
-
-/// `nvme_like`'s own rates, duplex (as bench/vda-quiet.yaml prices vda).
-fn duplex_model(seed: u64) -> CostModel {
-    let nvme = SimConfig::nvme_like(seed);
-    CostModel::new(
-        nvme.read.iops,
-        nvme.read.bytes_per_sec,
-        nvme.write.iops,
-        nvme.write.bytes_per_sec,
-        1.0,
-        true,
-    )
-    .expect("model")
 }
 
 struct Mix {
@@ -60,7 +46,7 @@ fn run(seed: u64, factors: (f64, f64), write_lift: f64, reads: &Job) -> Mix {
     ];
     let mut h = Harness::with_model(
         disk(seed, factors.0, factors.1),
-        duplex_model(seed),
+        duplex_model_of(&SimConfig::nvme_like(seed)),
         sched,
         jobs,
     );
@@ -97,24 +83,20 @@ fn check(seed: u64, reads: &Job) {
     ] {
         let off = run(seed, factors, 1.0, reads);
         let on = run(seed, factors, 1.25, reads);
-        println!(
-            "seed {seed}: reads x{} every {} us: disk reads {}x writes {}x: writes lift off {:.0} MB/s, on {:.0} MB/s ({:.3}); read p99 off {} us, on {} us",
-            reads.parallelism,
-            reads.interval_ns / 1000,
-            factors.0,
-            factors.1,
-            off.write_bytes_per_sec / 1e6,
-            on.write_bytes_per_sec / 1e6,
-            on.write_bytes_per_sec / off.write_bytes_per_sec,
-            off.read_p99_ns / 1000,
-            on.read_p99_ns / 1000,
-        );
         let what = format!(
             "seed {seed}: reads x{} every {} us: disk reads {}x writes {}x",
             reads.parallelism,
             reads.interval_ns / 1000,
             factors.0,
             factors.1
+        );
+        println!(
+            "{what}: writes lift off {:.0} MB/s, on {:.0} MB/s ({:.3}); read p99 off {} us, on {} us",
+            off.write_bytes_per_sec / 1e6,
+            on.write_bytes_per_sec / 1e6,
+            on.write_bytes_per_sec / off.write_bytes_per_sec,
+            off.read_p99_ns / 1000,
+            on.read_p99_ns / 1000,
         );
         // 2% for the lift's own noise: the seeded runs differ by 0.0-0.3% (session 18).
         assert!(

@@ -5,7 +5,10 @@
 
 mod harness;
 
-use harness::{assert_disk_within_goal, model_of, on_every_shard, percentile, seed, Harness, Job};
+use harness::{
+    assert_disk_within_goal, duplex_model_of, model_of, on_every_shard, percentile, seed, Harness,
+    Job,
+};
 use weir_model::cost::CostModel;
 use weir_model::device::Direction::{self, Read, Write};
 use weir_sched::SchedConfig;
@@ -122,16 +125,7 @@ fn run(seed: u64, factor: f64, load: Load) -> Outcome {
     let sim = disk(seed, factor);
     let base = model_of(&SimConfig::nvme_like(seed));
     let model = if matches!(load, Load::Mixed) {
-        let nvme = SimConfig::nvme_like(seed);
-        CostModel::new(
-            nvme.read.iops,
-            nvme.read.bytes_per_sec,
-            nvme.write.iops,
-            nvme.write.bytes_per_sec,
-            1.0,
-            true,
-        )
-        .expect("model")
+        duplex_model_of(&SimConfig::nvme_like(seed))
     } else {
         base
     };

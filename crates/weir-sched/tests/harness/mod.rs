@@ -26,13 +26,23 @@ pub fn seed(default: u64) -> u64 {
 
 /// The model a perfect iotune would measure for a sim config.
 pub fn model_of(config: &SimConfig) -> CostModel {
+    model_with(config, false)
+}
+
+/// The same model, duplex: reads and writes each get a lane (as bench/vda-quiet.yaml prices
+/// vda for bench/qos.sh).
+pub fn duplex_model_of(config: &SimConfig) -> CostModel {
+    model_with(config, true)
+}
+
+fn model_with(config: &SimConfig, duplex: bool) -> CostModel {
     CostModel::new(
         config.read.iops,
         config.read.bytes_per_sec,
         config.write.iops,
         config.write.bytes_per_sec,
         1.0,
-        false,
+        duplex,
     )
     .expect("valid model")
 }
