@@ -6,7 +6,7 @@
 
 mod harness;
 
-use harness::{duplex_model_of, seed, Harness, Job};
+use harness::{duplex_model_of, nvme_scaled, seed, Harness, Job};
 use weir_model::device::Direction::{Read, Write};
 use weir_sched::SchedConfig;
 use weir_sim::SimConfig;
@@ -15,16 +15,6 @@ const S: u64 = 1_000_000_000;
 /// The paced reads: one a millisecond at most, 1,000 a second (a fixed-rate load, which leaves
 /// the disk without a read at moments; bench/qos.sh's own reads are the closed loop below).
 const READ_INTERVAL_NS: u64 = 1_000_000;
-
-/// The simulated disk `factor` times `nvme_like` (reads `read_factor`, writes `write_factor`).
-fn disk(seed: u64, read_factor: f64, write_factor: f64) -> SimConfig {
-    let mut sim = SimConfig::nvme_like(seed);
-    sim.read.iops *= read_factor;
-    sim.read.bytes_per_sec *= read_factor;
-    sim.write.iops *= write_factor;
-    sim.write.bytes_per_sec *= write_factor;
-    sim
-}
 
 struct Mix {
     /// The writes' completed bytes per second, from 0.5 s to 3 s.
@@ -45,7 +35,7 @@ fn run(seed: u64, factors: (f64, f64), write_lift: f64, reads: &Job) -> Mix {
         Job::new("writes", 100, Write, 128 << 10, 16).on_shard(1),
     ];
     let mut h = Harness::with_model(
-        disk(seed, factors.0, factors.1),
+        nvme_scaled(seed, factors.0, factors.1),
         duplex_model_of(&SimConfig::nvme_like(seed)),
         sched,
         jobs,

@@ -6,8 +6,8 @@
 mod harness;
 
 use harness::{
-    assert_disk_within_goal, duplex_model_of, model_of, on_every_shard, percentile, seed, Harness,
-    Job,
+    assert_disk_within_goal, duplex_model_of, model_of, nvme_scaled, on_every_shard, percentile,
+    seed, Harness, Job,
 };
 use weir_model::cost::CostModel;
 use weir_model::device::Direction::{self, Read, Write};
@@ -22,12 +22,7 @@ const FACTORS: [f64; 4] = [0.6, 1.0, 1.3, 2.0];
 
 /// A disk `factor` times as fast as `nvme_like`, whose model stays `nvme_like`'s.
 fn disk(seed: u64, factor: f64) -> SimConfig {
-    let mut sim = SimConfig::nvme_like(seed);
-    sim.read.iops *= factor;
-    sim.read.bytes_per_sec *= factor;
-    sim.write.iops *= factor;
-    sim.write.bytes_per_sec *= factor;
-    sim
+    nvme_scaled(seed, factor, factor)
 }
 
 fn sched() -> SchedConfig {

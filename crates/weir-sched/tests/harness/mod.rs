@@ -24,6 +24,17 @@ pub fn seed(default: u64) -> u64 {
     seed
 }
 
+/// `nvme_like` with its reads `read_factor` and its writes `write_factor` times as fast (a
+/// disk off its model, which stays `nvme_like`'s).
+pub fn nvme_scaled(seed: u64, read_factor: f64, write_factor: f64) -> SimConfig {
+    let mut sim = SimConfig::nvme_like(seed);
+    sim.read.iops *= read_factor;
+    sim.read.bytes_per_sec *= read_factor;
+    sim.write.iops *= write_factor;
+    sim.write.bytes_per_sec *= write_factor;
+    sim
+}
+
 /// The model a perfect iotune would measure for a sim config.
 pub fn model_of(config: &SimConfig) -> CostModel {
     model_with(config, false)
