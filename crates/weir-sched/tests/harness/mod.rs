@@ -74,8 +74,8 @@ pub struct Job {
     /// A neighbour: another process on the same disk that the scheduler never sees (its
     /// requests go straight to the disk, scheduled run or not).
     pub neighbour: bool,
-    /// Paced: at most one request every `interval_ns` (a fixed-rate load, as bench/qos.sh's
-    /// reads); 0: as many as `parallelism` keeps outstanding.
+    /// Paced: at most one request every `interval_ns` (a fixed-rate load; the run loop wakes
+    /// at each one's due time, `start_ns`); 0: as many as `parallelism` keeps outstanding.
     pub interval_ns: u64,
 }
 
