@@ -7,7 +7,7 @@
 // operations minus a run of 1, so connect and prepare cancel out).
 //
 //   node cost.js [--bench insert|select] [--ops 5000] [--rounds 3] [--warmup 2000]
-//                [--drivers weir-cql,cassandra-driver,rust-raw] [--strace] [--env NAME=VALUE] [host:port]
+//                [--drivers weir-cql,cassandra-driver,rust-raw,node-floor] [--strace] [--env NAME=VALUE] [host:port]
 //
 // The client runs on CPU 1 (taskset); pin the server elsewhere (run.js --pin does, or
 // `taskset -apc 0 <jvm pid>`). Needs a running server holding benchmarks.basic (run.js
@@ -35,8 +35,10 @@ if (!['insert', 'select'].includes(BENCH) || !(OPS > 1) || !(ROUNDS > 0)) {
 const extraEnv = envArg();
 
 function command(driver, ops) {
-  return driver === 'rust-raw' ? [rawBin, BENCH, String(ops), host]
-    : [process.execPath, path.join(__dirname, 'one.js'), driver, BENCH, String(ops), host];
+  if (driver === 'rust-raw') return [rawBin, BENCH, String(ops), host];
+  // node-floor: Node's own floor per request, a hand-written CQL client (floor.js).
+  if (driver === 'node-floor') return [process.execPath, path.join(__dirname, 'floor.js'), BENCH, String(ops), host];
+  return [process.execPath, path.join(__dirname, 'one.js'), driver, BENCH, String(ops), host];
 }
 
 function once(driver, ops, straceOut) {
