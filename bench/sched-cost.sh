@@ -21,7 +21,7 @@
 # is pinned there and gets 1 / (N + 1) of it), the case session 19 found by accident.
 #
 # Time: ROUNDS x rows x (DURATION + ~1 s) plus ~5 s of layout: the default (3 rounds, 3 rows,
-# 3 s) ~40 s; with WEIR_B ~65 s.
+# 3 s) ~35 s; with WEIR_B ~50 s (measured 50.8 s).
 #
 # Usage: bench/sched-cost.sh
 # Environment: WEIR (a built weir; default: build this tree), WEIR_B, ROUNDS (3), DURATION
