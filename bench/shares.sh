@@ -253,6 +253,9 @@ if os.path.exists(prom):
         m = re.match(r'weir_io_queue_lag_short_wakes\{[^}]*\} (\S+)', line)
         if m:
             row["short_wakes"] = row.get("short_wakes", 0.0) + float(m.group(1))
+        m = re.match(r'weir_io_queue_lag_overdue_skips\{[^}]*\} (\S+)', line)
+        if m:
+            row["overdue_skips"] = row.get("overdue_skips", 0.0) + float(m.group(1))
         m = re.match(r'weir_io_queue_round_bounds\{[^}]*\} (\S+)', line)
         if m:
             row["round_bounds"] = row.get("round_bounds", 0.0) + float(m.group(1))
@@ -431,7 +434,8 @@ def controllers(r):
             f"undone: not our queue); "
             f"cross-shard stalls "
             f"{r.get('lag_stalls', 0):.0f} (woken at the laggard's next call, section 19: "
-            f"{r.get('short_wakes', 0):.0f}); dispatch calls bound to the first class emptied after a "
+            f"{r.get('short_wakes', 0):.0f}; leads let go for a laggard off its CPU, "
+            f"docs/scheduler-cost-per-io.md: {r.get('overdue_skips', 0):.0f}); dispatch calls bound to the first class emptied after a "
             f"round served whole (an inline device, section 18) {r.get('round_bounds', 0):.0f}")
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")
 groups = {}

@@ -19,12 +19,24 @@ struct ShardBoard {
     /// refused by the shared budget (a device that completes inside the submission: the
     /// shard's pace is its own CPU's), else 1 (from the start, until its first call).
     waits_on_budget: AtomicU64,
+    /// When the shard's last call expects the next one: its timer, or the call's end plus the
+    /// stall backstop when only a completion or an enqueue brings it back (0: no expectation,
+    /// never judged late).
+    next_call_ns: AtomicU64,
 }
 
 /// Every shard's board.
 #[derive(Debug)]
 pub(crate) struct ShardBoards {
     boards: Box<[ShardBoard]>,
+}
+
+impl ShardBoard {
+    /// Past its expected next call by more than `overdue_ns` (never, before its first call).
+    fn overdue(&self, now_ns: u64, overdue_ns: u64) -> bool {
+        let next_ns = self.next_call_ns.load(Relaxed);
+        next_ns != 0 && now_ns > next_ns.saturating_add(overdue_ns)
+    }
 }
 
 impl ShardBoards {
@@ -35,6 +47,7 @@ impl ShardBoards {
                 call_end_ns: AtomicU64::new(0),
                 call_gap_ns: AtomicU64::new(0),
                 waits_on_budget: AtomicU64::new(1),
+                next_call_ns: AtomicU64::new(0),
             })
             .collect();
         ShardBoards { boards }
@@ -61,6 +74,26 @@ impl ShardBoards {
         self.boards
             .iter()
             .any(|b| b.head_vt.load(Relaxed) != u64::MAX && b.waits_on_budget.load(Relaxed) != 0)
+    }
+
+    /// Whether the shard holding the smallest backlogged virtual time (the one a leader waits
+    /// for) is more than `overdue_ns` past the next call its last one expected. Its thread is
+    /// then runnable but off its CPU (another process holds it): it is not waiting on the
+    /// budget, and a leader held for it gives it nothing. In session 19 a leader held so slept
+    /// ~29,000 times a 3 s zram row (docs/scheduler-cost-per-io.md).
+    pub(crate) fn laggard_overdue(&self, now_ns: u64, overdue_ns: u64) -> bool {
+        self.boards
+            .iter()
+            .filter(|b| b.head_vt.load(Relaxed) != u64::MAX)
+            .min_by_key(|b| b.head_vt.load(Relaxed))
+            .is_some_and(|b| b.overdue(now_ns, overdue_ns))
+    }
+
+    /// Records when shard `shard`'s last call expects its next one.
+    pub(crate) fn set_next_call(&self, shard: usize, next_call_ns: u64) {
+        if let Some(board) = self.boards.get(shard) {
+            board.next_call_ns.store(next_call_ns, Relaxed);
+        }
     }
 
     /// Shard `shard` ended a `dispatch` call at `now_ns`. A gap longer than `gap_cap_ns` (an
@@ -156,6 +189,32 @@ mod tests {
         // A shard without a backlog waits on nothing.
         boards.publish(0, u64::MAX);
         assert!(!boards.any_waits_on_budget());
+    }
+
+    #[test]
+    fn a_laggard_long_past_its_next_call_is_off_its_cpu() {
+        let boards = ShardBoards::new(2);
+        boards.publish(0, 100);
+        boards.publish(1, 900);
+        assert!(!boards.laggard_overdue(1_000_000, 1_000), "never called");
+        boards.set_next_call(0, 5_000);
+        boards.set_next_call(1, 1);
+        assert!(!boards.laggard_overdue(5_000, 1_000), "due now");
+        assert!(
+            !boards.laggard_overdue(6_000, 1_000),
+            "late by the slack: still"
+        );
+        assert!(
+            boards.laggard_overdue(6_001, 1_000),
+            "later than that it is off its CPU"
+        );
+        boards.set_next_call(0, 9_000);
+        assert!(
+            !boards.laggard_overdue(6_001, 1_000),
+            "its next call moved it"
+        );
+        // Only the laggard decides: shard 1 is long overdue but leads.
+        assert!(!boards.laggard_overdue(9_500, 1_000));
     }
 
     #[test]

@@ -187,6 +187,9 @@ pub struct ShardMetrics {
     /// Of those, the stalls of a shard with nothing in the disk woken at the laggard's next
     /// expected `dispatch` call rather than after goal / 8 (docs/scheduler-rate.md section 19).
     pub lag_short_wakes: u64,
+    /// Leads the cross-shard lag let go because the shard that waited on the budget was long
+    /// past its own next call: runnable but off its CPU (docs/scheduler-cost-per-io.md).
+    pub lag_overdue_skips: u64,
     /// `dispatch` calls bound to stop at the first class they empty, after a round the device
     /// served whole before the next call (an inline device such as zram;
     /// docs/scheduler-rate.md section 18).
@@ -349,6 +352,9 @@ fn render_lanes(out: &mut String, mp: &str, shards: &[ShardMetrics]) {
     render_shard_counter(out, mp, shards, "weir_io_queue_lag_short_wakes", |s| {
         s.lag_short_wakes
     });
+    render_shard_counter(out, mp, shards, "weir_io_queue_lag_overdue_skips", |s| {
+        s.lag_overdue_skips
+    });
     render_shard_counter(out, mp, shards, "weir_io_queue_round_bounds", |s| {
         s.round_bounds
     });
@@ -487,6 +493,7 @@ mod tests {
                 lanes: Default::default(),
                 lag_stalls: 7,
                 lag_short_wakes: 5,
+                lag_overdue_skips: 4,
                 round_bounds: 9,
             }],
         );
@@ -515,6 +522,12 @@ mod tests {
         assert!(
             text.contains(
                 "weir_io_queue_lag_short_wakes{mountpoint=\"/var/lib/weir\",shard=\"1\"} 5"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "weir_io_queue_lag_overdue_skips{mountpoint=\"/var/lib/weir\",shard=\"1\"} 4"
             ),
             "{text}"
         );

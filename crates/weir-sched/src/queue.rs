@@ -105,6 +105,9 @@ pub struct ShardQueue {
     /// Of those, the stalls woken at the laggard's next expected call rather than after
     /// goal / 8 (`queue_lag.rs`).
     lag_short_wakes: u64,
+    /// Leads the lag let go because every laggard that waited on the budget was long past its
+    /// own next call (off its CPU: `queue_lag.rs`).
+    lag_overdue_skips: u64,
     /// Pieces the last `dispatch` call moved if this shard had nothing in the disk when it
     /// started, else 0: the round an inline device may serve whole before the next call.
     last_round_pieces: usize,
@@ -151,6 +154,7 @@ impl ShardQueue {
             in_flight: 0,
             lag_stalls: 0,
             lag_short_wakes: 0,
+            lag_overdue_skips: 0,
             last_round_pieces: 0,
             round_bounds: 0,
         })
@@ -728,6 +732,12 @@ impl ShardQueue {
         self.lag_short_wakes
     }
 
+    /// Leads let go because the laggard was off its CPU, not waiting on the budget
+    /// (`queue_lag.rs`).
+    pub fn lag_overdue_skips(&self) -> u64 {
+        self.lag_overdue_skips
+    }
+
     /// `dispatch` calls bound to stop at the first class they empty (`round_bound`).
     pub fn round_bounds(&self) -> u64 {
         self.round_bounds
@@ -752,6 +762,7 @@ impl ShardQueue {
             ],
             lag_stalls: self.lag_stalls,
             lag_short_wakes: self.lag_short_wakes,
+            lag_overdue_skips: self.lag_overdue_skips,
             round_bounds: self.round_bounds,
         }
     }

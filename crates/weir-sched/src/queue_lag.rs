@@ -41,6 +41,16 @@ impl ShardQueue {
         if !leads || !self.budget.boards().any_waits_on_budget() {
             return false;
         }
+        // A laggard later than a timer's slack (the backstop, goal / 8) past its own next
+        // call is off its CPU: holding this shard for it only idles the disk.
+        if self
+            .budget
+            .boards()
+            .laggard_overdue(now_ns, self.stall_wake_max_ns())
+        {
+            self.lag_overdue_skips += 1;
+            return false;
+        }
         // Another shard's class is behind in virtual time: let it catch up.
         self.lag_stalls += 1;
         let at_ns = self.stall_wake_ns(now_ns);
@@ -58,6 +68,15 @@ impl ShardQueue {
         let boards = self.budget.boards();
         boards.end_call(self.shard, now_ns, gap_cap_ns);
         boards.set_waits_on_budget(self.shard, !own_pace);
+        // A shard with pieces in a disk that holds them (no round bound yet: vda) calls again
+        // at their completions, which no clock here bounds: it publishes no expectation and is
+        // never judged off its CPU (0), so the lag there is as before.
+        let next_call_ns = if self.in_flight > 0 && self.round_bounds == 0 {
+            0
+        } else {
+            self.wakeup_ns.unwrap_or(now_ns + gap_cap_ns)
+        };
+        boards.set_next_call(self.shard, next_call_ns);
     }
 
     /// The lead in virtual time every group of this shard may take: a goal of disk time at

@@ -297,19 +297,27 @@ fn a_full_write_lane_does_not_hold_reads_on_a_duplex_disk() {
 #[test]
 fn a_shard_that_stops_with_work_queued_does_not_hold_the_others() {
     let (mut q0, mut q1) = two_backlogged_shards(1, 1000);
-    // Shard 1 fills the window and stays backlogged: its head's virtual time is published.
-    let mut out = Vec::new();
-    q1.dispatch(1_000, &mut out);
-    assert!(!out.is_empty());
-    for d in out.drain(..) {
-        q1.complete(d.token, 100_000).expect("in flight");
+    // Shard 1 (1000 shares, a deep backlog) calls on time, 20 us before each of shard 0's
+    // calls, and its pieces complete before shard 0's call: its head's virtual time barely
+    // moves, so shard 0's class (1 share) runs more than a goal of its disk time ahead within
+    // a few rounds, and then waits for shard 1 to catch up.
+    for user_data in 200..20_000 {
+        let read = Request {
+            direction: Direction::Read,
+            len_bytes: 4096,
+            user_data,
+        };
+        q1.enqueue(ClassId(0), read, 0).expect("enqueue");
     }
-    // Shard 0's class (1 share) runs more than a goal of its disk time ahead of shard 1's
-    // published head within a few rounds, and then waits for shard 1 to catch up.
+    let (mut out, mut out1) = (Vec::new(), Vec::new());
     let mut now = 10_000_000;
     let mut held = false;
     for _ in 0..100 {
         now += 10_000_000;
+        q1.dispatch(now - 20_000, &mut out1);
+        for d in out1.drain(..) {
+            q1.complete(d.token, now - 10_000).expect("in flight");
+        }
         q0.dispatch(now, &mut out);
         if out.is_empty() {
             held = true;
@@ -320,11 +328,48 @@ fn a_shard_that_stops_with_work_queued_does_not_hold_the_others() {
         }
     }
     assert!(held, "shard 0 never waited for shard 1");
+    assert!(q0.lag_stalls() > 0, "held by the budget, not by shard 1");
     // Shard 1 stops with its work still queued: shard 0 goes on.
     drop(q1);
     now += 10_000_000;
     q0.dispatch(now, &mut out);
     assert!(!out.is_empty(), "shard 0 still held by a stopped shard");
+}
+
+#[test]
+fn a_shard_long_past_its_next_call_does_not_hold_the_others() {
+    let (mut q0, mut q1) = two_backlogged_shards(1, 1000);
+    // Shard 1 runs on a device that completes inside the submission (each round back before
+    // its next call, so the round bound engages), stays backlogged, and is not heard from
+    // again for 10 ms steps (its thread runnable but off its CPU, as under another process's
+    // load): each step of shard 0 is past shard 1's next call by far more than goal / 8, so
+    // it never waits.
+    let mut out = Vec::new();
+    for at in [1_000, 3_000] {
+        q1.dispatch(at, &mut out);
+        for d in out.drain(..) {
+            q1.complete(d.token, at + 1_000).expect("in flight");
+        }
+    }
+    assert!(q1.round_bounds() > 0, "shard 1's device is seen inline");
+    // Shard 0's 200 requests go in four steps of a full window (64), none held.
+    let mut now = 10_000_000;
+    let mut sent = 0;
+    for step in 0..4 {
+        now += 10_000_000;
+        q0.dispatch(now, &mut out);
+        assert!(
+            !out.is_empty(),
+            "step {step}: shard 0 held by a shard off its CPU"
+        );
+        sent += out.len();
+        for d in out.drain(..) {
+            q0.complete(d.token, now + 100_000).expect("in flight");
+        }
+    }
+    assert_eq!(sent, 200);
+    assert_eq!(q0.lag_stalls(), 0);
+    assert!(q0.lag_overdue_skips() > 0, "it did lead: the lag let it go");
 }
 
 #[test]
