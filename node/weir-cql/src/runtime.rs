@@ -1,13 +1,16 @@
 //! Where the sessions' tokio tasks run: `WEIR_CQL_RUNTIME`.
 //!
-//! - `worker` (default; the multi-thread runtime with `WEIR_CQL_WORKER_THREADS` workers, 1 by
-//!   default): every request wakes the worker (JS -> worker), and every answer wakes the JS
-//!   thread (worker -> JS). On a client pinned to one CPU each wake-up is a context switch.
-//! - `js` (Linux; opt-in until it measures better, see the README's "The sequential
-//!   path"): a current_thread runtime driven by the JS thread itself. libuv watches the runtime's epoll descriptor (readable when a socket or a cross-thread wake
-//!   has an event), and its callback runs the runtime until it has nothing left to do; a
-//!   `submit` runs it once right away, so a request is written to its socket before
-//!   `submit` returns. No second thread takes part in a request.
+//! - `js` (default on Linux since session 19): a current_thread runtime driven by the JS
+//!   thread itself. libuv watches the runtime's epoll descriptor (readable when a socket or a
+//!   cross-thread wake has an event), and its callback runs the runtime until it has nothing
+//!   left to do; a `submit` runs it once right away, so a request is written to its socket
+//!   before `submit` returns. No second thread takes part in a request. Quiet paired rounds
+//!   against `worker` (README, "The sequential path"): 6-12% less time and 6-8% less client
+//!   CPU per sequential request; concurrent runs are server-bound either way.
+//! - `worker` (the default elsewhere, and the fallback when `js` cannot start; the
+//!   multi-thread runtime with `WEIR_CQL_WORKER_THREADS` workers, 1 by default): every request
+//!   wakes the worker (JS -> worker), and every answer wakes the JS thread (worker -> JS). On a
+//!   client pinned to one CPU each wake-up is a context switch.
 //! - `thread`: the same current_thread runtime on one dedicated thread (the A/B control for
 //!   `js`: the same scheduler, but two wake-ups per request again).
 //!
@@ -101,12 +104,23 @@ pub fn init() {
             "weir-cql: cannot build a {workers}-thread tokio runtime ({e}); using the default"
         ),
     }
-    let wanted = std::env::var("WEIR_CQL_RUNTIME").unwrap_or_else(|_| "worker".into());
+    let wanted = std::env::var("WEIR_CQL_RUNTIME").unwrap_or_else(|_| "js".into());
     let mode = match wanted.as_str() {
         "worker" => Mode::Worker,
         "thread" => Mode::Thread,
-        _ if !cfg!(target_os = "linux") => Mode::Worker,
-        _ => Mode::Js,
+        "js" => Mode::Js,
+        other => {
+            eprintln!(
+                "weir-cql: WEIR_CQL_RUNTIME={other:?} is not a runtime; use js (the default), worker or thread; using js"
+            );
+            Mode::Js
+        }
+    };
+    // The JS-thread runtime watches an epoll descriptor: Linux only.
+    let mode = if mode != Mode::Worker && !cfg!(target_os = "linux") {
+        Mode::Worker
+    } else {
+        mode
     };
     let mode = match mode {
         Mode::Worker => Mode::Worker,

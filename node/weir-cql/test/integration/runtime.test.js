@@ -1,7 +1,8 @@
 'use strict';
-// WEIR_CQL_RUNTIME=js and =thread (src/runtime.rs): the same requests give the same answers
-// as the default runtime, the mode is really in force (no fallback message), in `js` mode
-// no thread but the JS thread wakes during sequential requests, and a process that forgets
+// WEIR_CQL_RUNTIME=js (the default), =worker and =thread (src/runtime.rs): the same requests
+// give the same answers in every mode, the mode is really in force (no fallback message), in
+// `js` mode no thread but the JS thread wakes during sequential requests (the tokio worker
+// and the runtime thread carry them in the other two), and a process that forgets
 // shutdown() still exits. Each mode runs in a child process: the mode is chosen at load.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -41,11 +42,11 @@ function child(mode, ks, body, env = {}) {
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-test('the js and thread runtimes answer like the default one', async (t) => {
+test('the js, worker and thread runtimes give the same answers', async (t) => {
   const { client, ks, drop } = await setupKeyspace(__filename);
   t.after(drop);
   await client.execute('CREATE TABLE kv (k int PRIMARY KEY, v text)');
-  for (const mode of ['js', 'thread']) {
+  for (const mode of ['js', 'worker', 'thread']) {
     await client.execute('TRUNCATE kv');
     const out = child(mode, ks, `
       await c.connect();
@@ -69,7 +70,8 @@ test('the js and thread runtimes answer like the default one', async (t) => {
       // 200 requests: only the JS thread ("node") may have slept and woken ~once per request.
       assert.deepEqual(out.woke.filter((n) => n !== 'node'), [], `js mode: other threads woke: ${out.woke}`);
     } else {
-      assert.ok(out.woke.includes('weir-cql-rt'), `thread mode: the runtime thread should carry the requests, woke: ${out.woke}`);
+      const carrier = mode === 'worker' ? 'weir-cql' : 'weir-cql-rt';
+      assert.ok(out.woke.includes(carrier), `${mode} mode: thread ${carrier} should carry the requests, woke: ${out.woke}`);
     }
   }
 });
