@@ -32,6 +32,8 @@
 #   --budget 1s`, instead of full maps), ONE_DEVICE (1: the old way, one device without
 #   discard for both maps, to show the difference).
 set -euo pipefail
+# shellcheck source=bench/lib-zram.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib-zram.sh"
 
 OUT=${1:-/tmp/weir-explore-repeat}
 REGIME=${REGIME:-overwrite}
@@ -50,14 +52,7 @@ fi
 ZRAM_ID=""
 MNT=""
 cleanup() {
-    if [[ -n "$MNT" ]]; then
-        umount "$MNT" 2>/dev/null || true
-        rmdir "$MNT" 2>/dev/null || true
-    fi
-    if [[ -n "$ZRAM_ID" ]]; then
-        echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
-        echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
-    fi
+    zram_release "$MNT" "$ZRAM_ID"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -30,6 +30,8 @@
 #   BENCH_LOCK (/work/bench.lock if present).
 # Needs root (its own zram device) and perf.
 set -euo pipefail
+# shellcheck source=bench/lib-zram.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib-zram.sh"
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-3s}
@@ -74,14 +76,7 @@ HOGS=()
 cleanup() {
     local pid
     for pid in "${HOGS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    if [[ -n "$MNT" ]]; then
-        umount "$MNT" 2>/dev/null || true
-        rmdir "$MNT" 2>/dev/null || true
-    fi
-    if [[ -n "$ZRAM_ID" ]]; then
-        echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
-        echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
-    fi
+    zram_release "$MNT" "$ZRAM_ID"
     rm -rf "$WORK"
 }
 trap cleanup EXIT

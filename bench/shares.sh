@@ -60,6 +60,8 @@
 #   BENCH_LOCK (/work/bench.lock if present).
 # The zram tier needs root (it skips with the reason otherwise).
 set -euo pipefail
+# shellcheck source=bench/lib-zram.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib-zram.sh"
 
 DIR=${1:-/var/tmp/weir-shares}
 DURATION=${DURATION:-5s}
@@ -148,14 +150,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-shares.XXXXXX")
 ZRAM_ID=""
 ZRAM_MNT=""
 cleanup() {
-    if [[ -n "$ZRAM_MNT" ]]; then
-        umount "$ZRAM_MNT" 2>/dev/null || true
-        rmdir "$ZRAM_MNT" 2>/dev/null || true
-    fi
-    if [[ -n "$ZRAM_ID" ]]; then
-        echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
-        echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
-    fi
+    zram_release "$ZRAM_MNT" "$ZRAM_ID"
     # weir run --keep-files leaves test-<job>-<shard> behind.
     rm -f "$DIR"/test-* 2>/dev/null || true
     rm -rf "$WORK"

@@ -68,6 +68,8 @@
 # and for each round separately, so others can use the disk in between; otherwise wrap the
 # whole script in `flock /work/bench.lock` on shared machines, never both).
 set -euo pipefail
+# shellcheck source=bench/lib-zram.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib-zram.sh"
 
 ZRAM=${ZRAM:-}
 ZRAM_ID=""
@@ -156,14 +158,7 @@ mkdir -p "$WORK"
 cleanup() {
     [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
     rm -f "$DIR"/fio-tune-* "$DIR"/test-* "$DIR"/tune-data.* 2>/dev/null || true
-    if [[ -n "$ZRAM_MNT" ]]; then
-        umount_retry "$ZRAM_MNT" 2>/dev/null || true
-        rmdir "$ZRAM_MNT" 2>/dev/null || true
-    fi
-    if [[ -n "$ZRAM_ID" ]]; then
-        echo 1 >"/sys/block/zram$ZRAM_ID/reset" 2>/dev/null || true
-        echo "$ZRAM_ID" >/sys/class/zram-control/hot_remove 2>/dev/null || true
-    fi
+    zram_release "$ZRAM_MNT" "$ZRAM_ID" umount_retry
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
