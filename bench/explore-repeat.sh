@@ -32,8 +32,8 @@
 #   --budget 1s`, instead of full maps), ONE_DEVICE (1: the old way, one device without
 #   discard for both maps, to show the difference).
 set -euo pipefail
-# shellcheck source=bench/lib-zram.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib-zram.sh"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 OUT=${1:-/tmp/weir-explore-repeat}
 REGIME=${REGIME:-overwrite}

@@ -42,6 +42,8 @@
 # Needs root for the kernel-scheduler rows (it switches /sys/block/DEV/queue/scheduler and
 # ALWAYS restores the original, also on Ctrl-C). Holds BENCH_LOCK for the whole run.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DIR=${1:-/var/tmp/weir-qos}
 DURATION=${DURATION:-10s}
@@ -75,13 +77,7 @@ if [[ -z "${WEIR:-}" ]]; then
 fi
 [[ -x "$WEIR" ]] || { echo "qos: no weir binary at $WEIR" >&2; exit 2; }
 
-LOCK=${BENCH_LOCK:-}
-[[ -z "$LOCK" && -e /work/bench.lock ]] && LOCK=/work/bench.lock
-if [[ -n "$LOCK" ]]; then
-    exec 9>"$LOCK"
-    echo "qos: waiting for $LOCK" >&2
-    flock 9
-fi
+bench_lock qos
 
 mkdir -p "$DIR"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-qos.XXXXXX")

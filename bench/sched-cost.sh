@@ -30,8 +30,8 @@
 #   BENCH_LOCK (/work/bench.lock if present).
 # Needs root (its own zram device) and perf.
 set -euo pipefail
-# shellcheck source=bench/lib-zram.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib-zram.sh"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-3s}
@@ -46,8 +46,14 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 ZRAM_PROPS=${ZRAM_PROPS:-$REPO/bench/zram-quiet.yaml}
 
 [[ $HOG =~ ^[0-9]+$ ]] || { echo "sched-cost: HOG=$HOG: a count of busy loops such as 2" >&2; exit 2; }
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "sched-cost: ROUNDS=$ROUNDS: a positive count of rounds such as 3" >&2; exit 2; }
+# The Debian package that brings each tool, for the error's fix.
+declare -A PACKAGE=([perf]=linux-perf [python3]=python3 [mkfs.ext4]=e2fsprogs)
 for tool in perf python3 mkfs.ext4; do
-    command -v "$tool" >/dev/null || { echo "sched-cost: $tool is required" >&2; exit 2; }
+    command -v "$tool" >/dev/null || {
+        echo "sched-cost: $tool is required; install it (Debian: apt-get install ${PACKAGE[$tool]})" >&2
+        exit 2
+    }
 done
 if [[ $EUID -ne 0 || ! -w /sys/class/zram-control/hot_add ]]; then
     echo "sched-cost: needs root and /sys/class/zram-control (modprobe zram)" >&2
@@ -61,13 +67,7 @@ for bin in "$WEIR" ${WEIR_B:+"$WEIR_B"}; do
     [[ -x "$bin" ]] || { echo "sched-cost: no weir binary at $bin" >&2; exit 2; }
 done
 
-LOCK=${BENCH_LOCK:-}
-[[ -z "$LOCK" && -e /work/bench.lock ]] && LOCK=/work/bench.lock
-if [[ -n "$LOCK" ]]; then
-    exec 9>"$LOCK"
-    echo "sched-cost: waiting for $LOCK" >&2
-    flock 9
-fi
+bench_lock sched-cost
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weir-sched-cost.XXXXXX")
 ZRAM_ID=""

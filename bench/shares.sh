@@ -60,8 +60,8 @@
 #   BENCH_LOCK (/work/bench.lock if present).
 # The zram tier needs root (it skips with the reason otherwise).
 set -euo pipefail
-# shellcheck source=bench/lib-zram.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib-zram.sh"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DIR=${1:-/var/tmp/weir-shares}
 DURATION=${DURATION:-5s}
@@ -130,13 +130,7 @@ ROW_WEIR=$WEIR
 ROW_BIN=A
 ROW_SEQ=0
 
-LOCK=${BENCH_LOCK:-}
-[[ -z "$LOCK" && -e /work/bench.lock ]] && LOCK=/work/bench.lock
-if [[ -n "$LOCK" ]]; then
-    exec 9>"$LOCK"
-    echo "shares: waiting for $LOCK" >&2
-    flock 9
-fi
+bench_lock shares
 
 # The header line (stdout, above the summary; stderr too, above the rows' progress).
 HEADER="shares: $(date -u +%Y-%m-%dT%H:%M:%SZ) weir $WEIR${WEIR_B:+ (bin A) and $WEIR_B (bin B)}, bracketed $BRACKET, knee values $KNEES (WEIR_SCHED_KNEE\

@@ -68,8 +68,8 @@
 # and for each round separately, so others can use the disk in between; otherwise wrap the
 # whole script in `flock /work/bench.lock` on shared machines, never both).
 set -euo pipefail
-# shellcheck source=bench/lib-zram.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib-zram.sh"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ZRAM=${ZRAM:-}
 ZRAM_ID=""

@@ -1,5 +1,18 @@
-# Sourced by the bench scripts that make a zram device of their own (never zram0).
-#
+# Sourced by the bench scripts: what several of them do the same way.
+
+# bench_lock NAME: with BENCH_LOCK (or /work/bench.lock when it exists), waits for that lock
+# and holds it on descriptor 9 until the script exits, so benches that share a machine run one
+# at a time instead of measuring each other. NAME prefixes the waiting message.
+bench_lock() {
+    local lock=${BENCH_LOCK:-}
+    [[ -z "$lock" && -e /work/bench.lock ]] && lock=/work/bench.lock
+    [[ -n "$lock" ]] || return 0
+    exec 9>"$lock"
+    echo "$1: waiting for $lock" >&2
+    flock 9
+}
+
+# For the scripts that make a zram device of their own (never zram0):
 # zram_release MNT ID [UMOUNT]: unmounts MNT (when set; with UMOUNT, default umount) and
 # removes the directory, then resets /dev/zramID (freeing every page it held) and hands the
 # device back (hot_remove). Every step is best effort: it runs from EXIT traps, where a step
