@@ -105,8 +105,8 @@ pub struct ShardQueue {
     /// Of those, the stalls woken at the laggard's next expected call rather than after
     /// goal / 8 (`queue_lag.rs`).
     lag_short_wakes: u64,
-    /// Leads the lag let go because every laggard that waited on the budget was long past its
-    /// own next call (off its CPU: `queue_lag.rs`).
+    /// Leads the lag let go because the laggard (the shard with the smallest backlogged
+    /// virtual time) was long past its own next call (off its CPU: `queue_lag.rs`).
     lag_overdue_skips: u64,
     /// Pieces the last `dispatch` call moved if this shard had nothing in the disk when it
     /// started, else 0: the round an inline device may serve whole before the next call.

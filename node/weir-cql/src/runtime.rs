@@ -116,8 +116,8 @@ pub fn init() {
             Mode::Js
         }
     };
-    // The JS-thread runtime watches an epoll descriptor: Linux only.
-    let mode = if mode != Mode::Worker && !cfg!(target_os = "linux") {
+    // The JS-thread runtime watches an epoll descriptor: Linux only (`thread` runs anywhere).
+    let mode = if mode == Mode::Js && !cfg!(target_os = "linux") {
         Mode::Worker
     } else {
         mode
