@@ -77,7 +77,7 @@ struct Lane {
 }
 
 impl Lane {
-    fn new(bucket_ps: u64) -> Self {
+    fn new(bucket_ps: u64, confirm_knees: bool) -> Self {
         Lane {
             head_ps: AtomicU64::new(bucket_ps),
             tail_ps: AtomicU64::new(0),
@@ -85,7 +85,7 @@ impl Lane {
             in_flight_ps: AtomicU64::new(0),
             speed_q16: AtomicU64::new(SPEED_ONE),
             guard_q16: AtomicU64::new(SPEED_ONE),
-            rate: RateControl::new(),
+            rate: RateControl::new(confirm_knees),
             largest_write_ps: AtomicU64::new(0),
             carried: [AtomicBool::new(false), AtomicBool::new(false)],
             solo_probe: AtomicU64::new(0),
@@ -232,7 +232,10 @@ impl SharedBudget {
             GUARD_DOWN_DIV * ((config.tail_quantile / (1.0 - config.tail_quantile)).round() as u64);
         let boards = ShardBoards::new(config.shards);
         Ok(SharedBudget {
-            lanes: [Lane::new(bucket_ps), Lane::new(bucket_ps)],
+            lanes: [
+                Lane::new(bucket_ps, !config.knee_in_disk),
+                Lane::new(bucket_ps, !config.knee_in_disk),
+            ],
             boards,
             vt_floor: AtomicU64::new(0),
             in_flight_requests: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -703,18 +706,33 @@ impl SharedBudget {
         let threshold_ps = self.goal_ps - self.goal_ps / 16;
         let new = if read_queued_ns.saturating_mul(1000) > threshold_ps {
             old - old / GUARD_DOWN_DIV
-        } else if lane.in_flight_ps.load(Relaxed).saturating_mul(4) < self.window_ps(lane) * 3 {
-            // Anti-windup: the window is not what holds the writes now (run-time K's bucket
-            // is, or the writes are few), so a good read is no evidence that a wider window
-            // would be safe. Growing anyway let the guard reach 2.0 under the bucket, and
-            // the first pile the bucket let in then cost 40 bad reads in a row and threw the
-            // guard to its floor.
+        } else if !self.window_holds_writes(lane) {
             return;
         } else {
             old + (old / self.guard_up_div).max(1)
         };
         lane.guard_q16
             .store(new.clamp(GUARD_MIN, GUARD_MAX), Relaxed);
+    }
+
+    /// Whether the write window is what holds the writes back now, so that a good read is
+    /// evidence a wider one would be safe (anti-windup).
+    ///
+    /// With three quarters of the window in the disk it is. Below that the bucket (run-time
+    /// K) holds them, or the writes are few: growing the guard anyway let it reach 2.0 under
+    /// the bucket, and the first pile the bucket let in then cost 40 bad reads in a row and
+    /// threw the guard to its floor. It is also what holds them when the next write would
+    /// not fit (half of it must, `try_acquire`): without that, a window between 4/3 and 3/2
+    /// of a write held one write, which is under 3/4 of it, so the guard could never grow
+    /// out of it (every low `bench/qos.sh` round of sessions 18-20 ended with a 128 KiB
+    /// write window of 39-88 us, 88 being 4/3 of a 66 us write, and the writes went one at a
+    /// time for the rest of the run).
+    fn window_holds_writes(&self, lane: &Lane) -> bool {
+        let window = self.window_ps(lane);
+        let in_flight = lane.in_flight_ps.load(Relaxed);
+        let next_write_ps = lane.largest_write_ps.load(Relaxed);
+        in_flight.saturating_mul(4) >= window * 3
+            || (in_flight > 0 && in_flight + next_write_ps / 2 > window)
     }
 
     /// Publishes a shard's smallest backlogged virtual time (`u64::MAX` when it has none).

@@ -53,6 +53,38 @@ fn the_tail_guard_settles_where_the_quantile_of_reads_is_over_the_goal() {
     assert!((window - 2.0 * 750e-6).abs() < 1e-6, "window {window}");
 }
 
+/// A window cut to between 4/3 and 3/2 of a write holds one write (half of the next must
+/// fit), which is under 3/4 of it: good reads must still grow it, or the writes go one at a
+/// time for good (`bench/qos.sh`'s low rounds, sessions 18-20).
+#[test]
+fn the_tail_guard_grows_out_of_a_window_that_holds_one_write() {
+    let b = budget(0.99);
+    let write_cost = b.model().cost_ps(Direction::Write, 128 << 10);
+    b.release(Direction::Read, 1, 0, 100_000);
+    b.try_acquire(Direction::Write, write_cost)
+        .expect("empty disk");
+    // Bad reads until the window holds less than 3/2 writes.
+    while b.lane_stats(Direction::Write).window_sec * 1e12 >= 1.45 * write_cost as f64 {
+        b.release(Direction::Read, 1, 0, 2_000_000);
+    }
+    assert!(
+        b.try_acquire(Direction::Write, write_cost).is_err(),
+        "a second write fit"
+    );
+    // Good reads, with writes queued for every room the window makes.
+    for _ in 0..20_000 {
+        b.release(Direction::Read, 1, 0, 300_000);
+        let _ = b.try_acquire(Direction::Write, write_cost);
+    }
+    let window_ps = b.lane_stats(Direction::Write).window_sec * 1e12;
+    assert!(
+        window_ps > 3.0 * write_cost as f64,
+        "window {:.1} us of {:.1} us writes",
+        window_ps / 1e6,
+        write_cost as f64 / 1e6
+    );
+}
+
 #[test]
 fn the_tail_guard_holds_still_without_writes_and_refuses_bad_quantiles() {
     let b = budget(0.99);

@@ -338,7 +338,13 @@ impl ShardQueue {
             global_head
         };
         let earliest = reference.saturating_sub(head_start_ps / u64::from(group.config.shares));
-        group.vt = group.vt.max(earliest);
+        // A class with a quarter goal of its own work still in the disk was never idle: its
+        // virtual time is what it dispatched, and another class's lead over it is what that
+        // one took beyond its shares (the share hold across lanes, `queue_hold.rs`).
+        let busy = class.in_flight_ps.iter().sum::<u64>() >= self.budget.goal_ps() / 4;
+        if !busy {
+            group.vt = group.vt.max(earliest);
+        }
         group.active = true;
         self.heap.push(Reverse((group.vt, class.group)));
     }

@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn the_knee_lifts_k_s_floor_and_a_cut_that_drains_nothing_is_undone_and_backs_off() {
-        let control = RateControl::new();
+        let control = RateControl::new(false);
         assert!(control.close_disk_queue(Verdict::Hold, &deep()));
         assert!(control.floor_lifted.load(Relaxed));
         assert!(control.rate_q16() < RATE_ONE * 6 / 10);
