@@ -19,7 +19,9 @@
 //!   minus what piled up (so the pile drains in the next period), then cruises at delivered
 //!   less 1/32. The bucket thus settles just under the disk's real rate, the disk's queue
 //!   stays near the depth where its rate stops rising, and the backlog waits in the
-//!   scheduler, where shares apply.
+//!   scheduler, where shares apply. The knee must show in two periods running (the second
+//!   measures the pile from where the first began): one period's growth is often a swing
+//!   (see `maybe_close`). Not with the opt-in disk-queue knee (`rate_disk.rs`).
 //! - **Window** (the window bound for a whole period, the tail guard not shrinking it, and
 //!   the bucket had slack): the disk's drain speed, which sizes the window, is what limits;
 //!   K snaps to the delivered rate so that the bucket, not a goal's worth of queue in the

@@ -199,10 +199,11 @@ fn run_time_k_finds_the_real_rate_of_128k_reads_and_writes() {
 
 #[test]
 fn run_time_k_finds_the_real_rate_of_a_read_write_mix() {
-    // The issue asks 0.95; the mix reaches 0.933-0.984 (2x and 1.3x are the low ones at seed 243:
-    // pacing the writes interleaves them with more reads, which the disk serves 1.5x slower;
-    // 2x gives 0.933), so this asserts 0.92 and the gap is reported, not hidden.
-    check(seed(243), Load::Mixed, 0.92);
+    // The issue asks 0.95. Until session 21 the mix reached 0.933-0.984 and this asserted 0.92:
+    // the 2x and 1.3x disks' reads were cut at knees that one write landing beside them faked.
+    // With a knee confirmed over two periods (`rate.rs`) and the share hold across lanes
+    // (`queue_hold.rs`), seeds 1-20 reach 0.975-0.986 at a split of 9.99-10.02.
+    check(seed(243), Load::Mixed, 0.95);
 }
 
 #[test]
