@@ -25,6 +25,14 @@ impl Direction {
             Direction::Write => 1,
         }
     }
+
+    /// The other direction (a duplex disk's other lane).
+    pub fn other(self) -> Direction {
+        match self {
+            Direction::Read => Direction::Write,
+            Direction::Write => Direction::Read,
+        }
+    }
 }
 
 /// Per-operation flags.

@@ -75,7 +75,7 @@ impl SharedBudget {
     /// reads: 0.945 -> 0.955 of the real rate, section 20; bench/qos.sh's duplex vda mix,
     /// quiet: the write lane at 1.03-1.13, read p99 923 us inside its bound, section 21.1).
     pub(super) fn speed_cap_q16(&self, direction: Direction) -> u64 {
-        let other = other(direction);
+        let other = direction.other();
         if self.in_flight_requests[other.index()].load(Relaxed) == 0
             && !self.lane(direction).carried[other.index()].load(Relaxed)
         {
@@ -119,12 +119,5 @@ impl SharedBudget {
             return;
         }
         lane.speed_q16.fetch_min(self.speed_max_q16, Relaxed);
-    }
-}
-
-fn other(direction: Direction) -> Direction {
-    match direction {
-        Direction::Read => Direction::Write,
-        Direction::Write => Direction::Read,
     }
 }

@@ -324,6 +324,7 @@ impl ShardQueue {
     /// idle, each may start at most `head_start` of disk time ahead of those that kept the
     /// disk (or the group) busy meanwhile (Seastar's tau, configurable).
     fn wake_class(&mut self, index: u32, head_start_ps: u64) {
+        let floor_ps = self.in_disk_floor_ps();
         let class = &mut self.classes[index as usize];
         let group = &mut self.groups[class.group as usize];
         class.vt = group.waking_vt(class.vt, class.config.shares, head_start_ps);
@@ -341,7 +342,7 @@ impl ShardQueue {
         // A class with a quarter goal of its own work still in the disk was never idle: its
         // virtual time is what it dispatched, and another class's lead over it is what that
         // one took beyond its shares (the share hold across lanes, `queue_hold.rs`).
-        let busy = class.in_flight_ps.iter().sum::<u64>() >= self.budget.goal_ps() / 4;
+        let busy = class.in_flight_ps.iter().sum::<u64>() >= floor_ps;
         if !busy {
             group.vt = group.vt.max(earliest);
         }

@@ -18,10 +18,16 @@ use super::{ShardQueue, SharedBudget};
 use weir_model::device::Direction;
 
 impl ShardQueue {
+    /// A quarter goal of disk time: a class with this much of its own work in the disk is
+    /// not idle, whether its queue is empty (drained, here) or it wakes (`wake_class`).
+    pub(super) fn in_disk_floor_ps(&self) -> u64 {
+        self.budget.goal_ps() / 4
+    }
+
     /// Re-judges whether class `index` is drained on each lane after its queue or its
     /// in-flight work changed, and tells the budget when that flips.
     pub(super) fn refresh_drained(&mut self, index: u32) {
-        let floor_ps = self.budget.goal_ps() / 4;
+        let floor_ps = self.in_disk_floor_ps();
         let class = &mut self.classes[index as usize];
         for dir in [Direction::Read, Direction::Write] {
             let drained = class.queue.is_empty() && class.in_flight_ps[dir.index()] >= floor_ps;

@@ -64,12 +64,8 @@ impl ShardQueue {
         if !self.budget.model().duplex() {
             return false;
         }
-        let other = match direction {
-            Direction::Read => Direction::Write,
-            Direction::Write => Direction::Read,
-        };
         let group_vt = self.groups[class.group as usize].vt;
-        self.least_drained(index, other)
+        self.least_drained(index, direction.other())
             .is_some_and(|(_, _, held_vt)| group_vt > held_vt.saturating_add(self.lag_vt()))
     }
 

@@ -228,7 +228,6 @@ impl RateControl {
             return Some((Verdict::Hold, period));
         }
         let rate = self.rate_q16.load(Relaxed);
-        let (verdict, next) = judge(rate, &period);
         // A knee must show in two periods running: one period's growth is often a swing,
         // not a pile. A lane's work in flight sampled at the period's end moves with whatever
         // just landed (a 128 KiB write slows the reads beside it 1.5x in simulation; zram
@@ -238,19 +237,21 @@ impl RateControl {
         // confirms it if the pile is still there, measured from where the first began (so the
         // drain takes both periods' growth).
         let knee_from = self.knee_from_ps.swap(NO_KNEE, Relaxed);
-        let (verdict, next) = if knee_from != NO_KNEE {
-            judge(
-                rate,
-                &Period {
-                    in_flight_start_ps: knee_from,
-                    ..period
-                },
-            )
-        } else if verdict == Verdict::Knee && self.confirm_knees {
-            self.knee_from_ps.store(period.in_flight_start_ps, Relaxed);
-            (Verdict::Hold, rate)
-        } else {
-            (verdict, next)
+        let pending = knee_from != NO_KNEE;
+        let judged = Period {
+            in_flight_start_ps: if pending {
+                knee_from
+            } else {
+                period.in_flight_start_ps
+            },
+            ..period
+        };
+        let (verdict, next) = match judge(rate, &judged) {
+            (Verdict::Knee, _) if !pending && self.confirm_knees => {
+                self.knee_from_ps.store(period.in_flight_start_ps, Relaxed);
+                (Verdict::Hold, rate)
+            }
+            judged => judged,
         };
         let next = match verdict {
             Verdict::Probe => {
