@@ -57,6 +57,14 @@
 #   14's quiet runs) then moves both sides alike, and each row prints the two baselines'
 #   spread, flagged when it is over 5%, the target's margin; "all" brackets every row,
 #   "" none),
+#   BOUND (0; 1 adds, for every unequal split, the "depth bound" row: the same two jobs
+#   without the scheduler, the heavier at PARALLELISM and the lighter at PARALLELISM x its
+#   share of the heavier's (at least 1), so their in-flight requests, and with one op and one
+#   size their rates, already stand in the asked ratio. It is what any scheduler that holds
+#   the ratio can reach at this shape: the heavier class cannot have more than PARALLELISM
+#   in flight per shard, and with equal latencies each class's rate is its in-flight count
+#   over that latency (Little's law), so the lighter may have only its share of that. The
+#   summary prints bound / unscheduled, and scheduled / bound per round),
 #   BENCH_LOCK (/work/bench.lock if present).
 # The zram tier needs root (it skips with the reason otherwise).
 set -euo pipefail
@@ -89,6 +97,11 @@ case $KNEE in
 *) echo "shares: KNEE=$KNEE: accepted values are 0, 1, on and off" >&2; exit 2 ;;
 esac
 KNEES=${KNEES:-$KNEE}
+BOUND=${BOUND:-0}
+case $BOUND in
+0 | 1) ;;
+*) echo "shares: BOUND=$BOUND: accepted values are 0 (no depth-bound rows) and 1" >&2; exit 2 ;;
+esac
 WRITE_PRICES=${WRITE_PRICES:-1}
 BRACKET=${BRACKET-zram:randwrite}
 for k in $KNEES; do
@@ -136,7 +149,7 @@ bench_lock shares
 HEADER="shares: $(date -u +%Y-%m-%dT%H:%M:%SZ) weir $WEIR${WEIR_B:+ (bin A) and $WEIR_B (bin B)}, bracketed $BRACKET, knee values $KNEES (WEIR_SCHED_KNEE\
  on the scheduled rows), write price factors $WRITE_PRICES (one model per tier, shared by every\
  variant), load average $(cut -d' ' -f1-3 /proc/loadavg), tiers $TIERS, ops $OPS, sizes $SIZES, splits $SPLITS, rounds $ROUNDS,\
- parallelism $PARALLELISM, goal $GOAL"
+ parallelism $PARALLELISM, goal $GOAL, depth-bound rows $BOUND"
 echo "$HEADER"
 echo "$HEADER" >&2
 
@@ -155,23 +168,32 @@ RESULTS=$WORK/results.jsonl
 : >"$RESULTS"
 FAILED_ROWS=""
 
-job_file() { # op size shares_a shares_b -> stdout
-    local op=$1 size=$2 sa=$3 sb=$4 name shares
+job_file() { # op size shares_a shares_b [parallelism_a parallelism_b] -> stdout
+    local op=$1 size=$2 sa=$3 sb=$4 pa=${5:-$PARALLELISM} pb=${6:-$PARALLELISM} name shares depth
     for name in a b; do
-        shares=$sa
-        [[ $name == b ]] && shares=$sb
+        shares=$sa depth=$pa
+        [[ $name == b ]] && shares=$sb depth=$pb
         cat <<EOF
 - name: $name
   type: $op
   shards: all
   data_size: $DATA_SIZE
   shard_info:
-    parallelism: $PARALLELISM
+    parallelism: $depth
     reqsize: $size
     class: $name
     shares: $shares
 EOF
     done
+}
+
+depth_split() { # shares_a shares_b -> "parallelism_a parallelism_b" of the depth-bound row
+    local sa=$1 sb=$2
+    if ((sa >= sb)); then
+        echo "$PARALLELISM $(((PARALLELISM * sb + sa / 2) / sa > 0 ? (PARALLELISM * sb + sa / 2) / sa : 1))"
+    else
+        echo "$(((PARALLELISM * sa + sb / 2) / sb > 0 ? (PARALLELISM * sa + sb / 2) / sb : 1)) $PARALLELISM"
+    fi
 }
 
 seconds_of() { # 5s | 500ms -> whole seconds, rounded up
@@ -182,14 +204,16 @@ row() { # tier dir duration op size split round knee props [flags...]
     local tier=$1 dir=$2 duration=$3 op=$4 size=$5 split=$6 round=$7 knee=$8 props=$9
     shift 9
     # The unscheduled row's shares do nothing (no scheduler): any pair will do.
-    local pair=$split
+    local pair=${split#bound-} depths=()
     [[ $pair == none ]] && pair=1:1
     local sa=${pair%%:*} sb=${pair##*:}
-    job_file "$op" "$size" "$sa" "$sb" >"$WORK/job.yaml"
+    # A depth-bound row: unscheduled, with the jobs' depths in the asked ratio.
+    [[ $split == bound-* ]] && read -r -a depths <<<"$(depth_split "$sa" "$sb")"
+    job_file "$op" "$size" "$sa" "$sb" "${depths[@]}" >"$WORK/job.yaml"
     local t0=$SECONDS limit=$(($(seconds_of "$duration") + 30)) metrics=()
     rm -f "$WORK/row.prom"
     # The scheduler's lane counters (which controller held the disk, and for how long).
-    [[ $split != none ]] && metrics=(--metrics "$WORK/row.prom")
+    [[ $split != none && $split != bound-* ]] && metrics=(--metrics "$WORK/row.prom")
     # weir run stops gracefully on SIGTERM (it drains what is in flight): KILL 10 s later.
     ROW_SEQ=$((ROW_SEQ + 1))
     local bracket=0
@@ -202,7 +226,7 @@ row() { # tier dir duration op size split round knee props [flags...]
         FAILED_ROWS="$FAILED_ROWS $tier/$op/$size/$split/$round"
         return 0
     fi
-    echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s" \
+    echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s${depths[*]:+ (depths ${depths[*]} per shard)}" \
         "(bin $ROW_BIN, WEIR_SCHED_KNEE=$knee, model $(basename "$props") $*), load $(cut -d' ' -f1 /proc/loadavg)" >&2
     python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" "$WORK/row.prom" \
         "$knee" "$props" "$ROW_BIN" "$ROW_SEQ" "$bracket" >>"$RESULTS" <<'EOF'
@@ -219,7 +243,7 @@ def in_flight(job):  # Little's law: completions a second x mean latency (queue 
     return job["iops"] * job["latency_us"]["avg"] / 1e6
 load = open("/proc/loadavg").read().split()[0]
 row = {"tier": tier, "op": op, "size": size, "split": split, "round": int(rnd),
-       "variant": "-" if split == "none" else f"knee {knee}, {os.path.basename(props)[:-5]}, bin {binary}",
+       "variant": "-" if split == "none" or split.startswith("bound-") else f"knee {knee}, {os.path.basename(props)[:-5]}, bin {binary}",
        "seq": int(seq), "bracket": bracket == "1",
        "model": priced(props), "load": float(load),
        "a": jobs["a"]["bandwidth_bytes_per_s"] / 1e6,
@@ -276,6 +300,7 @@ run_tier() { # tier dir props duration
                 for v in "${VARIANTS[@]}"; do
                     rows+=("$split@$v")
                 done
+                ((BOUND)) && [[ ${split%%:*} != "${split##*:}" ]] && rows+=("bound-$split")
             done
             local bracket=0
             [[ $BRACKET == all || " $BRACKET " == *" $tier:$op "* ]] && bracket=1
@@ -293,9 +318,9 @@ run_tier() { # tier dir props duration
                 done
                 ((bracket)) && order+=(none)
                 for r in "${order[@]}"; do
-                    if [[ $r == none ]]; then
+                    if [[ $r == none || $r == bound-* ]]; then
                         ROW_WEIR=$WEIR ROW_BIN=A
-                        row "$tier" "$dir" "$duration" "$op" "$size" none "$round" 0 \
+                        row "$tier" "$dir" "$duration" "$op" "$size" "$r" "$round" 0 \
                             "$props" --no-scheduler
                     else
                         local v=${r#*@}
@@ -426,10 +451,28 @@ def controllers(r):
             f"{r.get('short_wakes', 0):.0f}; leads let go for a laggard off its CPU, "
             f"docs/scheduler-cost-per-io.md: {r.get('overdue_skips', 0):.0f}); dispatch calls bound to the first class emptied after a "
             f"round served whole (an inline device, section 18) {r.get('round_bounds', 0):.0f}")
+def asked(split):  # "bound-1000:100" or "1000:100" -> (1000, 100)
+    sa, sb = (int(x) for x in split.removeprefix("bound-").split(":"))
+    return sa, sb
+# The depth-bound rows (BOUND=1): unscheduled, depths in the asked ratio, by the split and
+# round they bound.
+bounds = {}
+for r in rows:
+    if r["split"].startswith("bound-"):
+        anchor, _ = anchor_of(r)
+        bounds[key(r) + (r["split"][6:], r["round"])] = (r["a"] + r["b"], anchor, r)
 print("\nevery round: total MB/s (scheduled / unscheduled of the same round), ratio a:b (measured / asked)")
 groups = {}
 for r in rows:
     if r["split"] == "none":
+        continue
+    if r["split"].startswith("bound-"):
+        sa, sb = asked(r["split"])
+        total, anchor, _ = bounds[key(r) + (r["split"][6:], r["round"])]
+        print(f"  {r['tier']:4} {r['op']:9} {r['size']:>6} {r['split'][6:]:>9} [depth bound, unscheduled] round {r['round']}: "
+              f"{total:8.1f} MB/s / {anchor or float('nan'):8.1f} = {total / anchor if anchor else float('nan'):.3f}, "
+              f"ratio {r['a'] / max(r['b'], 1e-9):7.3f} ({(r['a'] / max(r['b'], 1e-9)) / (sa / sb):.3f} of asked); "
+              f"in flight a {r.get('inflight_a', 0):.1f} b {r.get('inflight_b', 0):.1f}")
         continue
     sa, sb = (int(x) for x in r["split"].split(":"))
     total = r["a"] + r["b"]
@@ -437,7 +480,7 @@ for r in rows:
     share = (r["a"] / r["b"]) / (sa / sb) if r["b"] > 0 else float("nan")
     frac = total / anchor if anchor else float("nan")
     moved = (max(sides) - min(sides)) / anchor if anchor and len(sides) == 2 else float("nan")
-    groups.setdefault(key(r) + (r["split"], r["variant"]), []).append((frac, share, total, anchor, moved))
+    groups.setdefault(key(r) + (r["split"], r["variant"]), []).append((frac, share, total, anchor, moved, r["round"]))
     print(f"  {r['tier']:4} {r['op']:9} {r['size']:>6} {r['split']:>9} [{r['variant']}] round {r['round']}: "
           f"{total:8.1f} MB/s / {anchor or float('nan'):8.1f} = {frac:.3f}, ratio {r['a'] / max(r['b'], 1e-9):7.3f} "
           f"({share:.3f} of asked)")
@@ -457,9 +500,26 @@ for k, v in groups.items():
           f"{statistics.median(x[2] for x in v):10.1f} {statistics.median(fr):13.3f} "
           f"{max(fr) - min(fr):6.3f} {statistics.median(sh):11.3f} {max(sh) - min(sh):6.3f}  "
           + " ".join(f"{x[4]:.3f}" for x in v if x[4] == x[4]))
+if bounds:
+    print("\ndepth bound (BOUND=1): what a scheduler holding the asked ratio can reach at this depth;"
+          " medians over rounds, spread = max - min, sched / bound paired by round")
+    print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'variant (knee, model)':>22} {'bound/unsched':>13} {'spread':>6} "
+          f"{'bound ratio/asked':>17} {'sched/bound':>11} {'spread':>6}")
+    for k, v in groups.items():
+        b = [bounds.get(k[:3] + (k[3], x[5])) for x in v]
+        pairs = [(x[2] / bb[0], bb[0] / bb[1]) for x, bb in zip(v, b) if bb and bb[1]]
+        if not pairs:
+            continue
+        sa, sb = asked(k[3])
+        brs = [(bb[2]["a"] / max(bb[2]["b"], 1e-9)) / (sa / sb) for bb in b if bb]
+        sched_b = [p[0] for p in pairs]
+        bound_u = [p[1] for p in pairs]
+        print(f"  {k[0]:4} {k[1]:9} {k[2]:>6} {k[3]:>9} {k[4]:>22} {statistics.median(bound_u):13.3f} "
+              f"{max(bound_u) - min(bound_u):6.3f} {statistics.median(brs):17.3f} "
+              f"{statistics.median(sched_b):11.3f} {max(sched_b) - min(sched_b):6.3f}")
 # The README's shares table: one line per tier x op x size, the splits side by side.
 splits = list(dict.fromkeys(k[3] for k in groups))
-models = {r["variant"]: r["model"] for r in rows if r["split"] != "none"}
+models = {r["variant"]: r["model"] for r in rows if r["split"] != "none" and not r["split"].startswith("bound-")}
 print("\nmodels (what each variant priced the disk at):")
 for variant, model in models.items():
     print(f"  {variant}: {model}")
