@@ -188,12 +188,12 @@ EOF
 }
 
 depth_split() { # shares_a shares_b -> "parallelism_a parallelism_b" of the depth-bound row
-    local sa=$1 sb=$2
-    if ((sa >= sb)); then
-        echo "$PARALLELISM $(((PARALLELISM * sb + sa / 2) / sa > 0 ? (PARALLELISM * sb + sa / 2) / sa : 1))"
-    else
-        echo "$(((PARALLELISM * sa + sb / 2) / sb > 0 ? (PARALLELISM * sa + sb / 2) / sb : 1)) $PARALLELISM"
-    fi
+    local sa=$1 sb=$2 hi lo light
+    hi=$((sa > sb ? sa : sb)) lo=$((sa > sb ? sb : sa))
+    # The lighter class's share of the heavier's depth, rounded, at least one request.
+    light=$(((PARALLELISM * lo + hi / 2) / hi))
+    ((light > 0)) || light=1
+    if ((sa >= sb)); then echo "$PARALLELISM $light"; else echo "$light $PARALLELISM"; fi
 }
 
 seconds_of() { # 5s | 500ms -> whole seconds, rounded up
