@@ -474,7 +474,7 @@ for r in rows:
               f"ratio {r['a'] / max(r['b'], 1e-9):7.3f} ({(r['a'] / max(r['b'], 1e-9)) / (sa / sb):.3f} of asked); "
               f"in flight a {r.get('inflight_a', 0):.1f} b {r.get('inflight_b', 0):.1f}")
         continue
-    sa, sb = (int(x) for x in r["split"].split(":"))
+    sa, sb = asked(r["split"])
     total = r["a"] + r["b"]
     anchor, sides = anchor_of(r)
     share = (r["a"] / r["b"]) / (sa / sb) if r["b"] > 0 else float("nan")

@@ -32,8 +32,8 @@
 //! the writes one at a time. So a class drained on the *other* lane holds too, in virtual
 //! time: the held class may not lead the drained one by more than the cross-shard lag (a
 //! goal of disk time at the largest shares). Not by the in-flight proportion above: that
-//! left 9.2-9.7 of 10 on the 1.3x and 2x disks over 20 seeds, because the lanes turn their work over at different
-//! latencies and equal in-flight ratios are unequal rates. Virtual time counts what each
+//! left 9.2-9.7 of 10 on the 1.3x and 2x disks over 20 seeds, because the lanes turn their
+//! work over at different latencies and equal in-flight ratios are unequal rates. Virtual time counts what each
 //! class dispatched, whatever its latency; for that a drained class that wakes keeps its
 //! virtual time instead of catching up to the others (`wake_class`): it was never idle, its
 //! work was in the disk. Over seeds 1-20 the mix's split is 9.99-10.02 on every disk
@@ -70,8 +70,8 @@ impl ShardQueue {
     }
 
     /// The drained class (other than `index`) with the least in-flight work per share on
-    /// `lane`, as (in flight, shares, its group's virtual time), if it holds at least two thirds of its fair share of
-    /// this shard's part of the lane's window.
+    /// `lane`, as (in flight, shares, its group's virtual time), if it holds at least two
+    /// thirds of its fair share of this shard's part of the lane's window.
     fn least_drained(&self, index: u32, lane: Direction) -> Option<(u128, u128, u64)> {
         if !self.budget.any_drained(lane) {
             return None;
