@@ -36,7 +36,10 @@
 # Environment: DURATION (5s per row on vda), ZRAM_DURATION (3s per row on zram), ROUNDS (3),
 #   SIZES ("4kB 16kB 128kB"), OPS ("randread randwrite"), SPLITS ("1000:100 1:1 100:1000"),
 #   TIERS ("vda zram"), DATA_SIZE (1GB per job on vda), ZRAM_SIZE (4G), ZRAM_DATA_SIZE
-#   (512MB per job on zram), GOAL (0.75ms), TUNE_DURATION (30s),
+#   (512MB per job on zram), GOAL (0.75ms), GOALS (default "$GOAL": a list such as "0.75ms
+#   1.5ms" runs every split once per latency goal in the same round, rotated with the others,
+#   so a reader sees what the goal costs the total: docs/scheduler-matrix.md section 29),
+#   TUNE_DURATION (30s),
 #   PROPS (a model to use on the vda tier instead of tuning; bench/vda-quiet.yaml holds
 #   sessions 11-12's quiet figures, for runs on a loaded machine), ZRAM_PROPS (the same for the
 #   zram tier; bench/zram-quiet.yaml holds session 10's quiet figures), WEIR (a built weir),
@@ -97,6 +100,13 @@ case $KNEE in
 *) echo "shares: KNEE=$KNEE: accepted values are 0, 1, on and off" >&2; exit 2 ;;
 esac
 KNEES=${KNEES:-$KNEE}
+GOALS=${GOALS:-$GOAL}
+for g in $GOALS; do
+    [[ $g =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || {
+        echo "shares: GOALS=\"$GOALS\": each goal is a duration with its unit, such as 0.75ms or 1500us" >&2
+        exit 2
+    }
+done
 BOUND=${BOUND:-0}
 case $BOUND in
 0 | 1) ;;
@@ -116,14 +126,16 @@ for p in $WRITE_PRICES; do
         exit 2
     }
 done
-# The scheduled variants of every split: knee value / write price factor / binary.
+# The scheduled variants of every split: knee value / write price factor / binary / goal.
 BINS="A"
 [[ -n "${WEIR_B:-}" ]] && BINS="A B"
 VARIANTS=()
 for p in $WRITE_PRICES; do
     for k in $KNEES; do
         for b in $BINS; do
-            VARIANTS+=("$k/$p/$b")
+            for g in $GOALS; do
+                VARIANTS+=("$k/$p/$b/$g")
+            done
         done
     done
 done
@@ -141,6 +153,7 @@ if [[ -n "${WEIR_B:-}" && ! -x "$WEIR_B" ]]; then
 fi
 ROW_WEIR=$WEIR
 ROW_BIN=A
+ROW_GOAL=$GOAL
 ROW_SEQ=0
 
 bench_lock shares
@@ -149,7 +162,7 @@ bench_lock shares
 HEADER="shares: $(date -u +%Y-%m-%dT%H:%M:%SZ) weir $WEIR${WEIR_B:+ (bin A) and $WEIR_B (bin B)}, bracketed $BRACKET, knee values $KNEES (WEIR_SCHED_KNEE\
  on the scheduled rows), write price factors $WRITE_PRICES (one model per tier, shared by every\
  variant), load average $(cut -d' ' -f1-3 /proc/loadavg), tiers $TIERS, ops $OPS, sizes $SIZES, splits $SPLITS, rounds $ROUNDS,\
- parallelism $PARALLELISM, goal $GOAL, depth-bound rows $BOUND"
+ parallelism $PARALLELISM, goals $GOALS, depth-bound rows $BOUND"
 echo "$HEADER"
 echo "$HEADER" >&2
 
@@ -227,11 +240,11 @@ row() { # tier dir duration op size split round knee props [flags...]
         return 0
     fi
     echo "shares: $tier $op $size $split round $round: $((SECONDS - t0)) s${depths[*]:+ (depths ${depths[*]} per shard)}" \
-        "(bin $ROW_BIN, WEIR_SCHED_KNEE=$knee, model $(basename "$props") $*), load $(cut -d' ' -f1 /proc/loadavg)" >&2
+        "(bin $ROW_BIN, goal $ROW_GOAL, WEIR_SCHED_KNEE=$knee, model $(basename "$props") $*), load $(cut -d' ' -f1 /proc/loadavg)" >&2
     python3 - "$tier" "$op" "$size" "$split" "$round" "$WORK/row.json" "$WORK/row.prom" \
-        "$knee" "$props" "$ROW_BIN" "$ROW_SEQ" "$bracket" >>"$RESULTS" <<'EOF'
+        "$knee" "$props" "$ROW_BIN" "$ROW_SEQ" "$bracket" "$ROW_GOAL" >>"$RESULTS" <<'EOF'
 import json, os, re, sys
-tier, op, size, split, rnd, path, prom, knee, props, binary, seq, bracket = sys.argv[1:]
+tier, op, size, split, rnd, path, prom, knee, props, binary, seq, bracket, goal = sys.argv[1:]
 def priced(props):  # the model this row ran with: what it prices each direction at
     v = dict(re.findall(r'(\w+): *([0-9.]+)', open(props).read()))
     f = lambda k: float(v.get(k, "nan"))
@@ -243,7 +256,7 @@ def in_flight(job):  # Little's law: completions a second x mean latency (queue 
     return job["iops"] * job["latency_us"]["avg"] / 1e6
 load = open("/proc/loadavg").read().split()[0]
 row = {"tier": tier, "op": op, "size": size, "split": split, "round": int(rnd),
-       "variant": "-" if split == "none" or split.startswith("bound-") else f"knee {knee}, {os.path.basename(props)[:-5]}, bin {binary}",
+       "variant": "-" if split == "none" or split.startswith("bound-") else f"knee {knee}, {os.path.basename(props)[:-5]}, bin {binary}, goal {goal}",
        "seq": int(seq), "bracket": bracket == "1",
        "model": priced(props), "load": float(load),
        "a": jobs["a"]["bandwidth_bytes_per_s"] / 1e6,
@@ -319,18 +332,18 @@ run_tier() { # tier dir props duration
                 ((bracket)) && order+=(none)
                 for r in "${order[@]}"; do
                     if [[ $r == none || $r == bound-* ]]; then
-                        ROW_WEIR=$WEIR ROW_BIN=A
+                        ROW_WEIR=$WEIR ROW_BIN=A ROW_GOAL=-
                         row "$tier" "$dir" "$duration" "$op" "$size" "$r" "$round" 0 \
                             "$props" --no-scheduler
                     else
                         local v=${r#*@}
-                        local knee=${v%%/*} rest=${v#*/}
-                        local price=${rest%%/*} bin=${rest##*/}
-                        ROW_BIN=$bin ROW_WEIR=$WEIR
+                        local knee price bin goal
+                        IFS=/ read -r knee price bin goal <<<"$v"
+                        ROW_BIN=$bin ROW_WEIR=$WEIR ROW_GOAL=$goal
                         [[ $bin == B ]] && ROW_WEIR=$WEIR_B
                         row "$tier" "$dir" "$duration" "$op" "$size" "${r%@*}" "$round" \
                             "$knee" "$(priced_model "$tier" "$props" "$price")" \
-                            --latency-goal "$GOAL"
+                            --latency-goal "$goal"
                     fi
                 done
             done
@@ -491,7 +504,7 @@ for r in rows:
               + f" MB/s, spread {moved:.3f} of their mean{flag}")
     print("       " + controllers(r))
 print("\nmedians over rounds (spread = max - min of the per-round figure)")
-print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'variant (knee, model)':>22} {'unsched MB/s':>12} {'sched MB/s':>10} "
+print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'variant (knee, model, bin, goal)':>32} {'unsched MB/s':>12} {'sched MB/s':>10} "
       f"{'sched/unsched':>13} {'spread':>6} {'ratio/asked':>11} {'spread':>6}  baselines moved (bracketed rows)")
 for k, v in groups.items():
     fr = [x[0] for x in v]
@@ -503,7 +516,7 @@ for k, v in groups.items():
 if bounds:
     print("\ndepth bound (BOUND=1): what a scheduler holding the asked ratio can reach at this depth;"
           " medians over rounds, spread = max - min, sched / bound paired by round")
-    print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'variant (knee, model)':>22} {'bound/unsched':>13} {'spread':>6} "
+    print(f"  {'tier':4} {'op':9} {'size':>6} {'split':>9} {'variant (knee, model, bin, goal)':>32} {'bound/unsched':>13} {'spread':>6} "
           f"{'bound ratio/asked':>17} {'sched/bound':>11} {'spread':>6}")
     for k, v in groups.items():
         b = [bounds.get(k[:3] + (k[3], x[5])) for x in v]
