@@ -9,8 +9,8 @@ use crate::SchedError;
 use std::sync::atomic::Ordering::Relaxed;
 use weir_model::device::Direction;
 
-/// The widest goal whose window the share hold divides into fair shares (`hold_window_ps`):
-/// the default goal, 750 us, in picoseconds.
+/// The widest goal the share hold judges by (`hold_goal_ps`): the default goal, 750 us, in
+/// picoseconds.
 const HOLD_GOAL_CAP_PS: u64 = 750_000_000;
 
 impl SharedBudget {
@@ -89,6 +89,14 @@ impl SharedBudget {
         }
     }
 
+    /// The goal the share hold judges by: the latency goal, at most `HOLD_GOAL_CAP_PS`. It
+    /// sizes the window the hold divides (`hold_window_ps`) and the quarter goal of work in
+    /// the disk that makes a class drained or busy (`in_disk_floor_ps`, `queue_drained.rs`):
+    /// both ask what the disk needs, and a wider goal only adds room for queue.
+    pub(crate) fn hold_goal_ps(&self) -> u64 {
+        self.goal_ps().min(HOLD_GOAL_CAP_PS)
+    }
+
     /// The window the share hold (`queue_hold.rs`) divides into fair shares: the lane's
     /// window as if its drain speed were at most `max_speed_factor`, in picoseconds of
     /// model disk time. The lift widens the window because the disk drains faster than the
@@ -117,7 +125,7 @@ impl SharedBudget {
         let lane = self.lane(direction);
         let window = u128::from(self.window_ps(lane));
         let goal_ps = u128::from(self.goal_ps().max(1));
-        let window = window * goal_ps.min(u128::from(HOLD_GOAL_CAP_PS)) / goal_ps;
+        let window = window * u128::from(self.hold_goal_ps()) / goal_ps;
         let speed = u128::from(lane.speed_q16.load(Relaxed).max(1));
         let speed_max = u128::from(self.speed_max_q16);
         if speed <= speed_max {
