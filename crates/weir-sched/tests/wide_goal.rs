@@ -9,11 +9,17 @@
 //! the 1.5 ms goal gave 0.100 of asked at 1000:100 (1:1 where 10:1 was asked) behind a
 //! 300 us and a 500 us pipeline.
 //!
-//! The fix (`hold_window_ps`, `budget_lift.rs`): the hold divides the window as if the goal
-//! were at most the default 750 us, so "shallow" means shallow for the disk, not for the
-//! goal. Tried first, and not kept: letting the depth cap engage past a bound window in a
-//! period where the hold let go. It held the split here (1.000) but not on vda (0.23 of
-//! asked), where the cap went off again within a period or two, 60-71 times a row.
+//! A class counts as drained only with a quarter goal of its own work in the disk
+//! (`queue_drained.rs`), and that floor scaled with the goal too: 32 16 KiB writes a shard
+//! priced as vda's model prices them (250 us of disk time) were never drained at a 1.5 ms
+//! goal, so the hold never acted (0.598 of asked here behind the 500 us pipeline; vda 0.083-0.097).
+//!
+//! The fix (`hold_goal_ps`, `budget_lift.rs`): the hold judges by the goal, at most the
+//! default 750 us, both for the window it divides and for the quarter goal that makes a class
+//! drained, so "shallow" means shallow for the disk, not for the goal. Tried first, and not
+//! kept: letting the depth cap engage past a bound window in a period where the hold let go.
+//! It held the read split here (1.000) but not on vda (0.23 of asked), where the cap went off
+//! again within a period or two, 60-71 times a row.
 
 mod harness;
 
