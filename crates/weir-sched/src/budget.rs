@@ -770,7 +770,7 @@ mod pipeline;
 #[path = "budget_stats.rs"]
 mod stats;
 
-pub use config::SchedConfig;
+pub use config::{SchedConfig, DEFAULT_LATENCY_GOAL};
 pub use stats::LaneStats;
 
 #[cfg(test)]

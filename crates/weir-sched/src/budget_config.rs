@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+/// The latency goal when none is given (Seastar's: 1.5 x its 0.5 ms task quota). The share
+/// hold also judges by at most this goal (`hold_goal_ps`, `budget_lift.rs`).
+pub const DEFAULT_LATENCY_GOAL: Duration = Duration::from_micros(750);
+
 /// Scheduler settings shared by all shards of one disk.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedConfig {
@@ -68,7 +72,7 @@ pub struct SchedConfig {
 impl Default for SchedConfig {
     fn default() -> Self {
         SchedConfig {
-            latency_goal: Duration::from_micros(750),
+            latency_goal: DEFAULT_LATENCY_GOAL,
             head_start: None,
             feedback: true,
             max_speed_factor: 1.0,

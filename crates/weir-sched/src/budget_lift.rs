@@ -4,14 +4,14 @@
 //! `max_write_speed_factor`) while none of the other direction is in the disk and the lane
 //! has never carried one; everywhere else they stop at `max_speed_factor`.
 
-use super::{Lane, SharedBudget, SPEED_ONE, SPEED_SHIFT};
+use super::{Lane, SharedBudget, DEFAULT_LATENCY_GOAL, SPEED_ONE, SPEED_SHIFT};
 use crate::SchedError;
 use std::sync::atomic::Ordering::Relaxed;
 use weir_model::device::Direction;
 
-/// The widest goal the share hold judges by (`hold_goal_ps`): the default goal, 750 us, in
+/// The widest goal the share hold judges by (`hold_goal_ps`): the default goal, in
 /// picoseconds.
-const HOLD_GOAL_CAP_PS: u64 = 750_000_000;
+const HOLD_GOAL_CAP_PS: u64 = DEFAULT_LATENCY_GOAL.as_nanos() as u64 * 1000;
 
 impl SharedBudget {
     /// The lift's ceilings, per direction (`Direction::index`), checked; never under the
@@ -123,9 +123,11 @@ impl SharedBudget {
     /// (`tests/wide_goal.rs`).
     pub(crate) fn hold_window_ps(&self, direction: Direction) -> u64 {
         let lane = self.lane(direction);
-        let window = u128::from(self.window_ps(lane));
-        let goal_ps = u128::from(self.goal_ps().max(1));
-        let window = window * u128::from(self.hold_goal_ps()) / goal_ps;
+        let mut window = u128::from(self.window_ps(lane));
+        // A division only where the goal is over the cap (at the default goal, never).
+        if self.goal_ps() > HOLD_GOAL_CAP_PS {
+            window = window * u128::from(HOLD_GOAL_CAP_PS) / u128::from(self.goal_ps());
+        }
         let speed = u128::from(lane.speed_q16.load(Relaxed).max(1));
         let speed_max = u128::from(self.speed_max_q16);
         if speed <= speed_max {

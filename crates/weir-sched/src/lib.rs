@@ -38,7 +38,9 @@ pub mod metrics;
 mod queue;
 mod rate;
 
-pub use budget::{LaneStats, SchedConfig, SharedBudget, MAX_REQUEST_BYTES_CAP};
+pub use budget::{
+    LaneStats, SchedConfig, SharedBudget, DEFAULT_LATENCY_GOAL, MAX_REQUEST_BYTES_CAP,
+};
 pub use error::SchedError;
 pub use group::{GroupConfig, GroupId};
 pub use lane_counters::LaneCounters;

@@ -16,8 +16,9 @@
 //! Bounded so that it cannot idle the disk for a class that simply runs shallow: it holds
 //! only while D has at least two thirds of its fair share of the window in the disk
 //! (its shares over those of the classes active on the lane, of this shard's part of the
-//! window, sized at a goal of at most 750 us: `hold_goal_ps`, session 23). A 1000-share class 16 deep beside a 100-share bulk load (a fifth of its share of
-//! an 80-request window) holds nothing, and the bulk load takes the disk; the bench's class,
+//! window, sized at a goal of at most 750 us: `hold_goal_ps`, session 23). A 1000-share
+//! class 16 deep beside a 100-share bulk load (a fifth of its share of an 80-request window)
+//! holds nothing, and the bulk load takes the disk; the bench's class,
 //! 64 of its 73, holds the other to 6.4. At worst the hold leaves a third of the window
 //! unused. The bound was three quarters until session 11: vda's 4 KiB writes priced at 131 K
 //! IOPS put the bench's heavy class at 72% of its share (0.75 / 1.40 of the asked ratio in

@@ -21,7 +21,7 @@ use crate::samples::{job_cdf, Timeline};
 /// explored model).
 pub(crate) const RUNS: usize = 4;
 
-const LATENCY_GOAL: Duration = Duration::from_micros(750);
+const LATENCY_GOAL: Duration = weir_sched::DEFAULT_LATENCY_GOAL;
 const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
 
 const READS_JOB: &str = "- name: reads

@@ -306,7 +306,7 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
             error,
         })?,
         (None, Some(us)) => Duration::from_micros(us),
-        (None, None) => Duration::from_micros(750),
+        (None, None) => weir_sched::DEFAULT_LATENCY_GOAL,
     };
     if latency_goal.is_zero() {
         return Err(UsageError::Zero {
