@@ -34,9 +34,9 @@
 # zram refuses non-blocking requests, so weir's ring sends every request on it with
 # IOSQE_ASYNC (weir_engine::iowq): fio_async is fio_reg plus fio's same switch
 # (`force_async=1`) and is weir_uring's anchor; `uring_inline` is weir with that switch off
-# (WEIR_URING_PUNT=inline: the kernel's try-inline-then-punt path, weir before session 9),
+# (WEIR_URING_PUNT=inline: the kernel's try-inline-then-punt path),
 # the paired A/B of the change. Every weir row's IOPS ratio to every fio row follows the table.
-# Session 10's wait policies are rows too (see weir_env below), e.g. BACKENDS="uring
+# The engine's wait policies are rows too (see weir_env below), e.g. BACKENDS="uring
 # uring_split uring_spin20_nodefer": each against fio_async.
 # Why both interfaces on zram: zram is a bio-based driver without REQ_NOWAIT support, so
 # io_uring cannot issue a read inline and hands every one to an io-wq worker thread, which
@@ -223,8 +223,8 @@ run_fio() { # workload round side (fio: plain; fio_reg: with weir's io_uring fea
     [[ $3 == fio_async* ]] && features+=(--force_async=1)
     [[ $3 == fio_aio ]] && features=(--ioengine=libaio --userspace_reap=1)
     # fio_reg_batch / fio_async_batch: fio reaping at least half the depth per wait
-    # (iodepth_batch_complete_min), as weir's deep ring did on zram in session 13 (a quarter
-    # before and since session 14: fio_reg_batch8 at QD32; fio moves under 2% between the two).
+    # (iodepth_batch_complete_min), as weir's deferred-submit variant does on zram (the default
+    # waits for a quarter: fio_reg_batch8 at QD32; fio moves under 2% between the two).
     # fio_reg_batch<N> / fio_async_batch<N>: at least N (the row to set beside weir's
     # WEIR_URING_BATCH=<N>, bench row uring_batch<N>).
     if [[ $3 =~ _batch([0-9]+)$ ]]; then
@@ -264,21 +264,21 @@ PY
 # engine's default (on zram the wait is chosen from the depth: spin up to QD4, IOSQE_ASYNC to
 # two io-wq workers above (inline on one CPU),
 # see weir_engine::uring_wait); uring_<variant>... fixes it, with variants async (IOSQE_ASYNC
-# and one enter: session 9-10's default, WEIR_URING_PUNT=async), inline (WEIR_URING_PUNT=inline:
+# and one enter: WEIR_URING_PUNT=async), inline (WEIR_URING_PUNT=inline:
 # no IOSQE_ASYNC on zram), split (submit and wait in two enters, as fio does:
 # WEIR_URING_WAIT=split), spin<N> (split, then watch the completion queue N us before blocking:
 # WEIR_URING_WAIT=spin:N) and nodefer (a ring without DEFER_TASKRUN: WEIR_URING_DEFER=off),
-# e.g. uring_spin20_nodefer; session 11's QD32 ideas: batch<N> (a wait for one completion waits
+# e.g. uring_spin20_nodefer; batch<N> (a wait for one completion waits
 # for N while more are in flight: WEIR_URING_BATCH=N), ringfd (the ring entered by its
 # registered index: WEIR_URING_RINGFD=on), iowq<N> (io-wq workers bounded to N:
-# WEIR_URING_IOWQ_MAX=N); session 12's: deepasync (a deep ring on zram sends IOSQE_ASYNC to
+# WEIR_URING_IOWQ_MAX=N); deepasync (a deep ring on zram sends IOSQE_ASYNC to
 # two io-wq workers instead of the default inline: WEIR_URING_DEEP=async; deepinline names the
 # default explicitly: WEIR_URING_DEEP=inline) and nosqarray
-# (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on); session 13's: atime (the
-# device opened without O_NOATIME, as before session 13: WEIR_DEVICE_ATIME=on), deferred (a
-# deep punting ring leaves lone submits for the turn's wait, session 13's default:
-# WEIR_URING_SUBMIT=deferred; with batch16 at QD32 it is session 13's whole default) and eager
-# (the default since session 14, named explicitly: WEIR_URING_SUBMIT=eager). async, inline, split and
+# (a ring without the SQ index array: WEIR_URING_NOSQARRAY=on); atime (the
+# device opened without O_NOATIME: WEIR_DEVICE_ATIME=on), deferred (a
+# deep punting ring leaves lone submits for the turn's wait:
+# WEIR_URING_SUBMIT=deferred, usually with batch16 at QD32) and eager
+# (the default, named explicitly: WEIR_URING_SUBMIT=eager). async, inline, split and
 # spin<N> turn the depth choice off (async is implied unless inline is named); nodefer,
 # batch, ringfd, iowq, deepasync, deepinline and nosqarray keep it.
 weir_env() { # row name -> "backend VAR=value..."
@@ -408,8 +408,8 @@ def anchor_of(side, w):
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     if side == "weir_uring":
         # The engine's default chooses IOSQE_ASYNC or not (and how to wait) by depth, so its
-        # anchor is fio's best io_uring row present (issue 20's "fio's best": every switch
-        # and batch fio was given, libaio aside).
+        # anchor is fio's best io_uring row present (every switch and batch fio was
+        # given, libaio aside).
         fios = [s for s in present if s.startswith("fio") and s != "fio_aio"]
         return max(fios, key=lambda s: med(w, s, 0)) if fios else base_anchor
     if "_inline" in side and "fio_reg" in present:
@@ -433,7 +433,7 @@ for w in workloads:
               f"{ratio(m[5], f[5]):6.3f} {paired:6.3f}")
 rounds = max((r for _, r in by_round), default=0)
 if "weir_uring" in present:
-    print("issue 20's targets, weir_uring (the default) against fio's best io_uring row "
+    print("targets, weir_uring (the default) against fio's best io_uring row "
           "(QD32: IOPS x >= 1.10 and CPU x <= 0.90; QD1: IOPS x >= 1.00):")
     for w in workloads:
         a = anchor_of("weir_uring", w)

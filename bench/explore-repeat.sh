@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# explore-repeat.sh: do two maps of one device agree? (a benchmark, not a test; issue 22's
-# "two runs' frontiers within 5%" on XFS on zram).
+# explore-repeat.sh: do two maps of one device agree? Compares two full `weir explore` maps
+# of the same device (target: frontiers within 5%) on XFS on zram; a benchmark, not a test.
 #
 # Makes a private zram device (hot_add, never /dev/zram0), puts XFS on it, runs two full
 # `weir explore` maps back to back in one regime, prints `weir explore --compare` of the two
@@ -8,20 +8,19 @@
 # differences), then unmounts and removes the device, also on Ctrl-C.
 #
 # Each map gets its own new device (made, mkfs'd and mounted with `-o discard` before it,
-# removed after it), so both start from the same state. Until session 9 one device served
-# both maps on a mount without discard: zram frees a page only when the filesystem discards
-# it, so what the first map wrote stayed in zram's memory and the second map ran on another
-# device (session 9's A/A of the pure loads: 2.5 GiB held after map 1, 3.9 GiB after map 2,
-# pure writes -56% / +147%). zram's mm_stat (data, compressed, memory used) is printed after
+# removed after it), so both start from the same state: zram frees a page only when the
+# filesystem discards it, so on one device without discard what the first map wrote stays in
+# zram's memory and the second map runs on another device (an A/A of the pure loads on such a
+# device: 2.5 GiB held after map 1, 3.9 GiB after map 2, pure writes -56% / +147%). zram's mm_stat (data, compressed, memory used) is printed after
 # each map so a run shows what the device held. zram is CPU work: on a busy machine the
-# CPU a shard gets moves more than the device (docs/explore.md, session 9).
+# CPU a shard gets moves more than the device.
 #
-# Since session 13 each map measures its pure loads again at its end (explore.json `drift`),
+# Each map measures its pure loads again at its end (explore.json `drift`),
 # and per map this prints that drift, the host's steal time (/proc/stat, the share of the
 # guest's CPU time the host took back) and the load average beside it. `--compare` then
 # prints both maps' drift beside the frontier spread and judges the frontier only when the
 # pure loads (reads and the mapped regime's writes) held within 2% between the maps and
-# within each (issue 22's "zram steady to ~2%": a device that moved more explains a 5%
+# within each (a device that moved more than ~2% explains a 5%
 # frontier spread by itself).
 #
 # Usage: bench/explore-repeat.sh [OUTDIR]      (default /tmp/weir-explore-repeat; needs root)

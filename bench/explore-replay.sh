@@ -2,7 +2,7 @@
 # explore-replay.sh: replays a frontier point of a `weir explore` map with fio (a benchmark,
 # not a test). The map says that at read rate R the disk takes at most W write bytes/s with
 # read p99 <= goal (in a full map W is the interpolated crossing of the goal between a pass and
-# a fail each measured twice, docs/explore.md "Finding the boundary"); fio, an independent tool, runs R Poisson reads beside paced writes at
+# a fail each measured twice, docs/design/explore.md); fio, an independent tool, runs R Poisson reads beside paced writes at
 # FACTORS x W in the map's write regime and prints, per factor, the read p99 and whether both
 # sides kept up. Expected: at 0.7x the reads stay within the goal; at 1.6x they do not, or the
 # writes do not keep up.

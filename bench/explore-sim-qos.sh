@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# explore-sim-qos.sh: the scheduler against a simulated map (issue 22's "scheduled writes >=
-# 0.9 of the frontier with read p99 <= goal", proved in simulation before vda; seeded).
+# explore-sim-qos.sh: the scheduler against a simulated map: do scheduled writes reach >= 0.9
+# of the map's frontier with read p99 <= goal? (seeded weir-sim disks; a benchmark, not a test).
 #
 # For each weir-sim disk: `sim_map DISK` maps it (seed 7, goal 1 ms, the real explore
 # pipeline), then at every mixed frontier read rate `weir run --simulate` runs qos.sh's map

@@ -21,7 +21,7 @@
 #   PROPS (use this io-properties file), PROPS_FROM (tune | fio: how to measure the disk when
 #   PROPS is not given; fio measures 4 KiB random IOPS at QD32 and 1 MiB bandwidth at QD8),
 #   DUPLEX (true: add `duplex: true` to a measured or given model that does not say).
-# Against the map (issue 22): the same run maps the disk with `weir explore --quick` (fresh
+# Against the map: the same run maps the disk with `weir explore --quick` (fresh
 # writes, like the rows' writes; goal GOAL), then runs the query class open-loop at the
 # frontier's read rate QUERY_RPS (Poisson arrivals, latency from arrival to completion, as the
 # map measures it) beside the compaction writes, through the scheduler with the tuned model
@@ -156,7 +156,7 @@ print(int(s["iops"]), int(s["bw_bytes"]))'
 fi
 # A measured model says nothing about duplex (neither iotune nor weir tune measures it); this
 # disk serves reads beside writes, and the README's runs 9-11 used `duplex: true`
-# (docs/scheduler.md measures both). DUPLEX=false keeps the file half-duplex.
+# (docs/design/scheduler.md). DUPLEX=false keeps the file half-duplex.
 if [[ "$DUPLEX" == true ]] && ! grep -q 'duplex:' "$PROPS"; then
     [[ -n "$(tail -c1 "$PROPS")" ]] && echo >>"$PROPS"
     echo "    duplex: true" >>"$PROPS"
@@ -192,7 +192,7 @@ for j in r["jobs"]:
         # after it), so "writes alone" and the mixed row are seen to write alike.
         row.update(write_mbps=j["bandwidth_bytes_per_s"] / 1e6, write_prepare=j.get("prepare"))
 # The scheduler's state at the end of the row: what a round over the goal had (its window,
-# measured drain speed, tail guard and run-time K; docs/scheduler.md items 2-6).
+# measured drain speed, tail guard and run-time K; docs/design/scheduler.md).
 s = r.get("scheduler") or {}
 if s.get("limiting"):
     row.update(window_us=s.get("latency_goal_us"), speed_factor=s.get("speed_factor"),
@@ -329,10 +329,9 @@ EOF
             -e 's/^  data_size: 1GB/  data_size: 1GB\n  options:\n    pause_distribution: poisson/' \
             "$WORK/reads.yaml" >"$WORK/query.yaml"
         { cat "$WORK/query.yaml"; writes_job; } >"$WORK/map-mixed.yaml"
-        # The tuned model runs with GOAL as its in-disk window (what it had before issue 22's
-        # mapping); the explored model with the in-disk goal explore derived for the map's
+        # The tuned model runs with GOAL as its in-disk window; the explored model with the in-disk goal explore derived for the map's
         # goal (io-properties.yaml `weir_latency_goal_us`: no --latency-goal, so weir run
-        # takes it from the file; docs/explore.md "The scheduler's goal").
+        # takes it from the file; docs/design/explore.md).
         EXPLORED_GOAL=$(sed -n 's/^ *weir_latency_goal_us: *//p' "$EXPLORED")
         if [[ -n "$EXPLORED_GOAL" ]]; then
             echo "qos: explored model: in-disk goal $EXPLORED_GOAL us from the map" >&2

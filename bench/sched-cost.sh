@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# sched-cost.sh: what the scheduler costs per I/O on zram, where the limit is CPU (issue 24;
-# a benchmark, not a test; docs/scheduler-cost-per-io.md).
+# sched-cost.sh: what the scheduler costs per I/O on zram, where the limit is CPU: scheduled
+# rows against the same jobs unscheduled, CPU and calls per I/O (a benchmark, not a test).
 #
 # The job is bench/shares.sh's: two classes of 4 KiB random reads (OP, SIZE), parallelism 32
 # per class per shard, 2 shards, 512 MB per job on an ext4 on a zram device of our own, the
@@ -11,14 +11,14 @@
 #     user and system time from weir's own report);
 #   - context switches, io_uring_enter calls, clock_nanosleep calls (the shard loop's
 #     sleeps: a shard that sleeps with queued work and budget is an idle gap) per I/O;
-#   - the scheduler's cross-shard stalls and the leads it let go for a laggard off its CPU
+#   - the scheduler's cross-shard stalls and the leads it lets go for a laggard off its CPU
 #     (`--metrics`), and how the I/Os split between the shards.
 # This VM exposes no hardware counters (perf: instructions and cycles "not supported"), so
 # the per-I/O figures are CPU time and counts of calls: counts do not move with another
 # process's load, CPU time per I/O moves less than a rate does.
 #
 # HOG=N (0): N busy loops pinned to CPU 0 during every row (a controlled contention: shard 0
-# is pinned there and gets 1 / (N + 1) of it), the case session 19 found by accident.
+# is pinned there and gets 1 / (N + 1) of it), the case a busy neighbour makes by accident.
 #
 # Time: ROUNDS x rows x (DURATION + ~1 s) plus ~5 s of layout: the default (3 rounds, 3 rows,
 # 3 s) ~35 s; with WEIR_B ~50 s (measured 50.8 s).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# shares.sh: do two classes get their shares AND the whole disk? (issue 24; a benchmark, not a
-# test).
+# shares.sh: do two classes get their shares AND the whole disk? Compares weir's scheduler at
+# three share splits against the same jobs unscheduled (a benchmark, not a test).
 #
 # Two classes doing the same op (random 4/16/128 KiB reads, then random writes over the same
 # laid-out files: the overwrite regime, no block is allocated during a row), parallelism PARALLELISM (32)
@@ -17,8 +17,8 @@
 # window, pipeline; the share of periods the window / bucket bound, the pipeline was open,
 # the share gate shut, the solo probe ran; depth-cap engagements and time on, and why it
 # stayed off; Little's ratio against the unloaded latency; how often run-time K was cut at a
-# queue in the disk and how many cuts were undone, section 17; cross-shard stalls), so a row
-# says which controller held the disk (docs/scheduler-rate.md section 13).
+# queue in the disk and how many cuts were undone; cross-shard stalls), so a row
+# says which controller held the disk (docs/design/scheduler.md).
 #
 # Tiers: `vda` (DIR, default /var/tmp/weir-shares, on the virtio disk) and `zram` (a zram
 # device of our own from /sys/class/zram-control/hot_add, never zram0, with ext4 on it,
@@ -38,26 +38,26 @@
 #   TIERS ("vda zram"), DATA_SIZE (1GB per job on vda), ZRAM_SIZE (4G), ZRAM_DATA_SIZE
 #   (512MB per job on zram), GOAL (0.75ms), GOALS (default "$GOAL": a list such as "0.75ms
 #   1.5ms" runs every split once per latency goal in the same round, rotated with the others,
-#   so a reader sees what the goal costs the total: docs/scheduler-matrix.md section 29),
+#   so a reader sees what the goal costs the total),
 #   TUNE_DURATION (30s),
 #   PROPS (a model to use on the vda tier instead of tuning; bench/vda-quiet.yaml holds
-#   sessions 11-12's quiet figures, for runs on a loaded machine), ZRAM_PROPS (the same for the
-#   zram tier; bench/zram-quiet.yaml holds session 10's quiet figures), WEIR (a built weir),
+#   figures tuned on an idle machine, for runs on a loaded one), ZRAM_PROPS (the same for the
+#   zram tier: bench/zram-quiet.yaml), WEIR (a built weir),
 #   PARALLELISM (32 requests per class per shard),
-#   KNEE (0; 1 or on switches on K's opt-in disk-queue knee, docs/scheduler-rate.md section
-#   17, by setting WEIR_SCHED_KNEE for the scheduled rows; unscheduled rows always get 0),
+#   KNEE (0; 1 or on switches on K's opt-in disk-queue knee, docs/design/scheduler.md,
+#   by setting WEIR_SCHED_KNEE for the scheduled rows; unscheduled rows always get 0),
 #   KNEES (default "$KNEE": a list such as "0 1" runs every split once per value in the same
 #   round, rotated with the others, so knee off and on share one model and one minute),
 #   WRITE_PRICES (default "1": a list of factors such as "1 1.3"; each prices the model's
 #   writes, IOPS and bandwidth, at that multiple of the model (a model overpriced by hand,
-#   docs/scheduler-rate.md section 18) for its own set of scheduled rows),
+#   docs/design/scheduler.md) for its own set of scheduled rows),
 #   WEIR_B (a second built weir, e.g. the build before a change: every split then runs once
 #   per binary in the same rotated round, variant "bin A" = WEIR, "bin B" = WEIR_B; the
 #   unscheduled rows always run WEIR), BRACKET ("zram:randwrite": the tier:op pairs whose
 #   scheduled rows are each judged against the unscheduled rows run right before and right
 #   after them, U S U S U S U in every round, instead of the round's one unscheduled row; a
-#   device whose rate moves between rows (zram's writes: 1,335-1,537 MB/s between session
-#   14's quiet runs) then moves both sides alike, and each row prints the two baselines'
+#   device whose rate moves between rows (zram's writes: 1,335-1,537 MB/s between two
+#   runs on an idle machine) then moves both sides alike, and each row prints the two baselines'
 #   spread, flagged when it is over 5%, the target's margin; "all" brackets every row,
 #   "" none),
 #   BOUND (0; 1 adds, for every unequal split, the "depth bound" row: the same two jobs
@@ -89,10 +89,10 @@ GOAL=${GOAL:-0.75ms}
 TUNE_DURATION=${TUNE_DURATION:-30s}
 # Requests per class per shard. At 32 the 1000-share class has 64 in flight at most, so at
 # 1000:100 it stays backlogged only while the window is under ~70 requests; 64 separates the
-# disk's depth limit from the workload's (docs/scheduler-rate.md, section 9).
+# disk's depth limit from the workload's (docs/design/scheduler.md).
 PARALLELISM=${PARALLELISM:-32}
-# K's disk-queue knee for the scheduled rows (weir run reads WEIR_SCHED_KNEE; docs/scheduler.md
-# section 4): KNEE=0 and KNEE=1 runs are the A/B. Set explicitly for every row, so an inherited
+# K's disk-queue knee for the scheduled rows (weir run reads WEIR_SCHED_KNEE;
+# docs/design/scheduler.md): KNEE=0 and KNEE=1 runs are the A/B. Set explicitly for every row, so an inherited
 # WEIR_SCHED_KNEE never decides it; the unscheduled rows always get 0.
 KNEE=${KNEE:-0}
 case $KNEE in
@@ -388,7 +388,7 @@ for tier in $TIERS; do
             continue
         fi
         ZRAM_ID=$(cat /sys/class/zram-control/hot_add)
-        # A device of ZRAM_SIZE (4G: the machine's rule is 2-4G per engineer) holding
+        # A device of ZRAM_SIZE (4G: small enough to share a machine's memory) holding
         # ZRAM_DATA_SIZE per job (512MB: 2 GB laid out, with room for ext4).
         echo "$ZRAM_SIZE" >"/sys/block/zram$ZRAM_ID/disksize"
         mkfs.ext4 -q "/dev/zram$ZRAM_ID"
@@ -435,7 +435,7 @@ def anchor_of(r):
     a = bare.get((key(r), r["round"]))
     return a, [a] if a else []
 def controllers(r):
-    """One line of what the scheduler did in a row (docs/scheduler-rate.md section 13)."""
+    """One line of what the scheduler did in a row (docs/design/scheduler.md)."""
     u = bare_rows.get((key(r), r["round"]), {})
     text = (f"backend {r.get('backend')} (unsched {u.get('backend')}), eagain {r.get('eagain')}; "
             f"in flight a {r.get('inflight_a', 0):.1f} b {r.get('inflight_b', 0):.1f} "
@@ -460,10 +460,10 @@ def controllers(r):
             f"K cut at a queue in the disk {g('disk_knee_cuts'):.0f} times ({g('disk_knee_misses'):.0f} "
             f"undone: not our queue); "
             f"cross-shard stalls "
-            f"{r.get('lag_stalls', 0):.0f} (woken at the laggard's next call, section 19: "
+            f"{r.get('lag_stalls', 0):.0f} (woken at the laggard's next call: "
             f"{r.get('short_wakes', 0):.0f}; leads let go for a laggard off its CPU, "
-            f"docs/scheduler-cost-per-io.md: {r.get('overdue_skips', 0):.0f}); dispatch calls bound to the first class emptied after a "
-            f"round served whole (an inline device, section 18) {r.get('round_bounds', 0):.0f}")
+            f"{r.get('overdue_skips', 0):.0f}); dispatch calls bound to the first class emptied after a "
+            f"round served whole (an inline device) {r.get('round_bounds', 0):.0f}")
 def asked(split):  # "bound-1000:100" or "1000:100" -> (1000, 100)
     sa, sb = (int(x) for x in split.removeprefix("bound-").split(":"))
     return sa, sb
