@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+step "no development words in the tree"
+scripts/check-dev-words.sh
+
 step "system packages (xfsprogs, e2fsprogs, fio)"
 scripts/install-deps.sh
 

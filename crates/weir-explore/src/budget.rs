@@ -1,8 +1,7 @@
 //! The time budget: what a ray costs, and the guard that keeps the whole run inside it.
 //!
-//! Session 13's quiet vda map took 646 s on a 600 s budget: the check before a ray priced it
-//! at 5 points, while a verified ray took 7-15 (55-80 s), and the closing calibration ran after
-//! the budget. Now a ray is priced at the mean of the rays run so far, and no point starts
+//! A check that prices a ray at 5 points lets a vda map take 646 s on a 600 s budget: a
+//! verified ray takes 7-15 points (55-80 s), and the closing calibration comes after them. So a ray is priced at the mean of the rays run so far, and no point starts
 //! that would end past the budget less the room kept for the closing calibration: a ray the
 //! budget cannot finish is stopped and left out (its points stay in `points`).
 

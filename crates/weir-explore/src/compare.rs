@@ -125,7 +125,7 @@ pub struct FrontierComparison {
     pub pure_fresh_write_difference: Option<f64>,
     pub pure_overwrite_write_difference: Option<f64>,
     /// Each map's own drift from its start to its end (`drift`), as shares: reads, fresh
-    /// writes, overwrite writes (None for a map made before session 13).
+    /// writes, overwrite writes (None for a map without a closing calibration).
     pub a_drift: Option<[f64; 3]>,
     pub b_drift: Option<[f64; 3]>,
     /// The largest move of the reads and the mapped regime's writes, between the maps and
@@ -354,7 +354,7 @@ pub fn comparison_text(c: &FrontierComparison, tolerance: f64) -> String {
             out,
             "pure-load drift within map {name} (end vs start): {}",
             d.map_or(
-                "not measured (a map made before session 13)".into(),
+                "not measured (a map without a closing calibration)".into(),
                 |d| format!(
                     "reads {:+.1}%, fresh writes {:+.1}%, overwrite writes {:+.1}%",
                     d[0] * 100.0,
@@ -443,7 +443,7 @@ mod tests {
             text.contains("verdict: not judged: the pure loads moved by 3.0%"),
             "{text}"
         );
-        // Maps from before session 13: drift not measured, judged between the maps only.
+        // Maps without a closing calibration: drift not measured, judged between the maps only.
         let (a, b) = (
             map_json("overwrite", &frontier, 1000.0),
             map_json("overwrite", &frontier, 1010.0),

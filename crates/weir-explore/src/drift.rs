@@ -2,9 +2,9 @@
 //! closed-loop runs) are measured again after the last ray and compared with the start.
 //!
 //! A frontier is drawn between the pure loads: when they move, it moves with them, and two
-//! maps can then not agree better than the device did. Session 12's quiet zram pair moved
-//! 12-27% between its two maps (session 11's within 1%), and nothing in explore.json said
-//! whether that happened between the maps or during one. With the drift beside each map, a
+//! maps can then not agree better than the device did. Two zram maps made minutes apart on an
+//! idle machine can differ by 12-27% in their pure loads (or by less than 1%), and without the
+//! drift nothing in explore.json says whether that happened between the maps or during one. With the drift beside each map, a
 //! frontier spread can be put down to the method or to the device.
 
 use serde::Serialize;
@@ -13,7 +13,7 @@ use crate::meter::{Calibration, WriteRegime};
 
 /// Two maps' frontiers are compared against the target only when each map's pure loads
 /// held within this share from its start to its end, and the two maps' within it of each
-/// other (reads and the mapped regime's writes). Issue 22 calls zram "steady to ~2%"; a
+/// other (reads and the mapped regime's writes). zram on an idle machine holds to ~2%; a
 /// frontier spread of 5% cannot be laid at the method's door when the device itself moved
 /// by more than 2%, as the remaining 3% is what the method may take.
 pub const PURE_LOAD_TOLERANCE: f64 = 0.02;

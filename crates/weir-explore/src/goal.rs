@@ -24,9 +24,9 @@
 //!
 //! `aim` is the map's goal less a margin for the disk's own round-to-round noise: the target
 //! is a read p99 within the goal in *every* round, and on vda a point measured twice in one
-//! map moved by a median of 49% (max / min, session 9's quiet map; 630 vs 1,314 us at 15.2k
-//! reads/s and 1 GB/s). With the median round aimed at the goal, one round in three went over
-//! (session 9: 747 us median, one round over 1 ms). So the median is aimed at
+//! map moved by a median of 49% (max / min; 630 vs 1,314 us at 15.2k reads/s and 1 GB/s). With
+//! the median round aimed at the goal, one round in three goes over (747 us median, one
+//! round over 1 ms). So the median is aimed at
 //! `goal / sqrt(1 + spread)`: a round half the map's typical pair spread (in log) above the
 //! median still holds. The spread is the median over the map's repeated points (reads
 //! present, kept up, not abandoned; [`MIN_REPEATED_POINTS`] or more, else no margin: a

@@ -1,5 +1,5 @@
 //! weir-explore: map a disk under mixed reads and writes, find where read latency leaves the
-//! goal, and fit the scheduler's model to that boundary (seed 003, "The Data" and "The Math").
+//! goal, and fit the scheduler's model to that boundary (the method of Diskplorer's "The Data" and "The Math").
 //!
 //! - [`point`]: one map point. Reads (random, Poisson arrivals) and writes (sequential, paced)
 //!   are offered open-loop at once; latency is measured from each request's intended send time

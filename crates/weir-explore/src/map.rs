@@ -52,7 +52,7 @@ pub struct Map {
     /// Closed-loop maxima, including both regimes' pure write rates (None for an import).
     pub calibration: Option<Calibration>,
     /// The pure loads measured again after the last ray, against `calibration` (None for an
-    /// import, an interrupted map, or one made before session 13).
+    /// import, an interrupted map, or one from a version without the closing calibration).
     pub drift: Option<Drift>,
     /// Read-only probes run after the calibration until two agreed, before the first ray (see
     /// `search::settle`): the calibration's wake, judged on nothing.

@@ -400,7 +400,7 @@ mod tests {
         let ws = vec![near; 8];
         assert_eq!(rule.verdict(&ws[..7], LOAD, 1000.0), None);
         assert_eq!(rule.verdict(&ws, LOAD, 1000.0), Some(Steady::Capped));
-        // Session 12's rule: never before the eighth.
+        // A fixed rule: never before the eighth.
         let fixed = SteadyRule {
             verify_min_windows: 8,
             ..SteadyRule::full()

@@ -21,12 +21,12 @@ pub const TAIL_SHARE: f64 = 0.01;
 /// Only misses. A bad second adds reads over the goal; its absence adds none, so a short run
 /// that met no stall says little (zero stalls in 4 s is likely at one or two per second, where
 /// the line lies on a stalling disk), while a share 5x the line over 4 s needs five times the
-/// stalls the line allows. Measured in simulation (session 13, the stalling disk, seed pairs
+/// stalls the line allows. Measured in simulation (the stalling disk, seed pairs
 /// 41/42-53/54): ending a verification at 4 s on a clear pass (share <= 0.4%) too put 2 of 7
 /// pairs over 5% (6.0%, 7.6%); skipping the verification of loads whose short measurement was
 /// clear, 2 of 7 (6.6%, 5.5%); ending it on a clear miss only left every pair as it was (3.8,
-/// 2.7, 4.3, 3.5, 4.2, 4.2, 5.0%) at 12% less simulated time. On the quiet vda map of session
-/// 12, of 30 loads measured short and then for 8 s none whose 8 s share was 5% or more was a
+/// 2.7, 4.3, 3.5, 4.2, 4.2, 5.0%) at 12% less simulated time. On a vda map made on an idle
+/// machine, of 30 loads measured short and then for 8 s none whose 8 s share was 5% or more was a
 /// pass.
 pub const CLEAR_MISS_SHARE: f64 = 5.0 * TAIL_SHARE;
 

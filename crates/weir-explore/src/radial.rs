@@ -4,7 +4,7 @@
 //! Comparing writes at one read rate is ill-conditioned where the frontier falls steeply to
 //! the read axis: on a half-duplex line `w = W (1 - r / R)`, a disk 2% faster in both
 //! directions writes 2% more at zero reads but 12% more at 0.8 R and infinitely more at R
-//! (session 11: a seeded simulated disk mapped twice, 2% apart, showed +12% at 0.8 R). Along
+//! (a seeded simulated disk mapped twice, 2% apart, shows +12% at 0.8 R). Along
 //! a ray the same two frontiers are 2% apart everywhere. Both frontiers are drawn in one
 //! plane, normalised by the larger of the two maps' most reads and most writes, and each
 //! vertex of either is compared with the other frontier along the ray through it.

@@ -31,7 +31,7 @@ mod verify;
 /// How a load measured more than once is judged (see `pooled`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judge {
-    /// Sessions 5-11: each measurement's own verdict, the last one standing; the crossing
+    /// Each measurement's own verdict, the last one standing; the crossing
     /// between the mean p99s. Kept so the simulation can show what pooling fixes.
     LastMeasurement,
     /// Every read measured at a load judged together; a miss one bad second can explain is
@@ -78,7 +78,7 @@ pub struct SearchSettings {
     pub settle_probes: usize,
     /// A refinement ray bisects from its neighbours' boundaries (see `refinement_start`)
     /// rather than from the whole ray. Off: in simulation it saved no time and put 3 of 7
-    /// stalling-disk pairs over 5% (session 14).
+    /// stalling-disk pairs over 5%.
     pub refine_from_neighbours: bool,
 }
 
@@ -470,8 +470,8 @@ impl Search<'_> {
 impl Search<'_> {
     /// Where a refinement ray between `a` and `b` starts bisecting: around its neighbours'
     /// boundaries (shares of their rays, which are comparable: a load's share is its larger
-    /// normalised coordinate), widened by a quarter either way for the bend. Session 13's
-    /// quiet vda map spent 5 bisection steps on each refinement although its neighbours had
+    /// normalised coordinate), widened by a quarter either way for the bend. Bisecting the
+    /// whole ray costs a vda map 5 steps per refinement although its neighbours have already
     /// put the boundary within a tenth of the ray; from their bracket 2-3 steps reach the same
     /// width. The whole ray when either neighbour found nothing inside, or not asked for.
     fn refinement_start(&self, a: &Ray, b: &Ray) -> (f64, f64) {

@@ -1,9 +1,9 @@
 //! Waiting for the calibration's writes to settle before the first ray.
 //!
 //! The calibration writes closed-loop at queue depth 16 in both regimes (on vda about 20 GB in
-//! 6 s), and the device is still busy with them afterwards: session 12's and 13's quiet vda
-//! maps met read p99s of 1.6-4 ms at 24k-51k reads/s in the pure-read ray's first 15-25 s and
-//! 0.3-0.7 ms at the same loads later, and the ray spent 14 points (90 s) re-bisecting what
+//! 6 s), and the device is still busy with them afterwards: vda maps on an idle machine meet read p99s
+//! of 1.6-4 ms at 24k-51k reads/s in the pure-read ray's first 15-25 s and 0.3-0.7 ms at the
+//! same loads later, and without settling the ray spends 14 points (90 s) re-bisecting what
 //! those first verdicts got wrong. So before the first ray the search measures one read-only
 //! probe load again and again until two probes agree, and only then bisects. The probes are
 //! kept apart (`settling` in explore.json): their verdicts describe the calibration's wake, not

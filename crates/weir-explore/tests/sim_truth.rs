@@ -99,17 +99,17 @@ fn explore_on(config: &MixedConfig, slice: Slice, shards: usize) -> Map {
 /// How long a verifying measurement runs, and what the search does around it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Verify {
-    /// Session 12: a fixed 8 s.
+    /// A fixed 8 s.
     Fixed,
-    /// Session 13: 8 s, or 4 s when those were a clear miss (`pooled::CLEAR_MISS_SHARE`);
+    /// 8 s, or 4 s when those were a clear miss (`pooled::CLEAR_MISS_SHARE`);
     /// no settling probes.
     EndsOnClearMiss,
-    /// Session 14's default: session 13's, and settling probes before the first ray. The
+    /// The default: `EndsOnClearMiss`, and settling probes before the first ray. The
     /// simulated disks have no calibration wake, so here the probes only move every later
     /// point to other seeds (each measurement opens devices seeded by a counter).
     Settled,
-    /// `Settled`, and refinement rays bisected from their neighbours' boundaries (session 14,
-    /// measured and not kept: `refine_from_neighbours`).
+    /// `Settled`, and refinement rays bisected from their neighbours' boundaries (measured
+    /// and not kept: `refine_from_neighbours`).
     Neighbours,
 }
 
@@ -130,7 +130,7 @@ fn explore_judged(
         window: std::time::Duration::from_millis(500),
         max_windows: 4,
         // 8 s of reads per verifying measurement, as the full rule's 8 x 1 s, and at least
-        // 4 s before a clear miss may end it (4 x 1 s); session 12 ran all 8 s.
+        // 4 s before a clear miss may end it (4 x 1 s); `Fixed` runs all 8 s.
         verify_windows: 16,
         verify_min_windows: match verify {
             Verify::Fixed => 16,
@@ -361,11 +361,11 @@ fn read_bandwidth_x_write_iops_slice() {
 
 /// Two maps of one steady disk agree: the second map's disk is 2% faster in both directions
 /// (a device's own spread between two runs) and runs on other seeds (arrivals, offsets, the
-/// service jitter of +-10% per request). Issue 22's target, "two runs' frontiers within 5%",
+/// service jitter of +-10% per request). explore's target, "two runs' frontiers within 5%",
 /// must then hold for explore's own method: the search's steps, the steady rule's windows,
 /// the crossing, the envelope. Two shards, each on a disk with its own virtual clock, so one
 /// shard runs ahead of the other in wall time and the windows must still be cut in step
-/// (until session 11 they were not: this test then failed).
+/// (a sampler that cuts windows by wall time fails this test).
 #[test]
 fn two_maps_of_a_steady_disk_agree_within_5_percent() {
     let (seed_a, seed_b) = (31, 32);
@@ -446,7 +446,7 @@ fn stalling_pair(seeds: (u64, u64), judge: Judge, verify: Verify) -> (f64, Strin
     (c.max_abs_radial_difference, text)
 }
 
-/// Issue 22's last target in simulation. On the stalling disk the old judgement (each
+/// Two maps of a stalling disk agree within 5%. On the stalling disk the old judgement (each
 /// measurement's verdict, the last standing) puts two maps' frontiers more than 5% apart
 /// along some ray, as two quiet zram maps were (22% at the read axis's end); judging each load
 /// on all its reads, and verifying each ray's bracket, puts them within 5% along every ray.
@@ -470,14 +470,13 @@ fn two_maps_of_a_disk_whose_read_tail_is_chance_agree_within_5_percent() {
     );
 }
 
-/// The cost question in simulation: the stalling pair with session 12's verifying
-/// measurements (a fixed 8 s), session 13's (ended at 4 s by a clear miss), with session 14's
-/// settling probes, and with refinements bisected from their neighbours, on the seed pairs of
-/// session 12's study. Prints each pair's simulated map time and largest difference along
-/// rays; asserts session 13's pairs within 5%. The settling probes change nothing on these
-/// disks but the seeds every later point meets, and with them 4 of the 7 pairs went over 5%
-/// (6.1-8.4%, session 14): the 5% holds on these seeds, not on every draw (docs/explore.md,
-/// "Session 14"). `cargo test --release -p weir-explore --test sim_truth -- --ignored
+/// The cost question in simulation: the stalling pair with fixed 8 s verifying measurements,
+/// with measurements ended at 4 s by a clear miss, with settling probes, and with refinements
+/// bisected from their neighbours, on seven seed pairs. Prints each pair's simulated map time
+/// and largest difference along rays; asserts the clear-miss pairs within 5%. The settling
+/// probes change nothing on these disks but the seeds every later point meets, and with them
+/// 4 of the 7 pairs go over 5% (6.1-8.4%): the 5% holds on these seeds, not on every draw
+/// (docs/design/explore.md). `cargo test --release -p weir-explore --test sim_truth -- --ignored
 /// --nocapture map_time` (about 3 minutes in release).
 #[test]
 #[ignore]
@@ -496,7 +495,7 @@ fn map_time_before_and_after_on_the_stalling_disk() {
         let mut line = format!("seeds {seeds:?}:");
         for (name, verify) in [
             ("fixed 8 s", Verify::Fixed),
-            ("session 13", Verify::EndsOnClearMiss),
+            ("ends on a clear miss", Verify::EndsOnClearMiss),
             ("settled", Verify::Settled),
             ("from neighbours", Verify::Neighbours),
         ] {

@@ -1,13 +1,13 @@
 //! Sampled windows handed from the shards to the sampler in step.
 //!
 //! Every shard cuts its own windows on its own clock (`sample_interval` after its start, and
-//! again), and shard 0 tells the sampler when its window ends. Until session 11 the sampler
-//! then summed whatever each shard had published so far, and another shard that reached the
-//! same boundary a few microseconds later had its window counted in the *next* sample, or
-//! lost when the run stopped: a two-shard `weir explore` on zram saw windows with one shard's
-//! reads missing (a pure-read point at exactly half its offered rate, calibrations 20-35%
-//! apart between two maps of one device). Now each shard queues one entry per window, and
-//! the sampler takes window k from every shard once each has ended it (or has finished).
+//! again), and shard 0 tells the sampler when its window ends. Summing whatever each shard
+//! has published at that moment would count another shard that reaches the same boundary a
+//! few microseconds later in the *next* sample, or lose it when the run stops: a two-shard
+//! `weir explore` on zram would see windows with one shard's reads missing (a pure-read point
+//! at exactly half its offered rate, calibrations 20-35% apart between two maps of one
+//! device). So each shard queues one entry per window, and the sampler takes window k from
+//! every shard once each has ended it (or has finished).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -22,7 +22,7 @@ use weir_workload::sched_groups::SchedGroups;
 use weir_workload::{run_with, Control, DeviceFactory, Plan, RunOptions};
 
 /// Shards of each simulated run: 2, so jobs on a subset of shards (`shards: [0]`, `[1]`) run
-/// beside others (issue 19's shard-placement crash, fixed on i19a).
+/// beside others (the shape that once crashed shard placement).
 const RUN_SHARDS: usize = 2;
 
 fn seed() -> u64 {

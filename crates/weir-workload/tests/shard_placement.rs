@@ -184,7 +184,7 @@ fn every_placement_runs_on_real_files_with_both_backends() {
             let options = RunOptions {
                 dir: Some(dir.path().to_path_buf()),
                 // A second, not 200 ms: vda stalls for a few hundred ms at times, and a QD1
-                // job then completed nothing in the window (fresh-clone run, 28 Nov 05:55).
+                // job can complete nothing in a 200 ms window.
                 duration: Duration::from_millis(1000),
                 shards: 2,
                 backend,

@@ -151,10 +151,10 @@ fn merging_adjacent_writes_buys_write_bandwidth_at_the_same_read_tail() {
 /// Two shards, each on its own simulated disk and virtual clock, so in wall time one shard
 /// runs far ahead of the other. Every sampled window must still hold exactly one window of
 /// each shard: evenly paced reads at 2,000/s per shard give 2 x 200 reads per 100 ms window.
-/// (Until session 11 the sampler summed whatever each shard had published when shard 0's
-/// window ended, so a shard ahead of shard 0 put several windows into one, and one behind
-/// put its window into the next: a two-shard `weir explore` on zram saw a pure-read point
-/// at exactly half its offered rate.)
+/// (A sampler that sums whatever each shard has published when shard 0's window ends puts
+/// several windows of a shard ahead of shard 0 into one, and a shard behind's window into the
+/// next: a two-shard `weir explore` on zram then sees a pure-read point at exactly half its
+/// offered rate.)
 #[test]
 fn every_sampled_window_holds_one_window_of_every_shard() {
     let seed = 21;

@@ -46,7 +46,7 @@ fn unlink_files_are_counted_at_their_rounded_size() {
 }
 
 /// `--latency-goal` sets the scheduler's goal; without `--io-properties` there is no
-/// scheduler, and the flag used to be ignored without a word.
+/// scheduler, so the flag is refused rather than ignored without a word.
 #[test]
 fn a_latency_goal_without_a_disk_model_is_refused() {
     let s = Scratch::new();

@@ -25,7 +25,7 @@ fn simulate(job: &str, disk: &str, extra: &[&str]) -> std::process::Output {
     run_simulated(job, disk, &args)
 }
 
-/// Seed 001: 64 shards x 8 fibers of 128 KiB writes over four members with 1 MiB chunks.
+/// Seastar's RAID0 question: 64 shards x 8 fibers of 128 KiB writes over four members with 1 MiB chunks.
 /// Every shard's region starts on a 1 MiB boundary a multiple of the 4 MiB stripe apart, so
 /// every shard starts on member 0. The simulator's answer: the ops and the bytes spread
 /// evenly (each member is saturated), but a standing queue stays on member 0 and makes the
