@@ -5,7 +5,7 @@
 mod cmd;
 mod error;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Know your disk, and use all of it without drowning latency-sensitive reads.
 #[derive(Parser)]
@@ -31,6 +31,10 @@ enum Command {
     Explore(cmd::explore::ExploreArgs),
     /// Run doctor, qualify, tune, explore, a QoS demo and align, and write one HTML page.
     Report(cmd::report::ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the man page, or write one per subcommand with --out-dir.
+    Man(cmd::completions::ManArgs),
 }
 
 fn main() {
@@ -49,6 +53,8 @@ fn main() {
         Command::Align(args) => cmd::align::run(args),
         Command::Explore(args) => cmd::explore::run(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Completions(args) => cmd::completions::completions(args, Cli::command()),
+        Command::Man(args) => cmd::completions::man(args, Cli::command()),
     };
     if let Err(e) = outcome {
         eprintln!("weir: error: {e}");

@@ -1,6 +1,7 @@
 //! One module per subcommand: its flags (clap `Args`) and the glue that calls the libraries.
 
 pub mod align;
+pub mod completions;
 pub mod doctor;
 pub mod explore;
 pub mod qualify;

@@ -24,6 +24,8 @@ pub enum OutputFile {
     GridDir,
     /// `weir report --out FILE`, after the measuring.
     Page,
+    /// `weir man --out-dir DIR`.
+    ManPages,
 }
 
 #[derive(Debug)]
@@ -106,6 +108,7 @@ impl OutputFile {
             OutputFile::Metrics => ("the metrics to ", "; pass a writable --metrics path"),
             OutputFile::PropertiesFile => ("", "; pass a writable --properties-file"),
             OutputFile::GridDir => ("into ", "; pass another --out directory"),
+            OutputFile::ManPages => ("the man pages to ", "; pass a writable --out-dir"),
             OutputFile::Page => (
                 "the page to ",
                 "; the measurements are lost, rerun with a writable --out",
