@@ -59,7 +59,7 @@ fn verdict(p: &PointResult) -> &'static str {
     }
 }
 
-/// The side-by-side table (Markdown, so docs/explore.md can quote it as is) and a closing line
+/// The side-by-side table (Markdown, so docs/design/explore.md can quote it as is) and a closing line
 /// counting the loads where the two tools' verdicts agree.
 pub fn grid_table(rows: &[GridRow], goal_us: f64) -> String {
     let mut out = String::new();

@@ -2,7 +2,7 @@
 //!
 //! The map judges a read from its arrival to its completion. The scheduler's `--latency-goal`
 //! bounds something else: the disk time in flight ahead of a request (its in-disk window,
-//! docs/scheduler.md item 2). Run with the map's goal as its window, the scheduler lets a read
+//! docs/design/scheduler.md item 2). Run with the map's goal as its window, the scheduler lets a read
 //! wait up to that goal behind work in the disk *and then* adds what the window leaves out:
 //!
 //! - the read's own service time and the queueing reads cause each other at that rate — the

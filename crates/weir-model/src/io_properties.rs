@@ -60,7 +60,7 @@ pub struct DiskProperties {
     /// Multiplies all four rates (the model's K); 1.0 when absent.
     pub rate_factor: f64,
     /// weir field: the scheduler's in-disk latency goal that keeps reads' arrival-to-completion
-    /// p99 within the goal of the map it came from (docs/explore.md); None when absent.
+    /// p99 within the goal of the map it came from (docs/design/explore.md); None when absent.
     pub latency_goal_us: Option<u64>,
 }
 

@@ -34,7 +34,7 @@ impl Status {
 /// One item of the checklist.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    /// Stable identifier, e.g. `fs.block_vs_physical_sector` (documented in docs/probe.md).
+    /// Stable identifier, e.g. `fs.block_vs_physical_sector` (documented in docs/reference/probe.md).
     pub id: String,
     pub status: Status,
     /// What was found, in one sentence.
@@ -61,7 +61,7 @@ fn finding(
     }
 }
 
-/// The finding with this stable id (see docs/probe.md), if the checks produced it.
+/// The finding with this stable id (see docs/reference/probe.md), if the checks produced it.
 pub fn find_finding<'a>(findings: &'a [Finding], id: &str) -> Option<&'a Finding> {
     findings.iter().find(|f| f.id == id)
 }

@@ -91,7 +91,7 @@ impl SimDiskFile {
                     line: None,
                     column: None,
                     message: "the disk file is empty: give at least `preset: nvme_like` (see \
-                              docs/run.md, `--simulate`)"
+                              docs/reference/job-files.md, `--simulate`)"
                         .into(),
                 })
             }

@@ -6,8 +6,8 @@
 //! 1 MiB requests; through the scheduler only a goal's worth is in the kernel, nothing waits
 //! there, and on a file that must allocate (a write into a hole is handed to an io_uring
 //! worker and issued outside the submitter's plug) nothing merges at all: the disk pays its
-//! per-request cost on every 128 KiB (docs/scheduler.md, section 4.5, and
-//! docs/scheduler-rate.md, section 6, measure this). So the merge happens
+//! per-request cost on every 128 KiB (docs/design/scheduler.md, section 4.5, and
+//! docs/design/scheduler-rate.md, section 6, measure this). So the merge happens
 //! here, before the kernel: adjacent pieces of one file, same direction and flags, go out as
 //! one vectored request of at most the scheduler's longest request (the length it splits
 //! at, about half a latency goal of disk time), so a merged request never holds the disk
@@ -113,7 +113,7 @@ impl Merger {
             // adjacent, so `joinable` (the pieces' file, direction, flags and sizes) runs only
             // for a neighbour. Checked the other way round, every piece of a round paid
             // `joinable` against every run staged before it: the scheduled 4 KiB rows' largest
-            // user-space cost, 1.6% of the process's CPU on zram (docs/scheduler-cost-per-io.md).
+            // user-space cost, 1.6% of the process's CPU on zram (docs/benchmarks.md).
             // The same first neighbour is found either way.
             let (start_bytes, end_bytes) = (self.runs[r].start_bytes, self.runs[r].end_bytes);
             let found = (0..self.runs.len()).find_map(|o| {

@@ -1,7 +1,7 @@
 //! Reading io_tester job files.
 //!
 //! A job file is a YAML list of jobs, exactly as Seastar's io_tester reads it (see
-//! `docs/run.md`). Parsing goes through typed serde structures that deny unknown fields, so a
+//! `docs/reference/job-files.md`). Parsing goes through typed serde structures that deny unknown fields, so a
 //! misspelt key is an error carrying its line and column and the list of keys valid at that
 //! level, instead of being silently ignored as io_tester does. Checks that need several fields
 //! at once run afterwards ([`Job::validate`]) and name the job and the field; the job's line is

@@ -1,5 +1,5 @@
 //! What a run measured, and its three renderings: a table for people, JSON for scripts
-//! (schema documented in `docs/run.md`; stable: fields are only ever added), and io_tester's
+//! (schema documented in `docs/reference/job-files.md`; stable: fields are only ever added), and io_tester's
 //! YAML layout for tools that already parse io_tester output.
 
 use std::fmt::Write as _;

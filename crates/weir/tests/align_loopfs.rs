@@ -7,7 +7,7 @@
 //! write into a pre-truncated file's hole is allocated like an append, one 128 KiB allocation
 //! per request interleaved with the other files, so both modes show a large sub-4 KiB share
 //! (measured 43-99% for appends and 48-99% for pretruncate over several runs). The mode that
-//! does fix the layout here is fallocate: one extent per file. docs/probe.md has the numbers.
+//! does fix the layout here is fallocate: one extent per file. docs/reference/probe.md has the numbers.
 
 mod common;
 

@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn nowait_eagain_is_counted_and_retried_without_the_flag() {
         // Writes into a pre-truncated (sparse) file must allocate: on Linux 6.x ext4 and XFS
-        // answer EAGAIN under RWF_NOWAIT (docs/engine.md). However many were refused, each
+        // answer EAGAIN under RWF_NOWAIT (docs/design/engine.md). However many were refused, each
         // was sent again without the flag: one more submitting call each, every byte written.
         let dir = tempdir();
         for backend in Backend::ALL {

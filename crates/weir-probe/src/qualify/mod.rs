@@ -108,7 +108,7 @@ pub struct Measurements {
 /// One qualification test's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TestResult {
-    /// Stable id, e.g. `aio.append.depth1`, `uring.nowait.overwrite` (docs/probe.md).
+    /// Stable id, e.g. `aio.append.depth1`, `uring.nowait.overwrite` (docs/reference/probe.md).
     pub id: String,
     /// `linux-aio` or `io_uring`.
     pub engine: String,

@@ -160,7 +160,7 @@ pub(crate) fn demo(opts: &ReportOptions, budget: &Budget, carry: &Carry) -> Sect
 
 /// The model the demo schedules by: the tuned one with `duplex: true`. A tune does not measure
 /// duplex (neither does iotune); this project's disk serves reads beside writes, and
-/// bench/qos.sh schedules its README rows the same way (docs/scheduler-bench.md measures both).
+/// bench/qos.sh schedules its README rows the same way (docs/benchmarks.md measures both).
 fn demo_disk(tuned: &DiskProperties) -> DiskProperties {
     DiskProperties {
         duplex: true,

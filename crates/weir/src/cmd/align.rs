@@ -1,5 +1,5 @@
 //! `weir align DIR`: where do written requests land on the device, and how aligned are they?
-//! (see docs/probe.md and weir_probe::align).
+//! (see docs/reference/probe.md and weir_probe::align).
 
 use std::path::PathBuf;
 
@@ -14,7 +14,7 @@ use crate::error::{CliResult, OutputFile, RuntimeError, UsageError};
 pub struct AlignArgs {
     /// The directory to write the test files in (they are removed afterwards).
     pub dir: PathBuf,
-    /// Print the report as JSON (schema in docs/probe.md).
+    /// Print the report as JSON (schema in docs/reference/probe.md).
     #[arg(long)]
     pub json: bool,
     /// Also write an SVG bar chart of the distributions to this file.

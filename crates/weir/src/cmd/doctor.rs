@@ -1,4 +1,4 @@
-//! `weir doctor DIR`: the storage checklist for a data directory (see docs/probe.md).
+//! `weir doctor DIR`: the storage checklist for a data directory (see docs/reference/probe.md).
 
 use std::path::PathBuf;
 
@@ -11,7 +11,7 @@ use crate::error::{CliError, CliResult, Problem, RuntimeError};
 pub struct DoctorArgs {
     /// The directory where the data files will live.
     pub dir: PathBuf,
-    /// Print the facts and findings as JSON (schema in docs/probe.md).
+    /// Print the facts and findings as JSON (schema in docs/reference/probe.md).
     #[arg(long)]
     pub json: bool,
     /// Read sysfs/procfs from this tree instead of `/` (a recorded machine: ROOT/sys,

@@ -1,4 +1,4 @@
-//! `weir qualify DIR`: fsqual, extended (see docs/probe.md and weir_probe::qualify).
+//! `weir qualify DIR`: fsqual, extended (see docs/reference/probe.md and weir_probe::qualify).
 
 use std::path::PathBuf;
 
@@ -18,7 +18,7 @@ pub enum EngineChoice {
 pub struct QualifyArgs {
     /// The directory to qualify (scratch files are created unlinked and vanish on exit).
     pub dir: PathBuf,
-    /// Print the results as JSON (schema in docs/probe.md).
+    /// Print the results as JSON (schema in docs/reference/probe.md).
     #[arg(long)]
     pub json: bool,
     /// Requests per context-switch and io-wq test (fsqual uses 10000).

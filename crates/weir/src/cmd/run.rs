@@ -1,6 +1,6 @@
 //! `weir run`: flags and glue. Jobs, the driver and the report live in `weir-workload`; this
 //! file reads the job file, maps flags to [`RunOptions`], shows progress on a terminal, prints
-//! the chosen format and maps outcomes to exit codes (docs/run.md).
+//! the chosen format and maps outcomes to exit codes (docs/reference/job-files.md).
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ use crate::error::{
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// io_tester job file (YAML list of jobs; see docs/run.md).
+    /// io_tester job file (YAML list of jobs; see docs/reference/job-files.md).
     #[arg(value_name = "JOBFILE")]
     job_file: PathBuf,
     /// Directory for the test files (`test-<job>-<shard>`); created files are removed at the end.
@@ -81,12 +81,12 @@ pub struct RunArgs {
     metrics: Option<PathBuf>,
     /// io_tester's scheduling-group file (YAML list of name, shares, parent): jobs join a
     /// group with `class`; a group named as a `parent` is a supergroup whose share its
-    /// children divide. Shares apply with --io-properties (docs/run.md).
+    /// children divide. Shares apply with --io-properties (docs/reference/job-files.md).
     #[arg(long, value_name = "FILE")]
     sched_groups: Option<PathBuf>,
     /// Run on a simulated disk described by DISK.yaml (rates, channels, RAID0 members and
     /// chunk size, true and reported sector) instead of files: every shard shares the one
-    /// disk on a virtual clock, and the report adds each RAID0 member's load (docs/run.md).
+    /// disk on a virtual clock, and the report adds each RAID0 member's load (docs/reference/job-files.md).
     #[arg(long, value_name = "DISK.yaml", conflicts_with_all = ["device", "dir", "verify", "buffered", "keep_files"])]
     simulate: Option<PathBuf>,
     /// Also draw each job's latency CDF and bandwidth over time into this SVG file.
@@ -335,7 +335,7 @@ fn scheduler_options(args: &RunArgs) -> Result<Option<SchedulerOptions>, CliErro
 }
 
 /// The environment switch for K's disk-queue knee (`SchedConfig::knee_in_disk`, opt-in:
-/// docs/scheduler.md section 4, docs/scheduler-rate.md section 17).
+/// docs/design/scheduler.md, "K's disk-queue knee").
 const KNEE_VAR: &str = "WEIR_SCHED_KNEE";
 
 /// `WEIR_SCHED_KNEE`'s value: unset, `0` or `off` is off; `1` or `on` is on; anything else

@@ -68,7 +68,7 @@ impl InputFile {
         match self {
             InputFile::JobFile => (
                 "the job file ",
-                "pass the path of an io_tester YAML job file (see examples/ and docs/run.md)",
+                "pass the path of an io_tester YAML job file (see examples/ and docs/reference/job-files.md)",
             ),
             InputFile::SchedGroups => (
                 "the --sched-groups file ",

@@ -148,7 +148,7 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Fixture(e) => write!(
                 f,
                 "{e}; pass as --root a tree recorded from a machine: ROOT/sys, \
-                 ROOT/proc/self/mountinfo and ROOT/fs.json (docs/probe.md, \"Fixture trees\")"
+                 ROOT/proc/self/mountinfo and ROOT/fs.json (docs/reference/probe.md, \"Fixture trees\")"
             ),
             RuntimeError::Align(e) => e.fmt(f),
             RuntimeError::ExploreInterrupted { out } => {

@@ -80,7 +80,7 @@ fn input_file_errors_exit_2_with_file_line_and_column() {
         },
         2,
         "cannot read the job file nofile.yaml: No such file or directory (os error 2); pass the \
-         path of an io_tester YAML job file (see examples/ and docs/run.md)",
+         path of an io_tester YAML job file (see examples/ and docs/reference/job-files.md)",
     );
     check(
         InputError::Read {
@@ -150,7 +150,7 @@ fn whole_file_errors_and_unreadable_models_still_name_the_file_and_the_fix() {
     assert!(
         fixture.to_string().ends_with(
             "; pass as --root a tree recorded from a machine: ROOT/sys, \
-             ROOT/proc/self/mountinfo and ROOT/fs.json (docs/probe.md, \"Fixture trees\")"
+             ROOT/proc/self/mountinfo and ROOT/fs.json (docs/reference/probe.md, \"Fixture trees\")"
         ),
         "{fixture}"
     );
