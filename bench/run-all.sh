@@ -24,7 +24,7 @@ benches=(
     "qos-tuned|KERNEL_ROWS=0 PROPS=bench/vda-quiet.yaml GOAL=1ms DURATION=5s ROUNDS=8 SWEEP='' MAP=none bench/qos.sh"
     "sched-cost|bench/sched-cost.sh"
     "sched-cost-hog|HOG=2 bench/sched-cost.sh"
-    "explore-vda|\"\${WEIR:-target/release/weir}\" explore --dir /var/tmp/weir-explore --out /var/tmp/weir-explore-out"
+    "explore-vda|mkdir -p /var/tmp/weir-explore && \"\${WEIR:-target/release/weir}\" explore --dir /var/tmp/weir-explore --out /var/tmp/weir-explore-out"
     "explore-repeat|SIZE=8G bench/explore-repeat.sh"
     "explore-replay|bench/explore-replay.sh /var/tmp/weir-explore-out/explore.json"
     "explore-sim-qos|bench/explore-sim-qos.sh"

@@ -21,6 +21,12 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test (unit, simulation, real files, loop-mounted filesystems)"
 cargo test --workspace --locked
 
+step "docs: links, cli.md against --help, every runnable command in README and the guide"
+scripts/check-docs.sh
+
+step "cargo doc --no-deps without warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 if [ -f node/weir-cql/package.json ]; then
   step "weir-cql: build and test against a real Apache Cassandra"
   (cd node/weir-cql && npm ci --no-audit --no-fund && npm test)

@@ -9,14 +9,14 @@
 //! - [`meter`]: [`meter::Meter`] measures points; [`meter::WorkloadMeter`] runs each as a
 //!   weir-workload plan on real files or a simulated disk, in a [`meter::WriteRegime`]
 //!   (`fresh` fallocated files that never wrap, or `overwrite` of a region laid down first).
-//! - [`search`]: bisection along rays from the origin, both pure axes included, refined where
+//! - [`search`](mod@search): bisection along rays from the origin, both pure axes included, refined where
 //!   the boundary bends, within a time budget.
 //! - [`fit`]: the half-duplex line (Seastar's `rate_factor`), the max() model (Seastar's
 //!   `duplex: true`), a curve `(x^a + y^a)^(1/a)` (concave for a < 1) and a capped line (mixed
 //!   writes fail above a ceiling); one is chosen, and the Seastar model it implies is written.
 //! - [`map`], [`output`], [`plots`]: explore.json, explore.csv, heatmaps (drawn by weir-plot),
 //!   io-properties.yaml and a text summary.
-//! - [`slice`]: which slice a map shows (read IOPS x write bandwidth, the seed's, or read
+//! - [`slice`](mod@slice): which slice a map shows (read IOPS x write bandwidth, as Diskplorer maps, or read
 //!   bandwidth x write IOPS): request sizes' defaults, axis names and units.
 //! - [`drift`]: the pure loads measured again at the map's end, against its start.
 //! - [`import`]: Diskplorer's fio JSON read into the same map.

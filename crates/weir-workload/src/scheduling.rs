@@ -23,7 +23,7 @@ pub struct Scheduling {
 
 impl Scheduling {
     /// `merge_adjacent`: submit pieces that continue each other in one file as one vectored
-    /// request (see [`Merger`]).
+    /// request (see the `merge` module).
     pub fn new(
         queue: ShardQueue,
         class_by_job: Vec<Option<ClassId>>,
