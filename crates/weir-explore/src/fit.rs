@@ -6,13 +6,13 @@
 //!
 //! | model | N(x, y) | parameters | Seastar |
 //! |---|---|---|---|
-//! | `half_duplex` (the seed's line) | `x + y` | K | `rate_factor: K` |
+//! | `half_duplex` (Seastar's line) | `x + y` | K | `rate_factor: K` |
 //! | `duplex` | `max(x, y)` | K | `duplex: true`, `rate_factor: K` |
 //! | `curve` | `(x^a + y^a)^(1/a)` | K, a | the fitted line (`half_duplex`'s K) where it lies above the largest line under the curve, `K * min(1, 2^(1 - 1/a))` |
 //! | `capped` | `x + y <= K` and, with reads, `y <= C` | K, C | `write_bandwidth: Bw * C / K`, `rate_factor: K` |
 //!
-//! `a < 1` is a concave boundary (a mix costs more than its parts, the seed's i3), `a = 1` the
-//! line, large `a` approaches duplex. `capped` is the seed's HDD: pure writes are fine, mixed
+//! `a < 1` is a concave boundary (a mix costs more than its parts, Diskplorer's i3), `a = 1` the
+//! line, large `a` approaches duplex. `capped` is Diskplorer's HDD: pure writes are fine, mixed
 //! writes above `C` are not. A model's error at a frontier point is the log of the ratio of the
 //! point's distance from the origin to the model boundary's along the same ray (a relative
 //! radial error); K minimises the squared errors.

@@ -302,7 +302,7 @@ impl Map {
             head.push_str(&format!(
                 "# Slice {}: safe for other sizes, not exact: a read smaller than {} B is charged \
                  as one of {} B, a write larger than {} B as that many writes of {} B; for \
-                 small reads beside large writes, map the seed's slice (read-iops-write-bw).\n",
+                 small reads beside large writes, map Diskplorer's slice (read-iops-write-bw).\n",
                 self.slice.as_str(),
                 self.read_bytes,
                 self.read_bytes,

@@ -1,4 +1,4 @@
-//! Which slice of the load space a map draws: the seed's read IOPS x write bandwidth (4 KiB
+//! Which slice of the load space a map draws: Diskplorer's read IOPS x write bandwidth (4 KiB
 //! reads beside 128 KiB writes: queries beside compaction), or read bandwidth x write IOPS
 //! (large reads beside small writes: scans beside a commit log).
 //!
@@ -16,7 +16,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Slice {
-    /// Read IOPS x write bandwidth, 4 KiB reads and 128 KiB writes (the seed's).
+    /// Read IOPS x write bandwidth, 4 KiB reads and 128 KiB writes (Diskplorer's).
     #[default]
     ReadIopsWriteBw,
     /// Read bandwidth x write IOPS, 128 KiB reads and 4 KiB writes.
@@ -69,7 +69,7 @@ const WRITE_IOPS: AxisName = AxisName {
 impl Slice {
     /// Every slice, for flag help and errors.
     pub const NAMES: &'static str =
-        "write read-iops-write-bw (the seed's slice) or read-bw-write-iops";
+        "write read-iops-write-bw (Diskplorer's slice) or read-bw-write-iops";
 
     pub fn from_name(name: &str) -> Option<Slice> {
         match name {

@@ -49,7 +49,7 @@ impl DeviceFactory for Factory {
             opened[shard] += 1;
             opened[shard] - 1
         };
-        // Shard 0 keeps the seeds of the one-shard maps before the counter was per shard.
+        // Shard 0 keeps the seeds a one-shard map draws from a per-run counter.
         let seed = self
             .config
             .seed

@@ -1,7 +1,7 @@
 //! The doctor's checklist: each check reads [`PathFacts`] and says PASS, WARN or FAIL, with the
 //! evidence (the numbers it looked at, and where they came from) and the fix.
 //!
-//! The checks follow the seeds' pitfalls: a filesystem block smaller than the media's physical
+//! The checks follow the pitfalls of ScyllaDB's disk articles: a filesystem block smaller than the media's physical
 //! sector forces read-modify-write on every misaligned request (1 KiB XFS on 4 KiB NVMe cost
 //! ScyllaDB a large share of write throughput); firmware that reports 512 B physical sectors on a
 //! 4 KiB drive misleads every tool that trusts it; a filesystem whose stripe geometry does not

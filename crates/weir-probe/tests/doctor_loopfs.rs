@@ -37,7 +37,7 @@ fn xfs_1k_over_4k_physical_backing_device_fails() {
     let findings = checks(&facts);
     let block = find(&findings, "fs.block_vs_physical_sector");
     if phys < 2048 {
-        // The host disk under /tmp reports small physical sectors: the seed's setup cannot be
+        // The host disk under /tmp reports small physical sectors: the article's setup cannot be
         // reproduced here, and the doctor must not invent a FAIL.
         eprintln!("SKIP-PART {name}: /tmp's device reports {phys} B physical sectors; asserting PASS instead");
         assert_eq!(block.status, Status::Pass);

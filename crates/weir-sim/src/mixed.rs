@@ -54,7 +54,7 @@ pub enum Boundary {
     },
     /// Half-duplex, but while reads are present and the write rate is above
     /// `mixed_write_limit_bytes_per_s`, reads take `read_slowdown` times longer: the disk
-    /// survives pure writes and fails mixed loads above the limit (the seed's HDD).
+    /// survives pure writes and fails mixed loads above the limit (Diskplorer's HDD).
     WriteCliff {
         mixed_write_limit_bytes_per_s: f64,
         read_slowdown: f64,

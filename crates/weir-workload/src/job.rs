@@ -5,7 +5,7 @@
 //! io_tester is ambiguous or measures the wrong thing, weir adds an explicit field rather than
 //! changing a meaning: `seqwrite` (sequential writes into a fresh file) and `prepare` (how the
 //! file looks before the first request) exist because io_tester's `overwrite` silently measures
-//! overwriting a prefilled file, which the seeds show is not what a database's writes do.
+//! overwriting a prefilled file, which ScyllaDB's disk articles show is not what a database's writes do.
 
 use std::fmt;
 use std::time::Duration;

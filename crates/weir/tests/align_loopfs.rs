@@ -1,8 +1,8 @@
 //! `weir align` on real loop-mounted filesystems (root only).
 //!
-//! What the seeds show and this kernel reproduces: with 4 KiB XFS blocks every request lands
+//! What ScyllaDB's disk articles show and this kernel reproduces: with 4 KiB XFS blocks every request lands
 //! 4 KiB-aligned; with 1 KiB blocks, files written at once get requests that are only 1 KiB or
-//! 2 KiB aligned. What this kernel does NOT reproduce: the seed's pre-truncated files being
+//! 2 KiB aligned. What this kernel does NOT reproduce: the pre-truncated files of ScyllaDB's article being
 //! better aligned than appended ones. Here (Linux 6.18, XFS, 4 files in one directory) a direct
 //! write into a pre-truncated file's hole is allocated like an append, one 128 KiB allocation
 //! per request interleaved with the other files, so both modes show a large sub-4 KiB share

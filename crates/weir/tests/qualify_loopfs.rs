@@ -1,5 +1,5 @@
 //! `weir qualify` on real loop-mounted filesystems (root only). The asserted verdicts are the
-//! ones the seeds and fsqual report and this kernel (6.18, virtio disk) reproduces:
+//! ones ScyllaDB's disk articles and fsqual report and this kernel (6.18, virtio disk) reproduces:
 //! XFS: asynchronous appends at depth 1, blocking appends at depth 3 (XFS serializes
 //! size-changing direct writes beyond one in flight); ext4: every append blocks.
 //! Overwrites and reads are asynchronous on both. Thresholds are fsqual's (0.1 switches per

@@ -1,4 +1,4 @@
-//! `weir align`: the seeds' blktrace alignment charts without blktrace.
+//! `weir align`: the blktrace alignment charts of ScyllaDB's disk articles without blktrace.
 //!
 //! We write files the way a database does (sequential 128 KiB requests, several files at
 //! once) in each preparation mode, then ask the filesystem with FIEMAP where every request's

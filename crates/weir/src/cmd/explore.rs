@@ -38,7 +38,7 @@ pub struct ExploreArgs {
     /// output and `weir tune`) or `overwrite` (a region written before the map, as Diskplorer).
     #[arg(long, default_value = "fresh")]
     write_regime: String,
-    /// Which slice to map: `read-iops-write-bw` (the seed's: 4 KiB reads x 128 KiB writes)
+    /// Which slice to map: `read-iops-write-bw` (Diskplorer's: 4 KiB reads x 128 KiB writes)
     /// or `read-bw-write-iops` (128 KiB reads x 4 KiB writes); the axes, frontier and
     /// summary use its units.
     #[arg(long, default_value = "read-iops-write-bw")]
