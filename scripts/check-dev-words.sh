@@ -7,8 +7,8 @@
 #
 # Usage: scripts/check-dev-words.sh [DIR]   (default: the repository root)
 # Searched: every text file under DIR except target/, node_modules/, .git/ and this script.
-# A CQL session, the `Session` type and the `seed` of a simulation are not hits: only the
-# phrasings below are.
+# A CQL session, the `Session` type, the `seed` of a simulation and another project's issue
+# ("tokio issue 8212", seastar#1214) are not hits: only the phrasings below are.
 set -euo pipefail
 root=${1:-"$(cd "$(dirname "$0")/.." && pwd)"}
 self=$(basename "$0")
@@ -23,7 +23,7 @@ patterns=(
     '\b[Ss]eeds? 0[0-9]{2}\b'                     # seed 001
     '\b(?:[Ii]n|[Ss]ince|[Uu]ntil|[Bb]efore|[Aa]fter|[Ff]rom) round [0-9]+\b(?! (?:runs|of the bench))'
     '\b[Rr]ound [0-9]+(?:'"'"'s)? (?:shape|of (?:the )?(?:work|project))\b'
-    '\b[Ii]ssues? #?[0-9]+\b(?![ -]?(?:[KMG]i?B|B\b|bytes?|requests?|reads?|writes?|I/Os?))'                   # issue 24, issues 20 and 24
+    '(?<!tokio )(?<!Tokio )(?<!seastar )(?<!Seastar )(?<!scylla )(?<!ScyllaDB )(?<!upstream )\b[Ii]ssues? #?[0-9]+\b(?![ -]?(?:[KMG]i?B|B\b|bytes?|requests?|reads?|writes?|I/Os?))'                   # issue 24, issues 20 and 24
     '(?:^|[\s(])#[0-9]{1,4}\b(?![0-9a-fA-F])(?=[\s),.:;]|$)' # (#45), see #12
     '\bPR #?[0-9]+\b'
     '\b[0-9]{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (?:[0-9]{4},? )?[0-9]{1,2}:[0-9]{2}'
