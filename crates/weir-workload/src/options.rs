@@ -38,6 +38,9 @@ pub struct RunOptions {
     /// Send requests through weir's scheduler (class = the job's `class`, or its name;
     /// shares = the job's `shares`). None: straight to the device.
     pub scheduler: Option<SchedulerOptions>,
+    /// Write to a `device` that holds a filesystem, partition table or other data weir
+    /// recognises (`--destroy-data`). Off: such a device is refused for every plan that writes.
+    pub destroy_data: bool,
 }
 
 /// The scheduler's disk model and settings for a run.
@@ -73,6 +76,7 @@ impl Default for RunOptions {
             sample_interval: None,
             seed: 0x5745_4952,
             scheduler: None,
+            destroy_data: false,
         }
     }
 }

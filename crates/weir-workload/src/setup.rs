@@ -25,6 +25,8 @@ pub struct Checked {
     pub alignment: DioAlignment,
     /// `--device`: the claimed device and each (job, shard)'s region on it.
     pub device: Option<DeviceLayout>,
+    /// For the report: what the checks let through on the operator's word (`--destroy-data`).
+    pub warnings: Vec<String>,
 }
 
 /// Jobs on a raw device: one disjoint region per (job index, shard), in plan order.
@@ -106,6 +108,7 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
                 source: AlignmentSource::Default,
             },
             device: None,
+            warnings: Vec::new(),
         });
     };
     check_directory(dir)?;
@@ -127,6 +130,7 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
         direct_io: !options.buffered,
         alignment,
         device: None,
+        warnings: Vec::new(),
     })
 }
 
@@ -180,6 +184,7 @@ fn check_device(
             ),
         ));
     }
+    // Claimed first, so a mounted or held device gets the message that names its holder.
     let device = BlockDevice::open(path).map_err(|e| {
         if e.usage {
             RunError::Usage(UsageError::Device(e))
@@ -187,6 +192,7 @@ fn check_device(
             RunError::Setup(SetupError::Device(e))
         }
     })?;
+    let warnings = guard_device_data(plan, options, path)?;
     let alignment = device.alignment();
     check_request_alignment(plan, &alignment, &path.display().to_string())?;
     let (regions, next) = lay_out_regions(plan, shard_count)?;
@@ -205,7 +211,49 @@ fn check_device(
             device: Arc::new(device),
             regions,
         }),
+        warnings,
     })
+}
+
+/// Refuses a plan that writes to a device holding data weir recognises (a filesystem, a
+/// partition table, an LVM, md or ZFS member, LUKS, swap) unless `--destroy-data` was given;
+/// with it, returns the warning the report repeats. Read-only plans pass: they change nothing.
+fn guard_device_data(
+    plan: &Plan,
+    options: &RunOptions,
+    path: &Path,
+) -> Result<Vec<String>, RunError> {
+    let writers: Vec<String> = plan
+        .jobs
+        .iter()
+        .filter(|j| j.job_type.does_io() && !j.job_type.is_read())
+        .map(|j| format!("`{}` ({})", j.name, j.job_type))
+        .collect();
+    if writers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found =
+        weir_guard::probe_path(path).map_err(|e| RunError::Usage(UsageError::DeviceProbe(e)))?;
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !options.destroy_data {
+        return Err(RunError::Usage(UsageError::DeviceHoldsData {
+            device: path.to_path_buf(),
+            found,
+            writers,
+        }));
+    }
+    let what = found
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    Ok(vec![format!(
+        "--destroy-data: {} held {what}; the jobs {} overwrote it as asked",
+        path.display(),
+        writers.join(", ")
+    )])
 }
 
 /// One disjoint region per (job index, shard), in plan order, laid end to end from 0, each

@@ -27,9 +27,14 @@ pub struct RunArgs {
     dir: PathBuf,
     /// Run on a raw block device instead of files: each job and shard gets its own region
     /// (data_size / shards), laid end to end; the device's data is overwritten. Refused while
-    /// the device is mounted or held (O_EXCL).
+    /// the device is mounted or held (O_EXCL), and for jobs that write while it holds a
+    /// filesystem, partition table, RAID/LVM/ZFS member, LUKS or swap (see --destroy-data).
     #[arg(long, value_name = "BLOCKDEV", conflicts_with = "dir")]
     device: Option<PathBuf>,
+    /// Write to the --device even though it holds a filesystem, partition table or other data
+    /// weir recognises: that data is destroyed. Read-only jobs never need it.
+    #[arg(long, requires = "device")]
+    destroy_data: bool,
     /// How long to measure, e.g. 500ms, 10s, 2m.
     #[arg(long, default_value = "10s")]
     duration: String,
@@ -182,6 +187,7 @@ pub fn run(args: RunArgs) -> CliResult {
         },
         seed: args.seed,
         scheduler,
+        destroy_data: args.destroy_data,
     };
     // Without the handler Ctrl-C would kill the process and leave the test files behind.
     if let Err(errno) = weir_engine::interrupt::install() {
