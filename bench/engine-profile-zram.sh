@@ -56,7 +56,7 @@ if [[ $TARGET_KIND == xfs ]]; then
     mkfs.xfs -q -f "$DEV"
     MNT=$(mktemp -d /tmp/weir-prof-mnt.XXXXXX)
     mount "$DEV" "$MNT"
-    FILE=$MNT/test-bench-0
+    FILE=$MNT/weir-bench-0.data
     WEIR_TARGET=(--dir "$MNT" --keep-files)
 else
     FILE=$DEV
@@ -65,6 +65,10 @@ fi
 # fio's random buffers: zram stores them uncompressed (no decompression, no zero-page shortcut).
 fio --name=prewrite --filename="$FILE" --rw=write --bs=1m --size=1g --direct=1 \
     --ioengine=io_uring --iodepth=8 --output=/dev/null
+if [[ $TARGET_KIND == xfs ]]; then
+    # weir reuses only files that carry its mark; this one was written by fio for both sides.
+    python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.weir.owner", b"weir kept")' "$FILE"
+fi
 cat >"$WORK/job.yaml" <<YAML
 - name: bench
   shards: [0]

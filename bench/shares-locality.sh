@@ -23,7 +23,7 @@ SPLITS=${SPLITS:-"32:32 58:6 6:58"}; ROUNDS=${ROUNDS:-3}; DUR=${DUR:-4s}; SIZE=$
 OP=${OP:-randread}
 PROPS=${PROPS:-$REPO/bench/vda-quiet.yaml}
 JOB=$(mktemp /tmp/weir-shares-locality.XXXXXX.yaml); OUT=$(mktemp /tmp/weir-shares-locality.XXXXXX.json)
-trap 'rm -f "$JOB" "$OUT" "$DIR"/test-*' EXIT
+trap 'rm -f "$JOB" "$OUT" "$DIR"/weir-*.data' EXIT
 echo "shares-locality: $(date -u +%FT%TZ) weir $WEIR, $OP $SIZE, load average $(cut -d" " -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$ROUNDS"); do
   arr=($SPLITS); n=${#arr[@]}

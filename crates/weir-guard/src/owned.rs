@@ -191,6 +191,153 @@ pub fn open_marked(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// A path weir may now use as its own file.
+#[derive(Debug)]
+pub enum Claimed {
+    /// Nothing was there: weir created the file (empty) and marked it when it could.
+    Created { file: File, marked: bool },
+    /// A file weir marked before (kept, or left by a run that is gone), now held by this
+    /// process: weir may reuse, truncate or remove it.
+    Existing(File),
+}
+
+/// Why weir may not use a path for its file.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClaimError {
+    /// Something weir did not create is there.
+    Foreign { path: PathBuf, why: Foreign },
+    /// Another weir process that is still running holds the file.
+    InUse { path: PathBuf, pid: u32 },
+    /// The system refused (permissions, read-only filesystem, ...).
+    Io { path: PathBuf, error: io::Error },
+}
+
+impl ClaimError {
+    /// The errno behind an `Io` error.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            ClaimError::Io { error, .. } => error.raw_os_error(),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ClaimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClaimError::Foreign { path, why } => write!(
+                f,
+                "{} {}: weir never truncates, writes or removes a file it did not create; \
+                 move it away or pass another --dir",
+                path.display(),
+                why.describe()
+            ),
+            ClaimError::InUse { path, pid } => write!(
+                f,
+                "{} is in use by another weir run (pid {pid}); wait for it to end or pass \
+                 another --dir",
+                path.display()
+            ),
+            ClaimError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for ClaimError {}
+
+/// Takes `path` for this process: creates it exclusively when nothing is there, takes over a
+/// file weir marked (kept, or left by a dead run), and refuses anything else.
+pub fn claim(path: &Path) -> Result<Claimed, ClaimError> {
+    let io = |error: io::Error| ClaimError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    // Twice at most: a file that appears between the look and the exclusive create is
+    // looked at again.
+    for _ in 0..2 {
+        match inspect(path).map_err(io)? {
+            Ownership::Absent => match create_new(path) {
+                Ok((file, marked)) => return Ok(Claimed::Created { file, marked }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io(e)),
+            },
+            Ownership::Foreign(why) => {
+                return Err(ClaimError::Foreign {
+                    path: path.to_path_buf(),
+                    why,
+                })
+            }
+            Ownership::Weirs(holder) => {
+                if let Holder::Process { pid, .. } = holder {
+                    if holder != Holder::current() && holder.is_live() {
+                        return Err(ClaimError::InUse {
+                            path: path.to_path_buf(),
+                            pid,
+                        });
+                    }
+                }
+                return match open_marked(path) {
+                    Ok(file) => Ok(Claimed::Existing(file)),
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) => Err(ClaimError::Foreign {
+                        path: path.to_path_buf(),
+                        why: Foreign::Unmarked,
+                    }),
+                    Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(ClaimError::Foreign {
+                        path: path.to_path_buf(),
+                        why: Foreign::Symlink,
+                    }),
+                    Err(e) => Err(io(e)),
+                };
+            }
+        }
+    }
+    Err(ClaimError::Foreign {
+        path: path.to_path_buf(),
+        why: Foreign::Unmarked,
+    })
+}
+
+/// Marks the file at `path` (not following a symlink) as held by `holder`; for files whose
+/// descriptor is already closed.
+pub fn mark_path(path: &Path, holder: Holder) -> io::Result<()> {
+    let name = c_path(Path::new(MARK_XATTR))?;
+    let cpath = c_path(path)?;
+    let value = holder.encode();
+    // SAFETY: NUL-terminated path and name, value pointer/length pair.
+    let rc = unsafe {
+        libc::lsetxattr(
+            cpath.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Removes `path` when it is weir's to remove: marked, and held by this process, kept, or
+/// left by a run that is gone. Ok(false) when nothing was removed (absent, or not weir's).
+pub fn remove_own(path: &Path) -> io::Result<bool> {
+    match inspect(path)? {
+        Ownership::Weirs(h) if h == Holder::current() || !h.is_live() => {
+            std::fs::remove_file(path)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Removes `path` when it carries the mark of this process (a file this run made or took).
+pub fn remove_if_held(path: &Path) -> bool {
+    inspect(path).is_ok_and(|o| o == Ownership::Weirs(Holder::current()))
+        && std::fs::remove_file(path).is_ok()
+}
+
 /// Marks `file` as held by `holder`.
 pub fn set_mark(file: &File, holder: Holder) -> io::Result<()> {
     let name = c_path(Path::new(MARK_XATTR))?;

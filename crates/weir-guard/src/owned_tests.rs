@@ -152,3 +152,23 @@ fn marks_round_trip_and_garbage_is_no_mark() {
         assert_eq!(Holder::decode(bad), None, "{bad:?}");
     }
 }
+
+#[test]
+fn claim_creates_takes_over_or_refuses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("weir-c-0.data");
+    let created = claim(&path).expect("absent");
+    assert!(matches!(created, Claimed::Created { marked: true, .. }));
+    match claim(&path).expect("this process's own file") {
+        Claimed::Existing(_) => {}
+        other => panic!("{other:?}"),
+    }
+    mark_path(&path, Holder::Kept).expect("mark kept");
+    assert!(matches!(claim(&path), Ok(Claimed::Existing(_))));
+    assert!(remove_if_held(&path));
+    std::fs::write(&path, b"user").expect("user file");
+    let e = claim(&path).expect_err("foreign");
+    assert!(e.to_string().contains("did not create"), "{e}");
+    assert!(!remove_if_held(&path));
+    assert_eq!(std::fs::read(&path).expect("read"), b"user");
+}

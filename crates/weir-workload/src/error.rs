@@ -239,11 +239,39 @@ pub enum OptionsError {
     VerifyDevice,
     /// `--verify` with no directory (the null device).
     VerifyWithoutFiles,
+    /// More shards than [`crate::options::MAX_SHARDS`]: each is a thread with its own ring
+    /// and buffers, so a typo (a million) would exhaust the machine before any I/O.
+    TooManyShards { shards: usize },
+    /// A run of zero length measures nothing.
+    ZeroDuration,
+    /// Longer than [`crate::options::MAX_DURATION`].
+    DurationTooLong { seconds: u64 },
 }
 
 impl fmt::Display for OptionsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionsError::TooManyShards { shards } => {
+                return write!(
+                    f,
+                    "--shards {shards}: at most {} shards (one thread, ring and buffer pool \
+                     each) are accepted; use one per core (omit --shards)",
+                    crate::options::MAX_SHARDS
+                )
+            }
+            OptionsError::DurationTooLong { seconds } => {
+                return write!(
+                    f,
+                    "--duration of {seconds} s is longer than the {} s (one year) weir accepts; \
+                     give a duration such as 10s, 30m or 24h",
+                    crate::options::MAX_DURATION.as_secs()
+                )
+            }
+            _ => {}
+        }
         f.write_str(match self {
+            OptionsError::TooManyShards { .. } | OptionsError::DurationTooLong { .. } => "",
+            OptionsError::ZeroDuration => "--duration must be longer than zero, e.g. 10s",
             OptionsError::DirAndDevice => {
                 "give either --dir (test files) or --device (a raw device), not both"
             }

@@ -10,6 +10,12 @@ use weir_sched::SchedConfig;
 
 use crate::sched_groups::SchedGroups;
 
+/// The most shards a run accepts (each is a thread with its own ring and buffers).
+pub const MAX_SHARDS: usize = 4096;
+
+/// The longest run accepted: longer is a typo, and deadlines past it overflow clocks.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// How to run a plan.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -27,6 +33,9 @@ pub struct RunOptions {
     /// Run through the page cache instead of O_DIRECT.
     pub buffered: bool,
     pub keep_files: bool,
+    /// With `keep_files`: keep them for later runs of this process only (they stay marked as
+    /// its own, so after it exits or is killed the next weir removes them).
+    pub keep_files_until_exit: bool,
     /// Stamp every written block and check every read and, at the end, every file.
     pub verify: bool,
     /// Send requests with RWF_NOWAIT (EAGAIN is retried without it and counted).
@@ -71,6 +80,7 @@ impl Default for RunOptions {
             backend: Backend::Uring,
             buffered: false,
             keep_files: false,
+            keep_files_until_exit: false,
             verify: false,
             nowait: true,
             sample_interval: None,

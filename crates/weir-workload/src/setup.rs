@@ -55,6 +55,20 @@ const REGION_ALIGN_BYTES: u64 = 1 << 20;
 /// Checks the directory and the plan against it. Every error is a usage error naming the fix.
 pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Checked, RunError> {
     let options_usage = |e: OptionsError| Err(RunError::Usage(UsageError::Options(e)));
+    // Bounds first, before anything is allocated or created.
+    if shard_count > crate::options::MAX_SHARDS {
+        return options_usage(OptionsError::TooManyShards {
+            shards: shard_count,
+        });
+    }
+    if options.duration.is_zero() {
+        return options_usage(OptionsError::ZeroDuration);
+    }
+    if options.duration > crate::options::MAX_DURATION {
+        return options_usage(OptionsError::DurationTooLong {
+            seconds: options.duration.as_secs(),
+        });
+    }
     for job in &plan.jobs {
         if job.job_type == crate::job::JobType::Unlink && options.dir.is_none() {
             return Err(job_usage(
@@ -445,6 +459,7 @@ pub fn prepare_shard(
                 let mut opts = PrepareOptions::new(job.prepare(), data_bytes.unwrap_or(0));
                 opts.direct = direct_policy(options);
                 opts.keep = options.keep_files;
+                opts.keep_until_exit = options.keep_files_until_exit;
                 opts.reuse_existing = true;
                 opts.backend = options.backend;
                 if let Some(hint) = job.sloppy_size_hint_bytes {
@@ -518,7 +533,9 @@ pub fn prepare_shard(
 /// Operator-fixable file errors are usage errors; the rest are setup failures.
 fn classify(e: FileError) -> RunError {
     let (errno, usage) = match &e {
-        FileError::DirectIoUnsupported { .. } | FileError::MisalignedSize { .. } => (None, true),
+        FileError::DirectIoUnsupported { .. }
+        | FileError::MisalignedSize { .. }
+        | FileError::NotWeirs(_) => (None, true),
         FileError::Os { errno, .. } => (
             Some(*errno),
             matches!(

@@ -92,7 +92,14 @@ fn make(kind: &str, device: &Path) {
         "swap" => tool("mkswap").args(["-L", "userswap", dev]).status(),
         "gpt" => {
             let mut child = tool("sfdisk")
-                .args(["--quiet", "--label", "gpt", dev])
+                .args([
+                    "--quiet",
+                    "--no-reread",
+                    "--no-tell-kernel",
+                    "--label",
+                    "gpt",
+                    dev,
+                ])
                 .stdin(std::process::Stdio::piped())
                 .spawn()
                 .expect("sfdisk");

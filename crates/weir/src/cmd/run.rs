@@ -97,6 +97,10 @@ pub struct RunArgs {
     /// Also draw each job's latency CDF and bandwidth over time into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Replace output files that exist but were not written by weir (by default weir refuses
+    /// to overwrite them).
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +133,12 @@ pub fn run(args: RunArgs) -> CliResult {
         .into());
     }
     let choice: BackendChoice = args.backend.parse().map_err(UsageError::Backend)?;
+    if let Some(path) = &args.metrics {
+        super::guard::check_output("--metrics", path, args.force)?;
+    }
+    if let Some(path) = &args.plot {
+        super::guard::check_output("--plot", path, args.force)?;
+    }
     if args.shards == Some(0) {
         return Err(UsageError::Zero {
             flags: "--shards",
@@ -196,6 +206,9 @@ pub fn run(args: RunArgs) -> CliResult {
             errno,
         }
         .into());
+    }
+    if let Some(dir) = &options.dir {
+        super::guard::sweep_leftovers(dir);
     }
     if interactive {
         let target = match (&args.device, &args.simulate) {
@@ -369,14 +382,13 @@ fn write_metrics(
         return Ok(());
     };
     let text = weir_sched::render_prometheus(&scheduler.mountpoint, &report.scheduler_metrics);
-    std::fs::write(path, text).map_err(|error| {
-        RuntimeError::Write {
-            file: OutputFile::Metrics,
-            path: path.clone(),
-            error,
-        }
-        .into()
-    })
+    std::fs::write(path, text).map_err(|error| RuntimeError::Write {
+        file: OutputFile::Metrics,
+        path: path.clone(),
+        error,
+    })?;
+    weir_guard::output::mark(path);
+    Ok(())
 }
 
 fn write_plot(
