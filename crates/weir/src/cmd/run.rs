@@ -187,6 +187,7 @@ pub fn run(args: RunArgs) -> CliResult {
         backend,
         buffered: args.buffered,
         keep_files: args.keep_files,
+        keep_files_until_exit: false,
         verify: args.verify,
         nowait: !args.no_nowait,
         // --plot draws bandwidth per window, so it samples finer than the progress line needs.
