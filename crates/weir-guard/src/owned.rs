@@ -152,6 +152,9 @@ pub fn inspect(path: &Path) -> io::Result<Ownership> {
 /// process. Returns the file and whether the mark took (false where the filesystem has no
 /// user extended attributes). `EEXIST` when anything is already there.
 pub fn create_new(path: &Path) -> io::Result<(File, bool)> {
+    if let Some(file) = create_marked_tmpfile(path)? {
+        return Ok((file, true));
+    }
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -168,6 +171,61 @@ pub fn create_new(path: &Path) -> io::Result<(File, bool)> {
         }
     };
     Ok((file, marked))
+}
+
+/// Creates the file unnamed (`O_TMPFILE`), marks it, and only then links it in at `path`
+/// (`linkat`, which fails with `EEXIST` on anything there and never follows a symlink): a
+/// file of weir's is never visible without its mark, even to a SIGKILL between the two steps.
+/// None where the filesystem has no `O_TMPFILE` or no user extended attributes.
+fn create_marked_tmpfile(path: &Path) -> io::Result<Option<File>> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let file = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .mode(0o644)
+        .open(dir)
+    {
+        Ok(f) => f,
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+            ) =>
+        {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    match set_mark(&file, Holder::current()) {
+        Ok(()) => {}
+        Err(e) if unsupported(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let from = c_path(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
+    let to = c_path(path)?;
+    // SAFETY: NUL-terminated paths; AT_FDCWD with absolute /proc path and the target path.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        // No /proc to name the open file by: fall back to create-then-mark.
+        if e.raw_os_error() == Some(libc::ENOENT) && dir.exists() {
+            return Ok(None);
+        }
+        return Err(e);
+    }
+    Ok(Some(file))
 }
 
 /// Opens an existing marked file (`O_NOFOLLOW`), checks the mark again on the open file and
@@ -438,6 +496,14 @@ pub fn sweep(dir: &Path) -> io::Result<Vec<PathBuf>> {
             continue;
         }
         let path = entry.path();
+        // The direct-I/O trial files (`.weir-dio-trial-<pid>-<n>`) live for one write and
+        // carry no mark; the pid in the name tells whether their process is gone.
+        if let Some(pid) = dio_trial_pid(&entry.file_name().to_string_lossy()) {
+            if start_ticks_of(pid).is_none() && std::fs::remove_file(&path).is_ok() {
+                removed.push(path);
+            }
+            continue;
+        }
         let Ok(Some(holder)) = read_mark_path(&path) else {
             continue;
         };
@@ -450,6 +516,14 @@ pub fn sweep(dir: &Path) -> io::Result<Vec<PathBuf>> {
     }
     removed.sort();
     Ok(removed)
+}
+
+/// The pid in a direct-I/O trial file's name, `.weir-dio-trial-<pid>-<n>`.
+fn dio_trial_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(".weir-dio-trial-")?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
 }
 
 /// This process's start time in clock ticks since boot.

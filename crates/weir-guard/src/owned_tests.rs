@@ -90,6 +90,9 @@ fn sweep_removes_files_of_dead_processes_and_keeps_the_rest() {
     let (f, _) = create_new(&d.join("weir-kept-0.data")).expect("create");
     set_mark(&f, Holder::Kept).expect("mark");
     let (_live, _) = create_new(&d.join("weir-live-0.data")).expect("create");
+    std::fs::write(d.join(format!(".weir-dio-trial-{dead_pid}-0")), b"x").expect("trial");
+    let live_trial = format!(".weir-dio-trial-{}-0", std::process::id());
+    std::fs::write(d.join(&live_trial), b"x").expect("trial");
     std::fs::write(d.join("weir-user-0.data"), b"user").expect("user file");
     std::os::unix::fs::symlink(d.join("weir-user-0.data"), d.join("weir-link-0.data"))
         .expect("symlink");
@@ -98,7 +101,12 @@ fn sweep_removes_files_of_dead_processes_and_keeps_the_rest() {
         .iter()
         .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["weir-a-0.data", "weir-b-0.data"]);
+    let dead_trial = format!(".weir-dio-trial-{dead_pid}-0");
+    assert_eq!(
+        names,
+        [dead_trial.as_str(), "weir-a-0.data", "weir-b-0.data"]
+    );
+    assert!(d.join(&live_trial).exists());
     for stays in [
         "weir-kept-0.data",
         "weir-live-0.data",

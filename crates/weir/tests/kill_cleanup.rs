@@ -39,16 +39,19 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         .collect()
 }
 
-/// weir's files in `dir`: anything carrying its mark.
+/// weir's files in `dir`: anything carrying its mark, and its direct-I/O trial files.
 fn weirs_files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .expect("read dir")
         .flatten()
         .filter(|e| {
-            matches!(
-                weir_guard::owned::inspect(&e.path()),
-                Ok(weir_guard::Ownership::Weirs(_))
-            )
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".weir-dio-trial-")
+                || matches!(
+                    weir_guard::owned::inspect(&e.path()),
+                    Ok(weir_guard::Ownership::Weirs(_))
+                )
         })
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
