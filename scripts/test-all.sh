@@ -18,6 +18,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "cargo test (unit, simulation, real files, loop-mounted filesystems)"
 cargo test --workspace --locked
 
+step "fuzz targets: 8 s each from the seed corpus (installs cargo-fuzz when missing)"
+scripts/fuzz.sh 8
+
 if [ -f node/weir-cql/package.json ]; then
   step "weir-cql: build and test against a real Apache Cassandra"
   (cd node/weir-cql && npm ci --no-audit --no-fund && npm test)
