@@ -19,7 +19,7 @@ pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// How to run a plan.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Where the files go (`test-<job>-<shard>`). None runs without files, which only a
+    /// Where the files go (`weir-<job>-<shard>.data`). None runs without files, which only a
     /// simulated device supports.
     pub dir: Option<PathBuf>,
     /// A raw block device instead of `dir` (io_tester's `--storage /dev/X`): claimed

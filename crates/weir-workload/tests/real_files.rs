@@ -361,7 +361,7 @@ fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
             .iter()
             .all(|j| j.throughput.ops > 0 && j.errors == 0));
         let seen = spy.seen.lock().expect("lock");
-        // Each job writes its own file, test-<job>-<shard>.
+        // Each job writes its own file, weir-<job>-<shard>.data.
         let (durable, plain): (Vec<&Submitted>, Vec<&Submitted>) = seen
             .iter()
             .partition(|s| s.file.ends_with("weir-durable-0.data"));

@@ -22,7 +22,8 @@ pub struct RunArgs {
     /// io_tester job file (YAML list of jobs; see docs/run.md).
     #[arg(value_name = "JOBFILE")]
     job_file: PathBuf,
-    /// Directory for the test files (`test-<job>-<shard>`); created files are removed at the end.
+    /// Directory for the test files (`weir-<job>-<shard>.data`, created exclusively and marked as
+    /// weir's; a file of yours by that name is refused, never overwritten); removed at the end.
     #[arg(long, value_name = "DIR", default_value = ".")]
     dir: PathBuf,
     /// Run on a raw block device instead of files: each job and shard gets its own region
