@@ -79,7 +79,7 @@ case "$TIER" in
 esac
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 JOB=bench
-FILE="$DIR/test-$JOB-0"
+FILE="$DIR/weir-$JOB-0.data"
 FILE_BYTES=$((1 << 30))
 
 for tool in fio python3 /usr/bin/time; do
@@ -140,6 +140,8 @@ prewrite() {
         echo "pre-writing $FILE (1 GiB)" >&2
         fio --name=prewrite --filename="$FILE" --rw=write --bs=1m --size=1g --direct=1 \
             --ioengine=io_uring --iodepth=8 --output=/dev/null
+        # weir reuses only files that carry its mark; this one was written by fio for both sides.
+        python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.weir.owner", b"weir kept")' "$FILE"
     fi
 }
 

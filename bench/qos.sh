@@ -90,7 +90,7 @@ restore() {
         echo "$ORIGINAL_SCHED" >"$SCHED_FILE" 2>/dev/null || true
     fi
     rm -rf "$WORK"
-    rm -f "$DIR"/test-* "$DIR"/fio-qos-*
+    rm -f "$DIR"/weir-*.data "$DIR"/fio-qos-*
 }
 trap restore EXIT
 trap 'exit 130' INT TERM

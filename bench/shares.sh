@@ -171,8 +171,8 @@ ZRAM_ID=""
 ZRAM_MNT=""
 cleanup() {
     zram_release "$ZRAM_MNT" "$ZRAM_ID"
-    # weir run --keep-files leaves test-<job>-<shard> behind.
-    rm -f "$DIR"/test-* 2>/dev/null || true
+    # weir run --keep-files leaves weir-<job>-<shard>.data behind.
+    rm -f "$DIR"/weir-*.data 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT

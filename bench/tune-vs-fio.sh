@@ -157,7 +157,7 @@ WORK=${KEEP:-$(mktemp -d "${TMPDIR:-/tmp}/weir-tune-bench.XXXXXX")}
 mkdir -p "$WORK"
 cleanup() {
     [[ -n "${KEEP:-}" ]] || rm -rf "$WORK"
-    rm -f "$DIR"/fio-tune-* "$DIR"/test-* "$DIR"/tune-data.* 2>/dev/null || true
+    rm -f "$DIR"/fio-tune-* "$DIR"/weir-*.data "$DIR"/tune-data.* 2>/dev/null || true
     zram_release "$ZRAM_MNT" "$ZRAM_ID" umount_retry
 }
 trap cleanup EXIT
@@ -464,7 +464,7 @@ for ((round = 1; round <= SCHED_ROUNDS; round++)); do
         --keep-files --no-scheduler --output json >"$WORK/sched-$round.json" 2>"$WORK/sched-$round.log"
     unlock
 done
-rm -f "$DIR"/test-*
+rm -f "$DIR"/weir-*.data
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 - "$WORK" "$ROUNDS" "$JOBS" "$RAMP_S" "$RUNTIME" "$SCHED_ROUNDS" "${ZRAM:+zram $ZRAM XFS}" "$LOAD_START" "$LOAD_END" "$WRITE_REGIME" "${FIO_PLACEMENT:-floating}" "${FIO_FEATURES:-none}" <<'EOF'

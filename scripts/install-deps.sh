@@ -9,6 +9,9 @@ command -v mkfs.ext4 >/dev/null && command -v chattr >/dev/null || need+=(e2fspr
 command -v fio >/dev/null || need+=(fio)
 command -v losetup >/dev/null && command -v umount >/dev/null || need+=(mount)
 command -v setpriv >/dev/null || need+=(util-linux)
+# The device guard's tests write a GPT with sfdisk and a swap signature with mkswap.
+command -v sfdisk >/dev/null || need+=(fdisk)
+command -v mkswap >/dev/null || need+=(util-linux)
 # weir-cql: TLS builds against OpenSSL; its test node's certificates are made with openssl.
 command -v openssl >/dev/null || need+=(openssl)
 command -v pkg-config >/dev/null || need+=(pkg-config)
@@ -16,7 +19,7 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 # weir-report's page test renders the page in headless Chromium.
 command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
-  echo "all present: mkfs.xfs mkfs.ext4 chattr fio losetup mount umount setpriv openssl pkg-config libssl-dev chromium"
+  echo "all present: mkfs.xfs mkfs.ext4 chattr fio losetup mount umount setpriv sfdisk mkswap openssl pkg-config libssl-dev chromium"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

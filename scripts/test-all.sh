@@ -27,6 +27,9 @@ scripts/check-docs.sh
 step "cargo doc --no-deps without warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
+step "fuzz targets: 8 s each from the seed corpus (installs cargo-fuzz when missing)"
+scripts/fuzz.sh 8
+
 if [ -f node/weir-cql/package.json ]; then
   step "weir-cql: build and test against a real Apache Cassandra"
   (cd node/weir-cql && npm ci --no-audit --no-fund && npm test)

@@ -63,6 +63,9 @@ pub enum FileError {
     Device { path: PathBuf, error: DeviceError },
     /// Buffers could not be allocated.
     Buffers(BufferError),
+    /// The path holds what weir did not create (the operator's file, a symlink) or a file
+    /// another running weir holds; weir leaves it alone. The text names the path and the fix.
+    NotWeirs(weir_guard::owned::ClaimError),
 }
 
 impl FileError {
@@ -71,6 +74,7 @@ impl FileError {
         match self {
             FileError::Os { errno, .. } => Some(*errno),
             FileError::Backend(b) => Some(b.errno),
+            FileError::NotWeirs(e) => e.errno(),
             FileError::Device {
                 error: DeviceError::Os { errno, .. },
                 ..
@@ -180,6 +184,7 @@ impl fmt::Display for FileError {
                 Ok(())
             }
             FileError::Buffers(e) => e.fmt(f),
+            FileError::NotWeirs(e) => e.fmt(f),
         }
     }
 }

@@ -133,6 +133,10 @@ pub struct PrepareOptions {
     pub sloppy_size_hint_bytes: u64,
     /// Keep the file after the run (`--keep-files`).
     pub keep: bool,
+    /// With `keep`: mark the kept file as this process's rather than as kept for later runs,
+    /// so it serves this process's later runs (explore's points) and, once the process is
+    /// gone, the next weir removes it as a leftover.
+    pub keep_until_exit: bool,
     /// `overwrite`: reuse an existing file that is already fully written at this size
     /// instead of filling it again.
     pub reuse_existing: bool,
@@ -151,6 +155,7 @@ impl PrepareOptions {
             direct: DirectIo::Required,
             sloppy_size_hint_bytes: SLOPPY_SIZE_HINT_BYTES,
             keep: false,
+            keep_until_exit: false,
             reuse_existing: false,
             backend: Backend::Uring,
             extent_size_hint_bytes: None,
@@ -158,9 +163,11 @@ impl PrepareOptions {
     }
 }
 
-/// io_tester's file name for a job's shard: `test-<job>-<shard>`.
+/// The data file of a job's shard: `weir-<job>-<shard>.data`. Not io_tester's
+/// `test-<job>-<shard>`: a directory shared with the operator (or with io_tester) may hold
+/// files by that name, and weir's files must not collide with theirs.
 pub fn data_file_name(job: &str, shard: u32) -> String {
-    format!("test-{job}-{shard}")
+    format!("weir-{job}-{shard}.data")
 }
 
 /// A prepared data file. Removed on drop unless kept.
@@ -176,6 +183,7 @@ pub struct PreparedFile {
     high_water_bytes: u64,
     sloppy_hint_bytes: u64,
     keep: bool,
+    keep_until_exit: bool,
     prefill_ns: u64,
     prefilled: bool,
     extent_hint: Option<ExtentHintOutcome>,
@@ -226,7 +234,7 @@ fn stamp(block: &mut [u8], offset: u64) {
 }
 
 impl PreparedFile {
-    /// Prepares `dir/test-<job>-<shard>`. See [`PreparedFile::create_at`].
+    /// Prepares `dir/weir-<job>-<shard>.data`. See [`PreparedFile::create_at`].
     pub fn create(
         dir: &Path,
         job: &str,
@@ -238,22 +246,57 @@ impl PreparedFile {
 
     /// Opens `path` under the direct-I/O policy and prepares it per `opts.mode`. On any
     /// error the file is removed (unless `keep`) before returning.
+    ///
+    /// The path is claimed first ([`weir_guard::owned::claim`]): created with `O_EXCL |
+    /// O_NOFOLLOW` and marked as weir's, or taken over when a file there already carries
+    /// weir's mark (kept by `--keep-files`, or left by a killed run). Anything else there (the
+    /// operator's file, a symlink, a file a running weir holds) is refused with
+    /// [`FileError::NotWeirs`] and left untouched.
     pub fn create_at(path: &Path, opts: &PrepareOptions) -> Result<Self, FileError> {
         let dir = path.parent().unwrap_or(Path::new("."));
+        let (claimed, created) = match weir_guard::owned::claim(path) {
+            Ok(weir_guard::owned::Claimed::Created { file, .. }) => (file, true),
+            Ok(weir_guard::owned::Claimed::Existing(file)) => (file, false),
+            Err(weir_guard::owned::ClaimError::Io { error, .. }) => {
+                return Err(FileError::os("create", path, errno_of(&error)))
+            }
+            Err(e) => return Err(FileError::NotWeirs(e)),
+        };
+        let forget = |claimed: &File| {
+            if created {
+                weir_guard::owned::remove_if_same(path, claimed);
+            }
+        };
         // A hint can only be set on a file without data, so a kept file is reused only if it
         // already carries the requested hint.
-        let reuse = opts.mode == Prepare::Overwrite
+        let reuse = !created
+            && opts.mode == Prepare::Overwrite
             && opts.reuse_existing
             && is_full(path, opts)
             && match opts.extent_size_hint_bytes {
                 None => true,
                 Some(hint) => has_hint(path, hint),
             };
+        // Never truncate at open: the opened file is checked to be the claimed one first.
         let spec = OpenSpec {
             direct: opts.direct,
-            truncate: !reuse,
+            truncate: false,
         };
-        let (file, direct) = open_data_file(path, spec)?;
+        let (file, direct) = open_data_file(path, spec).inspect_err(|_| forget(&claimed))?;
+        if !same_inode(&file, &claimed) || !weir_guard::owned::same_file(path, &file) {
+            forget(&claimed);
+            return Err(FileError::NotWeirs(
+                weir_guard::owned::ClaimError::Foreign {
+                    path: path.to_path_buf(),
+                    why: weir_guard::Foreign::Symlink,
+                },
+            ));
+        }
+        drop(claimed);
+        if !reuse && !created {
+            file.set_len(0)
+                .map_err(|e| FileError::os("truncate", path, errno_of(&e)))?;
+        }
         let alignment = dio_alignment_fd(file.as_raw_fd());
         let mut prepared = PreparedFile {
             file,
@@ -265,6 +308,7 @@ impl PreparedFile {
             high_water_bytes: 0,
             sloppy_hint_bytes: opts.sloppy_size_hint_bytes.max(1),
             keep: opts.keep,
+            keep_until_exit: opts.keep_until_exit,
             prefill_ns: 0,
             prefilled: false,
             extent_hint: None,
@@ -510,12 +554,26 @@ impl OpSource for Prefill<'_> {
 }
 
 impl Drop for PreparedFile {
+    /// Kept files are marked as kept (a later run may reuse them); the rest are removed, but
+    /// only while the path still names the file this run opened.
     fn drop(&mut self) {
         if self.keep {
             let _ = self.finish();
+            if !self.keep_until_exit {
+                let _ = weir_guard::owned::set_mark(&self.file, weir_guard::Holder::Kept);
+            }
         } else {
-            let _ = std::fs::remove_file(&self.path);
+            weir_guard::owned::remove_if_same(&self.path, &self.file);
         }
+    }
+}
+
+/// Whether two open files are the same inode.
+fn same_inode(a: &File, b: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (a.metadata(), b.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -558,7 +616,7 @@ mod tests {
             assert_eq!(p.as_str().parse::<Prepare>(), Ok(p));
         }
         assert!("seqwrite".parse::<Prepare>().is_err());
-        assert_eq!(data_file_name("big", 3), "test-big-3");
+        assert_eq!(data_file_name("big", 3), "weir-big-3.data");
     }
 
     #[test]

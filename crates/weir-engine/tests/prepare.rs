@@ -76,7 +76,7 @@ fn exercise(dir: &Path, backend: Backend, mode: Prepare) {
     let opts = options(mode, size, backend);
     let mut file = PreparedFile::create(dir, "prep", 0, &opts).expect("prepare");
     let path = file.path().to_path_buf();
-    assert!(path.ends_with("test-prep-0"));
+    assert!(path.ends_with("weir-prep-0.data"));
     assert!(file.is_direct());
     let meta_len = std::fs::metadata(&path).expect("metadata").len();
     match mode {
@@ -253,7 +253,7 @@ fn full_filesystem_during_prefill_is_enospc_and_cleans_up() {
         assert!(is_full, "{msg}");
         assert!(msg.contains("full"), "{msg}");
         assert!(
-            !m.dir.join("test-full-0").exists(),
+            !m.dir.join("weir-full-0.data").exists(),
             "the partial file is removed"
         );
         // Fallocate beyond the free space fails up front.
@@ -278,7 +278,7 @@ fn missing_directory_and_misaligned_size() {
         .err()
         .expect("misaligned");
     assert!(matches!(err, FileError::MisalignedSize { .. }), "{err}");
-    assert!(!dir.path().join("test-x-0").exists());
+    assert!(!dir.path().join("weir-x-0.data").exists());
 }
 
 /// Pushes one op. The tests keep every buffer alive until its completion is reaped (the

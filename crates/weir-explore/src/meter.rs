@@ -183,6 +183,7 @@ impl<F: DeviceFactory> WorkloadMeter<'_, F> {
             duration: rule.max_duration() + rule.window / 2,
             sample_interval: Some(rule.window),
             keep_files: true,
+            keep_files_until_exit: true,
             ..self.options.clone()
         };
         let mut windows: Vec<Window> = Vec::new();

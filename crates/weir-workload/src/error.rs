@@ -87,6 +87,16 @@ pub enum UsageError {
     /// A test file cannot be made: `errno` when the system refused it (ENOSPC, EACCES,
     /// EROFS, ...), None when the filesystem lacks what the job needs (O_DIRECT).
     File { errno: Option<i32>, message: String },
+    /// The device holds data (a filesystem, partition table, RAID or LVM member, swap...) and
+    /// `writers` would overwrite it; `--destroy-data` overrides.
+    DeviceHoldsData {
+        device: PathBuf,
+        found: Vec<weir_guard::Signature>,
+        /// The jobs that write, as `name (type)`.
+        writers: Vec<String>,
+    },
+    /// The device could not be read to look for data on it.
+    DeviceProbe(weir_guard::ProbeError),
 }
 
 /// Setting up failed for a reason outside the operator's input.
@@ -128,6 +138,27 @@ impl fmt::Display for UsageError {
             UsageError::SchedGroups(e) => e.fmt(f),
             UsageError::Options(e) => e.fmt(f),
             UsageError::Device(e) => e.fmt(f),
+            UsageError::DeviceHoldsData {
+                device,
+                found,
+                writers,
+            } => {
+                let shown = device.display();
+                let what = found
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                write!(
+                    f,
+                    "--device {shown} holds {what}. The jobs {} write to it and would destroy \
+                     that data, so weir refuses. Pick a device that holds nothing you need, \
+                     check with `wipefs --no-act {shown}` (or lsblk -f), or pass \
+                     --destroy-data to overwrite it anyway (read-only jobs run without it)",
+                    writers.join(", ")
+                )
+            }
+            UsageError::DeviceProbe(e) => e.fmt(f),
             UsageError::DeviceTooSmall {
                 device,
                 need_bytes,
@@ -208,11 +239,39 @@ pub enum OptionsError {
     VerifyDevice,
     /// `--verify` with no directory (the null device).
     VerifyWithoutFiles,
+    /// More shards than [`crate::options::MAX_SHARDS`]: each is a thread with its own ring
+    /// and buffers, so a typo (a million) would exhaust the machine before any I/O.
+    TooManyShards { shards: usize },
+    /// A run of zero length measures nothing.
+    ZeroDuration,
+    /// Longer than [`crate::options::MAX_DURATION`].
+    DurationTooLong { seconds: u64 },
 }
 
 impl fmt::Display for OptionsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionsError::TooManyShards { shards } => {
+                return write!(
+                    f,
+                    "--shards {shards}: at most {} shards (one thread, ring and buffer pool \
+                     each) are accepted; use one per core (omit --shards)",
+                    crate::options::MAX_SHARDS
+                )
+            }
+            OptionsError::DurationTooLong { seconds } => {
+                return write!(
+                    f,
+                    "--duration of {seconds} s is longer than the {} s (one year) weir accepts; \
+                     give a duration such as 10s, 30m or 24h",
+                    crate::options::MAX_DURATION.as_secs()
+                )
+            }
+            _ => {}
+        }
         f.write_str(match self {
+            OptionsError::TooManyShards { .. } | OptionsError::DurationTooLong { .. } => "",
+            OptionsError::ZeroDuration => "--duration must be longer than zero, e.g. 10s",
             OptionsError::DirAndDevice => {
                 "give either --dir (test files) or --device (a raw device), not both"
             }

@@ -158,7 +158,7 @@ impl ShardSet {
 }
 
 /// One io_tester job ("class" in io_tester's documentation): the same request stream replicated
-/// on each of its shards, each shard with its own file `test-<name>-<shard>`.
+/// on each of its shards, each shard with its own file `weir-<name>-<shard>.data`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub name: String,

@@ -10,10 +10,16 @@ use weir_sched::SchedConfig;
 
 use crate::sched_groups::SchedGroups;
 
+/// The most shards a run accepts (each is a thread with its own ring and buffers).
+pub const MAX_SHARDS: usize = 4096;
+
+/// The longest run accepted: longer is a typo, and deadlines past it overflow clocks.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// How to run a plan.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Where the files go (`test-<job>-<shard>`). None runs without files, which only a
+    /// Where the files go (`weir-<job>-<shard>.data`). None runs without files, which only a
     /// simulated device supports.
     pub dir: Option<PathBuf>,
     /// A raw block device instead of `dir` (io_tester's `--storage /dev/X`): claimed
@@ -27,6 +33,9 @@ pub struct RunOptions {
     /// Run through the page cache instead of O_DIRECT.
     pub buffered: bool,
     pub keep_files: bool,
+    /// With `keep_files`: keep them for later runs of this process only (they stay marked as
+    /// its own, so after it exits or is killed the next weir removes them).
+    pub keep_files_until_exit: bool,
     /// Stamp every written block and check every read and, at the end, every file.
     pub verify: bool,
     /// Send requests with RWF_NOWAIT (EAGAIN is retried without it and counted).
@@ -38,6 +47,9 @@ pub struct RunOptions {
     /// Send requests through weir's scheduler (class = the job's `class`, or its name;
     /// shares = the job's `shares`). None: straight to the device.
     pub scheduler: Option<SchedulerOptions>,
+    /// Write to a `device` that holds a filesystem, partition table or other data weir
+    /// recognises (`--destroy-data`). Off: such a device is refused for every plan that writes.
+    pub destroy_data: bool,
 }
 
 /// The scheduler's disk model and settings for a run.
@@ -68,11 +80,13 @@ impl Default for RunOptions {
             backend: Backend::Uring,
             buffered: false,
             keep_files: false,
+            keep_files_until_exit: false,
             verify: false,
             nowait: true,
             sample_interval: None,
             seed: 0x5745_4952,
             scheduler: None,
+            destroy_data: false,
         }
     }
 }

@@ -530,6 +530,7 @@ fn assemble<F: DeviceFactory>(
     let mut warnings: Vec<String> = shard_results
         .iter()
         .flat_map(|r| r.warnings.iter().cloned())
+        .chain(checked.warnings.iter().cloned())
         .collect();
     warnings.sort();
     warnings.dedup();

@@ -25,6 +25,8 @@ pub struct Checked {
     pub alignment: DioAlignment,
     /// `--device`: the claimed device and each (job, shard)'s region on it.
     pub device: Option<DeviceLayout>,
+    /// For the report: what the checks let through on the operator's word (`--destroy-data`).
+    pub warnings: Vec<String>,
 }
 
 /// Jobs on a raw device: one disjoint region per (job index, shard), in plan order.
@@ -53,6 +55,20 @@ const REGION_ALIGN_BYTES: u64 = 1 << 20;
 /// Checks the directory and the plan against it. Every error is a usage error naming the fix.
 pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Checked, RunError> {
     let options_usage = |e: OptionsError| Err(RunError::Usage(UsageError::Options(e)));
+    // Bounds first, before anything is allocated or created.
+    if shard_count > crate::options::MAX_SHARDS {
+        return options_usage(OptionsError::TooManyShards {
+            shards: shard_count,
+        });
+    }
+    if options.duration.is_zero() {
+        return options_usage(OptionsError::ZeroDuration);
+    }
+    if options.duration > crate::options::MAX_DURATION {
+        return options_usage(OptionsError::DurationTooLong {
+            seconds: options.duration.as_secs(),
+        });
+    }
     for job in &plan.jobs {
         if job.job_type == crate::job::JobType::Unlink && options.dir.is_none() {
             return Err(job_usage(
@@ -106,6 +122,7 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
                 source: AlignmentSource::Default,
             },
             device: None,
+            warnings: Vec::new(),
         });
     };
     check_directory(dir)?;
@@ -127,6 +144,7 @@ pub fn check(plan: &Plan, options: &RunOptions, shard_count: usize) -> Result<Ch
         direct_io: !options.buffered,
         alignment,
         device: None,
+        warnings: Vec::new(),
     })
 }
 
@@ -180,6 +198,7 @@ fn check_device(
             ),
         ));
     }
+    // Claimed first, so a mounted or held device gets the message that names its holder.
     let device = BlockDevice::open(path).map_err(|e| {
         if e.usage {
             RunError::Usage(UsageError::Device(e))
@@ -187,6 +206,7 @@ fn check_device(
             RunError::Setup(SetupError::Device(e))
         }
     })?;
+    let warnings = guard_device_data(plan, options, path)?;
     let alignment = device.alignment();
     check_request_alignment(plan, &alignment, &path.display().to_string())?;
     let (regions, next) = lay_out_regions(plan, shard_count)?;
@@ -205,7 +225,49 @@ fn check_device(
             device: Arc::new(device),
             regions,
         }),
+        warnings,
     })
+}
+
+/// Refuses a plan that writes to a device holding data weir recognises (a filesystem, a
+/// partition table, an LVM, md or ZFS member, LUKS, swap) unless `--destroy-data` was given;
+/// with it, returns the warning the report repeats. Read-only plans pass: they change nothing.
+fn guard_device_data(
+    plan: &Plan,
+    options: &RunOptions,
+    path: &Path,
+) -> Result<Vec<String>, RunError> {
+    let writers: Vec<String> = plan
+        .jobs
+        .iter()
+        .filter(|j| j.job_type.does_io() && !j.job_type.is_read())
+        .map(|j| format!("`{}` ({})", j.name, j.job_type))
+        .collect();
+    if writers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found =
+        weir_guard::probe_path(path).map_err(|e| RunError::Usage(UsageError::DeviceProbe(e)))?;
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !options.destroy_data {
+        return Err(RunError::Usage(UsageError::DeviceHoldsData {
+            device: path.to_path_buf(),
+            found,
+            writers,
+        }));
+    }
+    let what = found
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    Ok(vec![format!(
+        "--destroy-data: {} held {what}; the jobs {} overwrote it as asked",
+        path.display(),
+        writers.join(", ")
+    )])
 }
 
 /// One disjoint region per (job index, shard), in plan order, laid end to end from 0, each
@@ -397,6 +459,7 @@ pub fn prepare_shard(
                 let mut opts = PrepareOptions::new(job.prepare(), data_bytes.unwrap_or(0));
                 opts.direct = direct_policy(options);
                 opts.keep = options.keep_files;
+                opts.keep_until_exit = options.keep_files_until_exit;
                 opts.reuse_existing = true;
                 opts.backend = options.backend;
                 if let Some(hint) = job.sloppy_size_hint_bytes {
@@ -470,7 +533,9 @@ pub fn prepare_shard(
 /// Operator-fixable file errors are usage errors; the rest are setup failures.
 fn classify(e: FileError) -> RunError {
     let (errno, usage) = match &e {
-        FileError::DirectIoUnsupported { .. } | FileError::MisalignedSize { .. } => (None, true),
+        FileError::DirectIoUnsupported { .. }
+        | FileError::MisalignedSize { .. }
+        | FileError::NotWeirs(_) => (None, true),
         FileError::Os { errno, .. } => (
             Some(*errno),
             matches!(

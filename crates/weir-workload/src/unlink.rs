@@ -1,8 +1,12 @@
 //! io_tester's `unlink` job: before the run each shard creates `files_count` files of the
-//! job's data (`test-<name>-shard-<shard>-file-<n>`, each `data_size / shards / files_count`
+//! job's data (`weir-<name>-shard-<shard>-file-<n>.data`, each `data_size / shards / files_count`
 //! rounded up to 1 MiB, written in full and synced), and each request unlinks the next one on the
 //! shard's thread ([`crate::inline`]). Like io_tester, a request after the last file counts as a request that
 //! removed nothing, and the files left at the end are removed unless `--keep-files`.
+//!
+//! Each file is claimed like a data file ([`weir_guard::owned::claim`]): created exclusively
+//! and marked as weir's, so a file of the operator's by that name is refused, never
+//! truncated, and the clean-up removes only files that still carry this run's mark.
 
 use crate::error::{RunError, SetupError, UsageError};
 use crate::job::{Job, UNLINK_FILE_ALIGN_BYTES};
@@ -24,17 +28,20 @@ pub struct UnlinkFiles {
 impl Drop for UnlinkFiles {
     /// Removes the files no request removed, unless kept (also when setup failed halfway).
     fn drop(&mut self) {
-        if !self.keep {
-            for path in &self.paths[self.next..] {
-                let _ = std::fs::remove_file(path);
+        for path in &self.paths[self.next..] {
+            if self.keep {
+                let _ = weir_guard::owned::mark_path(path, weir_guard::Holder::Kept);
+            } else {
+                weir_guard::owned::remove_if_held(path);
             }
         }
     }
 }
 
-/// The file `n` of `job` on `shard`, named as io_tester names it.
+/// The file `n` of `job` on `shard`: io_tester's name with weir's prefix and suffix, so it
+/// cannot collide with io_tester's files or the operator's.
 fn file_path(dir: &Path, job: &Job, shard: usize, n: u64) -> PathBuf {
-    dir.join(format!("test-{}-shard-{shard}-file-{n}", job.name))
+    dir.join(format!("weir-{}-shard-{shard}-file-{n}.data", job.name))
 }
 
 /// How many files a shard of the unlink `job` creates, and the bytes of each (its share of
@@ -82,7 +89,20 @@ pub(crate) fn create_files(
                 _ => RunError::Setup(SetupError::File { errno, message }),
             }
         };
-        let mut file = std::fs::File::create(&path).map_err(failed)?;
+        let mut file = match weir_guard::owned::claim(&path) {
+            Ok(weir_guard::owned::Claimed::Created { file, .. }) => file,
+            Ok(weir_guard::owned::Claimed::Existing(file)) => {
+                file.set_len(0).map_err(failed)?;
+                file
+            }
+            Err(weir_guard::owned::ClaimError::Io { error, .. }) => return Err(failed(error)),
+            Err(e) => {
+                return Err(RunError::Usage(UsageError::File {
+                    errno: None,
+                    message: format!("job `{}`: {e}", job.name),
+                }))
+            }
+        };
         files.paths.push(path.clone());
         for _ in 0..file_bytes / UNLINK_FILE_ALIGN_BYTES {
             file.write_all(&chunk).map_err(failed)?;

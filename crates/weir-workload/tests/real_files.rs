@@ -67,7 +67,7 @@ fn extent_hint_is_applied_on_xfs() {
     let report = run_file(text, fs.path(), 2, Backend::Uring, true);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     for shard in 0..2 {
-        let path = fs.path().join(format!("test-hinted-{shard}"));
+        let path = fs.path().join(format!("weir-hinted-{shard}.data"));
         let file = std::fs::File::open(&path).expect("kept file");
         let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
         assert_eq!(extent_size_hint(fd), Ok(1 << 20), "{}", path.display());
@@ -361,13 +361,13 @@ fn dsync_writes_are_submitted_with_rwf_dsync_on_both_backends() {
             .iter()
             .all(|j| j.throughput.ops > 0 && j.errors == 0));
         let seen = spy.seen.lock().expect("lock");
-        // Each job writes its own file, test-<job>-<shard>.
+        // Each job writes its own file, weir-<job>-<shard>.data.
         let (durable, plain): (Vec<&Submitted>, Vec<&Submitted>) = seen
             .iter()
-            .partition(|s| s.file.ends_with("test-durable-0"));
+            .partition(|s| s.file.ends_with("weir-durable-0.data"));
         assert!(!durable.is_empty(), "{backend}: no write of `durable` seen");
         assert!(
-            plain.iter().all(|s| s.file.ends_with("test-plain-0")),
+            plain.iter().all(|s| s.file.ends_with("weir-plain-0.data")),
             "{backend}"
         );
         assert!(
@@ -429,13 +429,13 @@ fn a_cpu_job_shows_in_its_shards_busy_time_and_io_testers_output() {
     }
 }
 
-/// The unlink job's files left in `dir` (io_tester's names).
+/// The unlink job's files left in `dir`.
 fn unlink_files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .expect("read dir")
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("test-unlinking-shard-"))
+        .filter(|n| n.starts_with("weir-unlinking-shard-"))
         .collect();
     names.sort();
     names
@@ -455,7 +455,7 @@ fn unlink_removes_one_file_per_request_and_the_rest_at_the_end() {
         for shard in &job.per_shard {
             // A request after the last file removes nothing (as in io_tester).
             let removed = shard.throughput.ops.min(40);
-            let prefix = format!("test-unlinking-shard-{}-file-", shard.shard);
+            let prefix = format!("weir-unlinking-shard-{}-file-", shard.shard);
             let left_here: Vec<&String> = left.iter().filter(|n| n.starts_with(&prefix)).collect();
             assert!(
                 shard.throughput.ops > 0,
@@ -542,7 +542,7 @@ fn fallocate_leaves_unwritten_extents_beyond_the_writes_in_fiemap() {
         for fallocate in [true, false] {
             let report = run_file(&job(fallocate), dir.path(), 1, backend, true);
             assert_eq!(report.jobs[0].throughput.ops, 4, "{backend}");
-            let path = dir.path().join("test-f-0");
+            let path = dir.path().join("weir-f-0.data");
             let file = std::fs::File::open(&path).expect("kept file");
             let extents = fiemap(std::os::fd::AsRawFd::as_raw_fd(&file))
                 .unwrap_or_else(|e| panic!("{backend}: FIEMAP errno {e}"));

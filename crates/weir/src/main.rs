@@ -45,6 +45,15 @@ fn main() {
             e.exit();
         }
     };
+    // Commands that make test files stop on SIGINT/SIGTERM through the flag their loops poll,
+    // and remove the files: the handler goes in before anything is created. (A failure is
+    // reported by the command's own install, which names the command.)
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Tune(_) | Command::Explore(_) | Command::Report(_)
+    ) {
+        let _ = weir_engine::interrupt::install();
+    }
     let outcome = match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Tune(args) => cmd::tune::run(args),

@@ -244,7 +244,7 @@ fn quick_map_on_loop_xfs_writes_every_output() {
     let left: Vec<_> = std::fs::read_dir(fs.path())
         .expect("read dir")
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with("test-explore"))
+        .filter(|e| e.file_name().to_string_lossy().starts_with("weir-explore"))
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -225,7 +225,7 @@ fn every_prepare_mode_on_both_backends_leaves_the_right_file() {
             let ops = v["jobs"][0]["ops"].as_u64().unwrap_or(0);
             assert!(ops > 0, "{what}: nothing measured: {v}");
 
-            let path = s.dir().join("test-w-0");
+            let path = s.dir().join("weir-w-0.data");
             let meta = std::fs::metadata(&path).expect("kept file");
             let size = meta.len();
             match prepare {
@@ -273,7 +273,7 @@ fn verify_reports_a_corrupted_block_with_its_offset() {
         ],
     );
     assert_exit(&o, 0);
-    let path = s.dir().join("test-data-0");
+    let path = s.dir().join("weir-data-0.data");
     let corrupt_at: u64 = 12_288 + 512;
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -500,7 +500,7 @@ fn scheduled_sequential_writes_merge_and_land_where_they_belong() {
                 assert_eq!((requests, pieces), (0, 0), "{what}");
             }
             // Every written 4 KiB block names its own offset in its verify header.
-            let data = std::fs::read(s.dir().join("test-w-0")).expect("kept file");
+            let data = std::fs::read(s.dir().join("weir-w-0.data")).expect("kept file");
             let mut written = 0;
             for (k, block) in data.chunks(4096).enumerate() {
                 if block.iter().all(|&b| b == 0) {

@@ -17,6 +17,21 @@ use crate::error::{
     CliError, CliResult, InputError, InputFile, OutputFile, RuntimeError, UsageError,
 };
 
+/// Every file explore may write into --out (checked before measuring: none may be a file
+/// weir did not write, unless --force).
+const OUT_FILES: &[&str] = &[
+    "explore.json",
+    "explore.csv",
+    "read-p99.svg",
+    "read-p99.png",
+    "write-p99.svg",
+    "write-p99.png",
+    "summary.txt",
+    "io-properties.yaml",
+    "grid.md",
+    "grid.json",
+];
+
 /// Below this much free space the files would be too small to mean anything.
 const MIN_FREE_BYTES: u64 = 256 << 20;
 
@@ -69,6 +84,10 @@ pub struct ExploreArgs {
     /// I/O backend: uring or aio.
     #[arg(long, default_value = "uring")]
     backend: String,
+    /// Replace output files that exist but were not written by weir (by default weir refuses
+    /// to overwrite them).
+    #[arg(long)]
+    force: bool,
 }
 
 /// A size or duration flag that does not parse, echoed with its value.
@@ -111,6 +130,9 @@ pub fn run(args: ExploreArgs) -> CliResult {
         )
         .into());
     }
+    if args.compare.is_none() {
+        super::guard::check_output_dir("--out", &args.out, OUT_FILES, args.force)?;
+    }
     let slice = Slice::from_name(&args.slice)
         .ok_or_else(|| out_of_range("--slice", &args.slice, Slice::NAMES))?;
     let (default_read, default_write) = slice.default_sizes_bytes();
@@ -149,6 +171,7 @@ pub fn run(args: ExploreArgs) -> CliResult {
     // Before the first progress line, and before the clean-up below, which would warn once per
     // test file about a --dir that is not a directory.
     super::check_dir_flag(&args.dir, "map")?;
+    super::guard::sweep_leftovers(&args.dir);
     let budget_text = args
         .budget
         .clone()
@@ -178,10 +201,9 @@ pub fn run(args: ExploreArgs) -> CliResult {
         imported.as_ref(),
     );
     for file in leftover_files(&args.dir, shards) {
-        match std::fs::remove_file(&file) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => eprintln!("weir: warning: cannot remove {}: {e}", file.display()),
+        // Only files that carry weir's mark: a file of the operator's by that name stays.
+        if let Err(e) = weir_guard::owned::remove_own(&file) {
+            eprintln!("weir: warning: cannot remove {}: {e}", file.display());
         }
     }
     let Some(mut map) = map? else {
@@ -264,6 +286,7 @@ fn grid(
             path: out.to_path_buf(),
             error,
         })?;
+    super::guard::mark_outputs(&[out.join("grid.md"), out.join("grid.json")]);
     print!("{table}");
     println!("wrote {0}/grid.md, {0}/grid.json", out.display());
     Ok(())
@@ -392,6 +415,7 @@ fn show(p: &SearchProgress, tty: bool) {
 
 fn finish(map: &Map, out: &Path, mountpoint: &str) -> CliResult {
     let files = output::write_all(map, out, mountpoint)?;
+    super::guard::mark_outputs(&files);
     print!("{}", output::summary(map));
     for f in files {
         println!("wrote {}", f.display());

@@ -4,6 +4,7 @@ pub mod align;
 pub mod completions;
 pub mod doctor;
 pub mod explore;
+mod guard;
 pub mod qualify;
 pub mod report;
 pub mod run;
@@ -35,11 +36,12 @@ fn check_dir_flag(dir: &Path, purpose: &'static str) -> Result<(), UsageError> {
 /// names the plot file so the operator knows which flag to change.
 fn write_plot(path: &Path, charts: &[weir_report::Chart]) -> Result<(), CliError> {
     std::fs::write(path, weir_report::charts_svg(charts)).map_err(|error| {
-        RuntimeError::Write {
+        CliError::from(RuntimeError::Write {
             file: OutputFile::Plot,
             path: path.to_path_buf(),
             error,
-        }
-        .into()
-    })
+        })
+    })?;
+    weir_guard::output::mark(path);
+    Ok(())
 }

@@ -27,17 +27,24 @@ pub struct ReportArgs {
     /// I/O backend: uring or aio.
     #[arg(long, default_value = "uring")]
     backend: String,
+    /// Replace output files that exist but were not written by weir (by default weir refuses
+    /// to overwrite them).
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(args: ReportArgs) -> CliResult {
     let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
     super::check_dir_flag(&args.dir, "report on")?;
+    super::guard::check_output("--out", &args.out, args.force)?;
+    super::guard::sweep_leftovers(&args.dir);
     // Fail on an unwritable --out now, not after minutes of measuring.
     std::fs::write(&args.out, b"").map_err(|error| UsageError::OutFlag {
         flag: "--out",
         path: args.out.clone(),
         error,
     })?;
+    weir_guard::output::mark(&args.out);
     if let Err(errno) = weir_engine::interrupt::install() {
         return Err(RuntimeError::InterruptHandler {
             signal: "Ctrl-C",
@@ -71,6 +78,7 @@ pub fn run(args: ReportArgs) -> CliResult {
         path: args.out.clone(),
         error,
     })?;
+    weir_guard::output::mark(&args.out);
     let unfinished: Vec<String> = doc
         .sections
         .iter()

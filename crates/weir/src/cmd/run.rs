@@ -22,14 +22,20 @@ pub struct RunArgs {
     /// io_tester job file (YAML list of jobs; see docs/reference/job-files.md).
     #[arg(value_name = "JOBFILE")]
     job_file: PathBuf,
-    /// Directory for the test files (`test-<job>-<shard>`); created files are removed at the end.
+    /// Directory for the test files (`weir-<job>-<shard>.data`, created exclusively and marked as
+    /// weir's; a file of yours by that name is refused, never overwritten); removed at the end.
     #[arg(long, value_name = "DIR", default_value = ".")]
     dir: PathBuf,
     /// Run on a raw block device instead of files: each job and shard gets its own region
     /// (data_size / shards), laid end to end; the device's data is overwritten. Refused while
-    /// the device is mounted or held (O_EXCL).
+    /// the device is mounted or held (O_EXCL), and for jobs that write while it holds a
+    /// filesystem, partition table, RAID/LVM/ZFS member, LUKS or swap (see --destroy-data).
     #[arg(long, value_name = "BLOCKDEV", conflicts_with = "dir")]
     device: Option<PathBuf>,
+    /// Write to the --device even though it holds a filesystem, partition table or other data
+    /// weir recognises: that data is destroyed. Read-only jobs never need it.
+    #[arg(long, requires = "device")]
+    destroy_data: bool,
     /// How long to measure, e.g. 500ms, 10s, 2m.
     #[arg(long, default_value = "10s")]
     duration: String,
@@ -92,6 +98,10 @@ pub struct RunArgs {
     /// Also draw each job's latency CDF and bandwidth over time into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Replace output files that exist but were not written by weir (by default weir refuses
+    /// to overwrite them).
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +134,12 @@ pub fn run(args: RunArgs) -> CliResult {
         .into());
     }
     let choice: BackendChoice = args.backend.parse().map_err(UsageError::Backend)?;
+    if let Some(path) = &args.metrics {
+        super::guard::check_output("--metrics", path, args.force)?;
+    }
+    if let Some(path) = &args.plot {
+        super::guard::check_output("--plot", path, args.force)?;
+    }
     if args.shards == Some(0) {
         return Err(UsageError::Zero {
             flags: "--shards",
@@ -172,6 +188,7 @@ pub fn run(args: RunArgs) -> CliResult {
         backend,
         buffered: args.buffered,
         keep_files: args.keep_files,
+        keep_files_until_exit: false,
         verify: args.verify,
         nowait: !args.no_nowait,
         // --plot draws bandwidth per window, so it samples finer than the progress line needs.
@@ -182,6 +199,7 @@ pub fn run(args: RunArgs) -> CliResult {
         },
         seed: args.seed,
         scheduler,
+        destroy_data: args.destroy_data,
     };
     // Without the handler Ctrl-C would kill the process and leave the test files behind.
     if let Err(errno) = weir_engine::interrupt::install() {
@@ -190,6 +208,9 @@ pub fn run(args: RunArgs) -> CliResult {
             errno,
         }
         .into());
+    }
+    if let Some(dir) = &options.dir {
+        super::guard::sweep_leftovers(dir);
     }
     if interactive {
         let target = match (&args.device, &args.simulate) {
@@ -363,14 +384,13 @@ fn write_metrics(
         return Ok(());
     };
     let text = weir_sched::render_prometheus(&scheduler.mountpoint, &report.scheduler_metrics);
-    std::fs::write(path, text).map_err(|error| {
-        RuntimeError::Write {
-            file: OutputFile::Metrics,
-            path: path.clone(),
-            error,
-        }
-        .into()
-    })
+    std::fs::write(path, text).map_err(|error| RuntimeError::Write {
+        file: OutputFile::Metrics,
+        path: path.clone(),
+        error,
+    })?;
+    weir_guard::output::mark(path);
+    Ok(())
 }
 
 fn write_plot(

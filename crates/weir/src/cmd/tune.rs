@@ -42,6 +42,10 @@ pub struct TuneArgs {
     /// Also draw the depth, saturation and sector sweeps into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Replace output files that exist but were not written by weir (by default weir refuses
+    /// to overwrite them).
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -95,7 +99,14 @@ pub fn run(args: TuneArgs) -> CliResult {
             ..SustainedConfig::default()
         });
     }
+    super::guard::check_output("--properties-file", &args.properties_file, args.force)?;
+    if let Some(path) = &args.plot {
+        super::guard::check_output("--plot", path, args.force)?;
+    }
     check_writable(&args.properties_file)?;
+    for dir in &args.dirs {
+        super::guard::sweep_leftovers(dir);
+    }
     let quiet = args.format != Format::Human;
     let pres = preflights(&args.dirs, shards, quiet)?;
     let deadline = start + duration;
@@ -128,6 +139,7 @@ pub fn run(args: TuneArgs) -> CliResult {
         path: args.properties_file.clone(),
         error,
     })?;
+    weir_guard::output::mark(&args.properties_file);
     let elapsed = start.elapsed();
     if let Some(path) = &args.plot {
         write_plot(path, &results)?;

@@ -65,6 +65,11 @@ pub enum UsageError {
         path: PathBuf,
         error: std::io::Error,
     },
+    /// An output path holds a file weir did not write (`--force` replaces it).
+    OutputExists {
+        flag: &'static str,
+        refused: weir_guard::OutputRefused,
+    },
     /// `weir qualify` on a memory filesystem, where every verdict would be a meaningless GOOD.
     MemoryFilesystem { path: String, fs_type: String },
     /// `weir explore --dir` has too little free space for its files.
@@ -138,6 +143,7 @@ impl fmt::Display for UsageError {
                 "--dir {}: not a directory; pass the directory where the data files will live",
                 dir.display()
             ),
+            UsageError::OutputExists { flag, refused } => write!(f, "{flag} {refused}"),
             UsageError::OutFlag { flag, path, error } => write!(
                 f,
                 "{flag} {}: cannot write it ({error}); pass a writable path",
