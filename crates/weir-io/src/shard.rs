@@ -231,6 +231,12 @@ impl ShardCore {
                 Ok(()) => {
                     self.backlog.pop_front();
                     self.pieces_in_device += 1;
+                    if self.pieces_in_device > 1 {
+                        // Submit at once while the device is busy, as the engine's shard loop
+                        // does by default: a virtio disk starts none of a batch until the
+                        // whole batch is in. An idle device gets the batch with the wait.
+                        let _ = self.device.submit_and_wait(0, None);
+                    }
                 }
                 Err(DeviceError::QueueFull) => break,
                 Err(e) => {
