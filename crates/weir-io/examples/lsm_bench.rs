@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 use weir_engine::{
-    Backend, DmaBufferPool, Done, EngineDevice, Flow, LoopBuffers, LoopOptions, Next, Op,
-    OpSource, Outcome, ShardLoop,
+    Backend, DmaBufferPool, Done, EngineDevice, Flow, LoopBuffers, LoopOptions, Next, Op, OpSource,
+    Outcome, ShardLoop,
 };
 use weir_io::{ClassSpec, Disk, DiskModel, File, FileOptions, IoBuf, IoClass, Policy};
 use weir_model::device::Direction;
@@ -84,7 +84,11 @@ fn parse_args() -> Result<Args, String> {
             "--caps" => {
                 a.caps_mb_s = value()?
                     .split(',')
-                    .map(|c| c.trim().parse::<u64>().map_err(|e| format!("--caps {c}: {e}")))
+                    .map(|c| {
+                        c.trim()
+                            .parse::<u64>()
+                            .map_err(|e| format!("--caps {c}: {e}"))
+                    })
                     .collect::<Result<_, _>>()?
             }
             other => return Err(format!("unknown flag {other}")),
@@ -217,7 +221,10 @@ impl Path2 {
     async fn write_bg(&self, buf: IoBuf, at: u64) -> IoBuf {
         match self {
             Path2::Weir {
-                disk, bg, background, ..
+                disk,
+                bg,
+                background,
+                ..
             } => {
                 let (r, b) = disk.write_at(bg, *background, buf, at).await;
                 r.expect("write");
@@ -321,8 +328,12 @@ async fn run_mode(
             }));
         }
     }
-    let reads = Arc::new(Mutex::new(Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("hist")));
-    let appends = Arc::new(Mutex::new(Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("hist")));
+    let reads = Arc::new(Mutex::new(
+        Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("hist"),
+    ));
+    let appends = Arc::new(Mutex::new(
+        Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("hist"),
+    ));
     // Arrivals come from an OS thread that sleeps to each intended time (tokio's timer has
     // a 1 ms tick, which would bunch arrivals and add up to 1 ms to every latency); latency
     // is counted from the intended arrival, so a late issuer cannot hide queueing.
@@ -330,11 +341,22 @@ async fn run_mode(
     let start = Instant::now();
     let end = start + args.duration;
     let spawn_stream = |rate: u64, is_read: bool| {
-        let (path, hist) = (path.clone(), if is_read { reads.clone() } else { appends.clone() });
+        let (path, hist) = (
+            path.clone(),
+            if is_read {
+                reads.clone()
+            } else {
+                appends.clone()
+            },
+        );
         let handle = handle.clone();
         let thread = std::thread::spawn(move || {
             let mut tasks = Vec::new();
-            let mut x = if is_read { 0x9E37_79B9u64 } else { 0x7F4A_7C15u64 };
+            let mut x = if is_read {
+                0x9E37_79B9u64
+            } else {
+                0x7F4A_7C15u64
+            };
             let period = Duration::from_secs_f64(1.0 / rate as f64);
             let mut i = 0u32;
             loop {
@@ -400,9 +422,15 @@ fn weir_path(args: &Args, model: &DiskModel, unlimited: bool, log_name: &str) ->
         .latency_goal(Duration::from_micros(args.goal_us))
         .unlimited(unlimited);
     let query = policy.class(ClassSpec::new("query", 1000)).expect("class");
-    let commit = policy.class(ClassSpec::new("commit_log", 500)).expect("class");
-    let background = policy.class(ClassSpec::new("background", 100)).expect("class");
-    let disk = Disk::builder(&policy.build().expect("policy")).build().expect("disk");
+    let commit = policy
+        .class(ClassSpec::new("commit_log", 500))
+        .expect("class");
+    let background = policy
+        .class(ClassSpec::new("background", 100))
+        .expect("class");
+    let disk = Disk::builder(&policy.build().expect("policy"))
+        .build()
+        .expect("disk");
     let open = |name: &str, create: bool| {
         disk.open(
             args.dir.join(name),
@@ -465,7 +493,14 @@ fn qd32_raw(path: &Path, secs: u64) -> (f64, f64) {
                 return Ok(Next::WaitForCompletion);
             };
             let at = xorshift(&mut self.x) % (READ_FILE_BYTES / BLOCK) * BLOCK;
-            Ok(Next::Op(Op::new(0, Direction::Read, self.fd, at, buf, BLOCK as u32)))
+            Ok(Next::Op(Op::new(
+                0,
+                Direction::Read,
+                self.fd,
+                at,
+                buf,
+                BLOCK as u32,
+            )))
         }
         fn on_done(&mut self, done: Done, buffers: &mut LoopBuffers) -> Result<Flow, String> {
             if done.outcome != Outcome::Full {
@@ -520,7 +555,10 @@ async fn qd32_async(path: Path2, secs: u64) -> (f64, f64) {
         t.await.expect("qd32 task");
     }
     let n = done.load(Ordering::Relaxed);
-    (n as f64 / t0.elapsed().as_secs_f64(), (cpu_us() - cpu0) / n as f64)
+    (
+        n as f64 / t0.elapsed().as_secs_f64(),
+        (cpu_us() - cpu0) / n as f64,
+    )
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -626,7 +664,8 @@ fn main() {
                 _ => rt.block_on(qd32_async(std_path(&args, "qd32.log"), args.qd32_secs)),
             };
             eprintln!("round {round} qd32 {name:>18}: {iops:.0} IOPS, {cpu:.1} us CPU/read");
-            qd32_rows.push(json!({"name": name, "round": round, "iops": iops, "cpu_us_per_read": cpu}));
+            qd32_rows
+                .push(json!({"name": name, "round": round, "iops": iops, "cpu_us_per_read": cpu}));
         }
         let _ = std::fs::remove_file(args.dir.join("qd32.log"));
     }
@@ -638,12 +677,22 @@ fn report(args: &Args, modes: &[Mode], rows: &[Value], qd32_rows: &[Value]) {
     let solo_p99 = solo["read_p99_us"].as_f64().unwrap_or(0.0);
     let limit = 1.25 * (args.goal_us as f64 + solo_p99);
     let out_modes: Vec<Value> = modes.iter().map(|m| median_rows(rows, &m.name())).collect();
-    let by = |n: &str| out_modes.iter().find(|m| m["name"] == n).cloned().unwrap_or(json!({}));
+    let by = |n: &str| {
+        out_modes
+            .iter()
+            .find(|m| m["name"] == n)
+            .cloned()
+            .unwrap_or(json!({}))
+    };
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let (weir, none) = (by("weir"), by("none"));
     let best_cap = out_modes
         .iter()
-        .filter(|m| m["name"].as_str().is_some_and(|n| n.starts_with("token-bucket")))
+        .filter(|m| {
+            m["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("token-bucket"))
+        })
         .filter(|m| f(m, "read_p99_us") <= limit)
         .max_by(|a, b| f(a, "write_mb_s").total_cmp(&f(b, "write_mb_s")))
         .cloned();
@@ -707,7 +756,10 @@ fn report(args: &Args, modes: &[Mode], rows: &[Value], qd32_rows: &[Value]) {
         f(&weir, "write_mb_s"),
         f(&none, "read_p99_us"),
         f(&targets, "none_read_p99_over_weir"),
-        best_cap.as_ref().and_then(|b| b["name"].as_str()).unwrap_or("none-within-limit"),
+        best_cap
+            .as_ref()
+            .and_then(|b| b["name"].as_str())
+            .unwrap_or("none-within-limit"),
         best_write,
         f(&targets, "weir_write_vs_best_cap"),
         f(&by("tokio-fs"), "read_p99_us"),
