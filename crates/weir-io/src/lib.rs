@@ -32,30 +32,32 @@
 //! use std::time::Duration;
 //! use weir_io::{block_on, ClassSpec, Disk, DiskModel, FileOptions, IoBuf, Policy};
 //!
-//! # fn main() -> Result<(), weir_io::Error> {
-//! // The disk model: from `weir tune`'s file, or rates measured some other way.
-//! // let model = DiskModel::from_io_properties("io-properties.yaml".as_ref(), dir.as_ref())?;
-//! let model = DiskModel::builder()
-//!     .read_iops(50_000).read_bytes_per_sec(1_600_000_000)
-//!     .write_iops(25_000).write_bytes_per_sec(1_000_000_000)
-//!     .build()?;
-//! let mut policy = Policy::builder(model).latency_goal(Duration::from_micros(1500));
-//! let query = policy.class(ClassSpec::new("query", 1000))?;
-//! let compaction = policy.class(ClassSpec::new("compaction", 100))?;
-//! let disk = Disk::builder(&policy.build()?).build()?;
+//! fn main() -> Result<(), weir_io::Error> {
+//!     // The disk model: from `weir tune`'s file, or rates measured some other way.
+//!     // let model = DiskModel::from_io_properties("io-properties.yaml".as_ref(), dir.as_ref())?;
+//!     let model = DiskModel::builder()
+//!         .read_iops(50_000).read_bytes_per_sec(1_600_000_000)
+//!         .write_iops(25_000).write_bytes_per_sec(1_000_000_000)
+//!         .build()?;
+//!     let mut policy = Policy::builder(model).latency_goal(Duration::from_micros(1500));
+//!     let query = policy.class(ClassSpec::new("query", 1000))?;
+//!     let compaction = policy.class(ClassSpec::new("compaction", 100))?;
+//!     let disk = Disk::builder(&policy.build()?).build()?;
 //!
-//! let dir = tempfile::tempdir().expect("a temp dir");
-//! let file = disk.open(dir.path().join("data"), FileOptions::new().create(true))?;
-//! let (written, _) = block_on(disk.write_at(&file, compaction, IoBuf::zeroed(1 << 20), 0));
-//! assert_eq!(written?, 1 << 20);
-//! let (read, buf) = block_on(disk.read_at(&file, query, IoBuf::zeroed(4096), 8192));
-//! assert_eq!(read?, 4096);
-//! assert!(buf.iter().all(|&b| b == 0));
+//!     // O_DIRECT by default: put the file on a real filesystem (not tmpfs).
+//!     let path = std::env::current_dir().expect("a working directory").join("weir-io-example.data");
+//!     let file = disk.open(&path, FileOptions::new().create(true).truncate(true))?;
+//!     let (written, _) = block_on(disk.write_at(&file, compaction, IoBuf::zeroed(1 << 20), 0));
+//!     assert_eq!(written?, 1 << 20);
+//!     let (read, buf) = block_on(disk.read_at(&file, query, IoBuf::zeroed(4096), 8192));
+//!     assert_eq!(read?, 4096);
+//!     assert!(buf.iter().all(|&b| b == 0));
 //!
-//! let metrics = disk.metrics();
-//! assert_eq!((metrics[0].read_ops, metrics[1].write_bytes), (1, 1 << 20));
-//! # Ok(())
-//! # }
+//!     let metrics = disk.metrics();
+//!     assert_eq!((metrics[0].read_ops, metrics[1].write_bytes), (1, 1 << 20));
+//!     std::fs::remove_file(&path).expect("remove the example's file");
+//!     Ok(())
+//! }
 //! ```
 //!
 //! The crate's `examples/` hold runnable programs: two classes, a tokio service with a
