@@ -30,6 +30,15 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 step "fuzz targets: 8 s each from the seed corpus (installs cargo-fuzz when missing)"
 scripts/fuzz.sh 8
 
+step "weir-io examples (each bounded to 60 s, in a temp dir on the real filesystem)"
+cargo build -p weir-io --examples --locked
+examples_dir=$(mktemp -d /var/tmp/weir-io-examples.XXXXXX)
+for example in two_classes tokio_service thread_per_core lsm; do
+  timeout 60 "target/debug/examples/$example" "$examples_dir" 1 ||
+    { rm -rf "$examples_dir"; echo "example $example failed" >&2; exit 1; }
+done
+rm -rf "$examples_dir"
+
 if [ -f node/weir-cql/package.json ]; then
   step "weir-cql: build and test against a real Apache Cassandra"
   (cd node/weir-cql && npm ci --no-audit --no-fund && npm test)

@@ -1,0 +1,166 @@
+//! Thread-per-core: a shard owned by the thread that uses it, with no loop thread and no
+//! runtime. The thread submits, and [`LocalShard::block_on`] drives the ring while its
+//! future waits.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+
+use weir_model::device::Direction;
+use weir_sched::{ClassMetrics, ShardMetrics};
+
+use crate::shard::{IoFuture, ShardCore, Submit};
+use crate::{AppendFuture, Error, File, IoBuf, IoClass, Policy};
+
+/// One shard of a [`crate::Disk`] owned by the calling thread (thread-per-core): its own ring
+/// and scheduler queue, sharing the disk's budget with the other shards so shares and the
+/// latency goal hold across cores. Not `Send`: create one per core thread with
+/// [`crate::Disk::local_shard`].
+///
+/// ```
+/// use weir_io::{ClassSpec, Disk, DiskModel, FileOptions, IoBuf, Policy};
+///
+/// let model = DiskModel::builder()
+///     .read_iops(50_000).read_bytes_per_sec(1 << 30)
+///     .write_iops(25_000).write_bytes_per_sec(1 << 30)
+///     .build()?;
+/// let mut policy = Policy::builder(model);
+/// let data = policy.class(ClassSpec::new("data", 100))?;
+/// let disk = Disk::builder(&policy.build()?).loops(0).local_shards(1).build()?;
+/// let dir = tempfile::tempdir().expect("temp dir");
+/// let file = disk.open(dir.path().join("f"), FileOptions::new().create(true).direct(false))?;
+///
+/// let shard = disk.local_shard()?;
+/// let (n, _) = shard.block_on(shard.write_at(&file, data, IoBuf::from_slice(b"abc"), 0));
+/// assert_eq!(n?, 3);
+/// let (n, buf) = shard.block_on(shard.read_at(&file, data, IoBuf::zeroed(3), 0));
+/// assert_eq!((n?, &buf[..]), (3, &b"abc"[..]));
+/// # Ok::<(), weir_io::Error>(())
+/// ```
+pub struct LocalShard {
+    policy: Policy,
+    core: RefCell<ShardCore>,
+    /// The ring belongs to this thread.
+    _not_send: PhantomData<*const ()>,
+}
+
+struct ThreadWaker(Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+impl LocalShard {
+    pub(crate) fn new(policy: Policy, core: ShardCore) -> LocalShard {
+        LocalShard {
+            policy,
+            core: RefCell::new(core),
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `offset_bytes` in `class` (see [`crate::Disk::read_at`]).
+    /// The request is queued now and performed while [`Self::block_on`] runs.
+    pub fn read_at(&self, file: &File, class: IoClass, buf: IoBuf, offset_bytes: u64) -> IoFuture {
+        self.submit(file, class, Direction::Read, buf, offset_bytes)
+    }
+
+    /// Writes `buf.len()` bytes at `offset_bytes` in `class`.
+    pub fn write_at(&self, file: &File, class: IoClass, buf: IoBuf, offset_bytes: u64) -> IoFuture {
+        self.submit(file, class, Direction::Write, buf, offset_bytes)
+    }
+
+    /// Writes `buf` at the end of the file; resolves to the offset it landed at.
+    pub fn append(&self, file: &File, class: IoClass, buf: IoBuf) -> AppendFuture {
+        let offset = file.reserve_append(buf.len() as u64);
+        AppendFuture::new(self.write_at(file, class, buf, offset), offset)
+    }
+
+    fn submit(
+        &self,
+        file: &File,
+        class: IoClass,
+        direction: Direction,
+        buf: IoBuf,
+        offset_bytes: u64,
+    ) -> IoFuture {
+        if let Err(e) = self
+            .policy
+            .check(class)
+            .and_then(|()| file.check(offset_bytes, buf.len()))
+        {
+            return IoFuture::ready((Err(e), buf));
+        }
+        let (future, state) = IoFuture::pending();
+        let mut core = self.core.borrow_mut();
+        let now = core.now_ns();
+        core.submit(
+            Submit {
+                class,
+                direction,
+                file: file.clone(),
+                offset_bytes,
+                buf,
+                state,
+            },
+            now,
+        );
+        future
+    }
+
+    /// Runs `future` on this thread, performing this shard's I/O while it waits: dispatches
+    /// what the budget allows, sleeps in the kernel until a completion or the scheduler's
+    /// next refill, and polls the future again. Combine several requests with a join (e.g.
+    /// `futures::future::join_all`) to keep many in flight.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let mut future = pin!(future);
+        let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+                return out;
+            }
+            self.turn();
+        }
+    }
+
+    /// One turn of the ring: dispatch, wait for a completion (or the next refill), complete.
+    /// With nothing queued or in flight it parks briefly (the future waits on something else).
+    pub fn turn(&self) {
+        let mut core = self.core.borrow_mut();
+        let now = core.now_ns();
+        let pumped = core.pump(now);
+        if pumped.is_err() || !core.busy() {
+            drop(core);
+            std::thread::park_timeout(std::time::Duration::from_millis(1));
+            return;
+        }
+        let deadline = core.next_wakeup_ns();
+        if core.pieces_in_device() > 0 || deadline.is_some() {
+            let _ = core.wait(deadline);
+        }
+        core.reap();
+    }
+
+    /// Changes `class`'s shares on this shard.
+    pub fn set_shares(&self, class: IoClass, shares: u32) -> Result<(), Error> {
+        self.policy.check(class)?;
+        self.core.borrow_mut().set_shares(class, shares)
+    }
+
+    /// This shard's per-class metrics, in class-handle order.
+    pub fn metrics(&self) -> Vec<ClassMetrics> {
+        self.core.borrow().metrics().classes
+    }
+
+    /// This shard's scheduler metrics (for [`weir_sched::render_prometheus`]).
+    pub fn shard_metrics(&self) -> ShardMetrics {
+        self.core.borrow().metrics()
+    }
+}
