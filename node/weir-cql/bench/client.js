@@ -72,7 +72,9 @@ async function apiDriver() {
     },
   }[driverName]();
   const [address, port] = host.split(':');
-  const client = new mod.Client({ contactPoints: [address], localDataCenter: 'datacenter1',
+  // @scylladb/driver ignores protocolOptions.port: it gets the port in the contact point.
+  const contactPoints = [driverName === 'scylladb-driver' ? host : address];
+  const client = new mod.Client({ contactPoints, localDataCenter: 'datacenter1',
     protocolOptions: { port: Number(port) }, socketOptions: { readTimeout: 60000 } });
   await client.connect();
   const { query, rows } = WORKLOADS[workload];
