@@ -28,21 +28,37 @@ fn cpu_seconds() -> (f64, f64) {
 }
 
 fn perf(command: &str) -> Result<(), String> {
-    let (Ok(ctl), Ok(ack)) = (std::env::var("BENCH_PERF_CTL"), std::env::var("BENCH_PERF_ACK")) else {
+    let (Ok(ctl), Ok(ack)) = (
+        std::env::var("BENCH_PERF_CTL"),
+        std::env::var("BENCH_PERF_ACK"),
+    ) else {
         return Ok(());
     };
-    let mut c = std::fs::OpenOptions::new().write(true).open(&ctl).map_err(|e| format!("{ctl}: {e}"))?;
-    c.write_all(format!("{command}\n").as_bytes()).map_err(|e| e.to_string())?;
+    let mut c = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&ctl)
+        .map_err(|e| format!("{ctl}: {e}"))?;
+    c.write_all(format!("{command}\n").as_bytes())
+        .map_err(|e| e.to_string())?;
     let mut a = std::fs::File::open(&ack).map_err(|e| format!("{ack}: {e}"))?;
     let mut buf = [0u8; 16];
     a.read(&mut buf).map_err(|e| e.to_string())?;
     Ok(())
 }
 
-async fn one(session: &Session, st: &PreparedStatement, workload: &str, i: usize, id: Uuid) -> Result<(), String> {
+async fn one(
+    session: &Session,
+    st: &PreparedStatement,
+    workload: &str,
+    i: usize,
+    id: Uuid,
+) -> Result<(), String> {
     match workload {
         "insert" => {
-            session.execute_unpaged(st, (Uuid::new_v4(), i as i32)).await.map_err(|e| e.to_string())?;
+            session
+                .execute_unpaged(st, (Uuid::new_v4(), i as i32))
+                .await
+                .map_err(|e| e.to_string())?;
         }
         _ => {
             let want = if workload == "select1" { 1 } else { 100 };
@@ -66,7 +82,13 @@ async fn one(session: &Session, st: &PreparedStatement, workload: &str, i: usize
     Ok(())
 }
 
-async fn run_loops(session: Arc<Session>, st: Arc<PreparedStatement>, workload: &'static str, total: usize, inflight: usize) -> Result<(), String> {
+async fn run_loops(
+    session: Arc<Session>,
+    st: Arc<PreparedStatement>,
+    workload: &'static str,
+    total: usize,
+    inflight: usize,
+) -> Result<(), String> {
     let next = Arc::new(AtomicUsize::new(0));
     let id = Uuid::parse_str(SELECT1_ID).map_err(|e| e.to_string())?;
     let mut tasks = Vec::new();
@@ -88,20 +110,39 @@ async fn run_loops(session: Arc<Session>, st: Arc<PreparedStatement>, workload: 
     Ok(())
 }
 
-async fn run(workload: &'static str, inflight: usize, ops: usize, host: &str) -> Result<(), String> {
+async fn run(
+    workload: &'static str,
+    inflight: usize,
+    ops: usize,
+    host: &str,
+) -> Result<(), String> {
     let query = match workload {
         "insert" => "INSERT INTO benchmarks.basic (id, val) VALUES (?, ?)",
         "select1" => "SELECT id, val FROM benchmarks.basic WHERE id = ?",
         "select100" => "SELECT id, val FROM benchmarks.basic LIMIT 100",
         _ => return Err(format!("unknown workload {workload:?}")),
     };
-    let session = SessionBuilder::new().known_node(host).build().await.map_err(|e| format!("connect {host}: {e}"))?;
+    let session = SessionBuilder::new()
+        .known_node(host)
+        .build()
+        .await
+        .map_err(|e| format!("connect {host}: {e}"))?;
     let mut st = session.prepare(query).await.map_err(|e| e.to_string())?;
     // cassandra-driver's default consistency, so every client asks for the same work.
     st.set_consistency(Consistency::LocalOne);
     let (session, st) = (Arc::new(session), Arc::new(st));
-    let warmup: usize = std::env::var("BENCH_WARMUP_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
-    run_loops(session.clone(), st.clone(), workload, warmup.max(inflight), inflight).await?;
+    let warmup: usize = std::env::var("BENCH_WARMUP_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    run_loops(
+        session.clone(),
+        st.clone(),
+        workload,
+        warmup.max(inflight),
+        inflight,
+    )
+    .await?;
     perf("enable")?;
     let (u0, s0) = cpu_seconds();
     let t0 = Instant::now();
@@ -120,10 +161,13 @@ async fn run(workload: &'static str, inflight: usize, ops: usize, host: &str) ->
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: weir-cql-bench-raw <insert|select1|select100> <in-flight> <ops> [host:port]";
+    let usage =
+        "usage: weir-cql-bench-raw <insert|select1|select100> <in-flight> <ops> [host:port]";
     let (Some(w), Some(inflight), Some(ops)) = (
         args.first(),
-        args.get(1).and_then(|v| v.parse::<usize>().ok()).filter(|v| *v >= 1),
+        args.get(1)
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|v| *v >= 1),
         args.get(2).and_then(|v| v.parse::<usize>().ok()),
     ) else {
         eprintln!("{usage}");
@@ -138,8 +182,14 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let host = args.get(3).cloned().unwrap_or_else(|| "127.0.0.1:9042".to_string());
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let host = args
+        .get(3)
+        .cloned()
+        .unwrap_or_else(|| "127.0.0.1:9042".to_string());
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("weir-cql-bench-raw: runtime: {e}");
