@@ -65,11 +65,11 @@ test('a request the server never answers fails with OperationTimedOutError after
   try {
     await selectOk(client);
     const t0 = Date.now();
-    await within(5000, 'the unanswered request', assert.rejects(
+    await within(10000, 'the unanswered request', assert.rejects(
       client.execute(`${SELECT} /* stub:silent */`, [ID], { prepare: true }),
       (e) => e instanceof errors.OperationTimedOutError && e instanceof errors.DriverError));
     const waited = Date.now() - t0;
-    assert.ok(waited >= 550 && waited < 4000, `the timeout fired after ${waited} ms, readTimeout is 600 ms`);
+    assert.ok(waited >= 550 && waited < 8000, `the timeout fired after ${waited} ms, readTimeout is 600 ms`);
     await selectOk(client);
   } finally {
     await within(10000, 'shutdown', client.shutdown());
@@ -80,11 +80,11 @@ test('a per-request readTimeout overrides the client one for an unanswered reque
   const client = newClient({ socketOptions: { readTimeout: 60000 } });
   try {
     const t0 = Date.now();
-    await within(5000, 'the unanswered request', assert.rejects(
+    await within(10000, 'the unanswered request', assert.rejects(
       client.execute(`${SELECT} /* stub:silent */`, [ID], { prepare: true, readTimeout: 400 }),
       errors.OperationTimedOutError));
     const waited = Date.now() - t0;
-    assert.ok(waited >= 350 && waited < 4000, `the timeout fired after ${waited} ms, the request's readTimeout is 400 ms`);
+    assert.ok(waited >= 350 && waited < 8000, `the timeout fired after ${waited} ms, the request's readTimeout is 400 ms`);
   } finally {
     await within(10000, 'shutdown', client.shutdown());
   }
