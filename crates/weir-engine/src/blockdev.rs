@@ -126,7 +126,7 @@ impl BlockDevice {
 /// Why `O_NOATIME`: every read of a block device opened without it calls `touch_atime` on
 /// the device node (`blkdev_read_iter` -> `file_accessed`), in the thread that runs the read;
 /// on zram that is the one io-wq worker every read goes through, the limit of a deep ring
-/// (session 13's profile: ~0.04 us of its ~2.7 us per read). fio opens every non-regular file
+/// (profiled: ~0.04 us of its ~2.7 us per read). fio opens every non-regular file
 /// with it for the same reason. The kernel allows it only to the node's owner or a holder of
 /// CAP_FOWNER: a `disk`-group user gets EPERM, and the device is then opened without it.
 /// `WEIR_DEVICE_ATIME=on` leaves it off, for the A/B (bench/engine-vs-fio.sh row `uring_atime`).

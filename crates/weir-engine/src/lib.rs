@@ -17,6 +17,8 @@
 //! - [`payload`]: incompressible, never-repeating data for benchmark writes.
 //! - [`prepare`]: data files prepared as overwrite, append, pretruncate, fallocate or sloppy.
 //! - [`NowaitRetry`]: RWF_NOWAIT with EAGAIN retried once and counted.
+//! - [`nowait_probe`]: the one RWF_NOWAIT read that says whether a file takes non-blocking
+//!   requests.
 //! - [`ShardLoop`]: the one loop that keeps requests in flight, over any device, with
 //!   buffer handles instead of pointers, checks at both ends of every op and a drain on drop.
 //! - [`shards`]: one pinned thread per core; a shard's panic becomes an error.
@@ -38,6 +40,7 @@ pub mod file;
 pub mod interrupt;
 pub mod iowq;
 pub mod nowait;
+pub mod nowait_probe;
 pub mod payload;
 pub mod prepare;
 pub mod shard_loop;

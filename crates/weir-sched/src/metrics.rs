@@ -151,6 +151,20 @@ pub struct ClassMetrics {
 }
 
 impl ClassMetrics {
+    /// Counts one dispatched piece of `len_bytes` on `direction`.
+    pub(crate) fn count_piece(&mut self, direction: weir_model::device::Direction, len_bytes: u64) {
+        match direction {
+            weir_model::device::Direction::Read => {
+                self.read_ops += 1;
+                self.read_bytes += len_bytes;
+            }
+            weir_model::device::Direction::Write => {
+                self.write_ops += 1;
+                self.write_bytes += len_bytes;
+            }
+        }
+    }
+
     /// Adds another shard's counters for the same class (for totals across shards).
     pub fn merge(&mut self, other: &ClassMetrics) {
         self.read_ops += other.read_ops;

@@ -1,5 +1,5 @@
 //! The ring's A/B switches, read from the environment when a ring is made: each names one
-//! idea measured against the default (docs/engine-zram-sessions-11-12.md), none is on by
+//! idea measured against the default (docs/engine.md), none is on by
 //! default.
 //! - `WEIR_URING_RINGFD=on`: enter by the ring's registered index (`IORING_REGISTER_RING_FDS`).
 //! - `WEIR_URING_IOWQ_MAX=<n>`: bound this thread's io-wq workers (bounded and unbounded).

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 /// The latency goal when none is given (Seastar's: 1.5 x its 0.5 ms task quota). The share
-/// hold also judges by at most this goal (`hold_goal_ps`, `budget_lift.rs`).
+/// hold also judges by at most this goal (`hold_goal_ps`, `budget/lift.rs`).
 pub const DEFAULT_LATENCY_GOAL: Duration = Duration::from_micros(750);
 
 /// Scheduler settings shared by all shards of one disk.
@@ -37,7 +37,7 @@ pub struct SchedConfig {
     /// class and its ratio fell to 0.10-0.18 of asked (`tests/fast_drain.rs`).
     pub max_read_speed_factor: f64,
     /// The same ceiling for write samples with no read in the disk, on a lane that has never
-    /// carried a read (`budget_lift.rs`, one rule for both directions). Default 1.25. At 1.25
+    /// carried a read (`budget/lift.rs`, one rule for both directions). Default 1.25. At 1.25
     /// this project's virtio disk overwrote 128 KiB at 1.01 / 0.94 / 1.01 of unscheduled
     /// (1000:100 / 1:1 / 100:1000; 0.95 / 0.90 / 0.93 without), but 4 KiB writes lost the
     /// split (0.37-0.89 and 1.33-2.21 of asked, docs/scheduler-rate.md 21.3): the share hold
@@ -50,7 +50,7 @@ pub struct SchedConfig {
     /// as a ceiling (K still falls to a slower disk's rate). Default 4.0.
     pub max_rate_factor: f64,
     /// Let run-time K come down at a knee the bucket never reached: a slack bucket (or a
-    /// probing one) under which the disk holds a standing queue (`rate_disk.rs`;
+    /// probing one) under which the disk holds a standing queue (`rate/disk.rs`;
     /// docs/scheduler-rate.md section 17). Off by default: it holds the shares on a disk the
     /// model overprices (0.7-0.9x in simulation), but it also takes a single class's queue
     /// out of the disk whatever the latency goal (goal 2 ms: 264 us mean in-disk latency
