@@ -1,7 +1,7 @@
 //! Raw block devices as targets (io_tester's `--storage /dev/X`).
 //!
 //! A device is opened once, `O_RDWR | O_DIRECT | O_EXCL` (and `O_NOATIME` where the kernel
-//! allows it, see [`open_claimed`]): on a block device O_EXCL is the
+//! allows it, see `open_claimed`): on a block device O_EXCL is the
 //! kernel's exclusive claim, which fails with EBUSY while a filesystem is mounted on it (or on
 //! a partition of it) or LVM, md or swap holds it, so weir cannot write under a mounted
 //! filesystem even in a race with `mount`. Before that, `/proc/self/mountinfo` is read so the

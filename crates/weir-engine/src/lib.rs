@@ -13,7 +13,7 @@
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
 //! - [`errno`]: every errno by name with a plain explanation, for operator messages.
 //! - [`extent`]: extent size hints (FS_IOC_FSSETXATTR), read back to know they took.
-//! - [`file`]: the O_DIRECT policy and typed file errors that say the fix.
+//! - [`mod@file`]: the O_DIRECT policy and typed file errors that say the fix.
 //! - [`payload`]: incompressible, never-repeating data for benchmark writes.
 //! - [`prepare`]: data files prepared as overwrite, append, pretruncate, fallocate or sloppy.
 //! - [`NowaitRetry`]: RWF_NOWAIT with EAGAIN retried once and counted.

@@ -12,7 +12,7 @@
 //! A wait with a deadline does not pass the deadline as an EXT_ARG timeout on every
 //! `io_uring_enter`, which arms and cancels a kernel hrtimer per wait (one per I/O at QD1):
 //! the ring keeps one absolute `IORING_OP_TIMEOUT` armed at the deadline and moves it only when
-//! the deadline changes (see [`DeadlineTimer`]). Its completions carry reserved `user_data`
+//! the deadline changes (see `DeadlineTimer`). Its completions carry reserved `user_data`
 //! values and never reach the caller. The completion queue is twice the submission queue, the
 //! submission queue has a spare entry for the timer, and the in-flight count is capped at the
 //! requested depth, so completions can never overflow.

@@ -28,21 +28,27 @@ pub struct LaneCounters {
     pub solo_probe_periods: u64,
     /// Times the depth cap engaged, and the periods it was on (`depth.rs`).
     pub depth_cap_engagements: u64,
+    /// Periods the depth cap was on.
     pub depth_cap_periods: u64,
     /// Periods with no cap whose device held four pipes or more (the cap's threshold), and
     /// why the cap stayed off: the window or bucket bound, the other lane was busy, or the
     /// period was stalled. A period may count under more than one reason.
     pub depth_queueing_periods: u64,
+    /// Of those, periods the window or the bucket bound.
     pub depth_blocked_bound: u64,
+    /// Of those, periods the other lane was busy.
     pub depth_blocked_other_lane: u64,
+    /// Of those, periods that stalled.
     pub depth_blocked_idle: u64,
     /// The largest and the last Little's-law ratio (mean latency over unloaded latency) a
     /// period showed; the cap engages at 4.
     pub queue_ratio_max: f64,
+    /// The last period's Little's-law ratio.
     pub queue_ratio_last: f64,
     /// Times run-time K came down because the disk held a standing queue (`rate/disk.rs`),
     /// and times such a cut drained nothing (the signal then backs off).
     pub disk_knee_cuts: u64,
+    /// Cuts of K for the disk's queue that drained nothing.
     pub disk_knee_misses: u64,
 }
 

@@ -1,12 +1,21 @@
 //! The scheduler's settings, shared by every shard of one disk.
 
+use crate::SchedError;
 use std::time::Duration;
 
 /// The latency goal when none is given (Seastar's: 1.5 x its 0.5 ms task quota). The share
 /// hold also judges by at most this goal (`hold_goal_ps`, `budget/lift.rs`).
 pub const DEFAULT_LATENCY_GOAL: Duration = Duration::from_micros(750);
 
-/// Scheduler settings shared by all shards of one disk.
+/// Scheduler settings shared by all shards of one disk. Build them with
+/// [`SchedConfig::builder`], which checks them, or from [`Default`]:
+///
+/// ```
+/// use weir_sched::SchedConfig;
+///
+/// let config = SchedConfig { shards: 8, ..SchedConfig::default() };
+/// assert!(config.validate().is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedConfig {
     /// The in-disk latency the scheduler aims at: about this much disk time is in flight.
@@ -85,5 +94,186 @@ impl Default for SchedConfig {
             shards: 1,
             unlimited: false,
         }
+    }
+}
+
+impl SchedConfig {
+    /// A builder that starts from the defaults and checks every setting in
+    /// [`build`](SchedConfigBuilder::build).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_sched::{SchedConfig, SchedError};
+    ///
+    /// let config = SchedConfig::builder()
+    ///     .latency_goal(Duration::from_millis(1))
+    ///     .shards(4)
+    ///     .build()?;
+    /// assert_eq!(config.shards, 4);
+    ///
+    /// let refused = SchedConfig::builder().tail_quantile(1.5).build();
+    /// assert!(matches!(refused, Err(SchedError::Setting { name: "tail_quantile", .. })));
+    /// # Ok::<(), SchedError>(())
+    /// ```
+    pub fn builder() -> SchedConfigBuilder {
+        SchedConfigBuilder {
+            config: SchedConfig::default(),
+        }
+    }
+
+    /// Checks every setting against what [`SharedBudget::new`](crate::SharedBudget::new)
+    /// accepts; the error names the setting, its value and what to give instead.
+    pub fn validate(&self) -> Result<(), SchedError> {
+        if self.latency_goal.is_zero() {
+            return Err(SchedError::ZeroGoal);
+        }
+        if self.shards == 0 || self.shards > MAX_SHARDS {
+            return Err(SchedError::Shards {
+                shards: self.shards,
+            });
+        }
+        setting_within(
+            "max_speed_factor",
+            self.max_speed_factor,
+            1.0..=16.0,
+            "between 1.0 and 16.0",
+        )?;
+        let above_the_model = [
+            ("max_read_speed_factor", self.max_read_speed_factor),
+            ("max_write_speed_factor", self.max_write_speed_factor),
+            ("max_rate_factor", self.max_rate_factor),
+        ];
+        for (name, value) in above_the_model {
+            setting_within(
+                name,
+                value,
+                1.0..=16.0,
+                "between 1.0 (never above the model) and 16.0",
+            )?;
+        }
+        setting_within(
+            "tail_quantile",
+            self.tail_quantile,
+            0.5..=0.9999,
+            "a fraction between 0.5 and 0.9999 (0.99 = p99)",
+        )
+    }
+}
+
+/// The most shards one budget serves.
+pub const MAX_SHARDS: usize = 4096;
+
+/// Builds a [`SchedConfig`] setting by setting; [`build`](Self::build) checks them all.
+/// Every setting not given keeps its default (see [`SchedConfig`]'s fields).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct SchedConfigBuilder {
+    config: SchedConfig,
+}
+
+impl SchedConfigBuilder {
+    /// The in-disk latency the scheduler aims at (default [`DEFAULT_LATENCY_GOAL`]).
+    pub fn latency_goal(mut self, goal: Duration) -> Self {
+        self.config.latency_goal = goal;
+        self
+    }
+
+    /// How far (in disk time) a class waking from idle may run ahead of the busy classes
+    /// (default: one latency goal).
+    pub fn head_start(mut self, head_start: Duration) -> Self {
+        self.config.head_start = Some(head_start);
+        self
+    }
+
+    /// Whether completions steer the window and the bucket's rate (default on).
+    pub fn feedback(mut self, on: bool) -> Self {
+        self.config.feedback = on;
+        self
+    }
+
+    /// The ceiling on the measured drain speed, relative to the model (1.0 to 16.0;
+    /// default 1.0).
+    pub fn max_speed_factor(mut self, factor: f64) -> Self {
+        self.config.max_speed_factor = factor;
+        self
+    }
+
+    /// The drain speed's ceiling for a lane that only ever carries reads (1.0 to 16.0;
+    /// default 1.25).
+    pub fn max_read_speed_factor(mut self, factor: f64) -> Self {
+        self.config.max_read_speed_factor = factor;
+        self
+    }
+
+    /// The drain speed's ceiling for a lane that only ever carries writes (1.0 to 16.0;
+    /// default 1.25).
+    pub fn max_write_speed_factor(mut self, factor: f64) -> Self {
+        self.config.max_write_speed_factor = factor;
+        self
+    }
+
+    /// How far above the model run-time K may rise (1.0 to 16.0; default 4.0).
+    pub fn max_rate_factor(mut self, factor: f64) -> Self {
+        self.config.max_rate_factor = factor;
+        self
+    }
+
+    /// Whether run-time K may come down at a knee seen in the disk's own queue (default
+    /// off).
+    pub fn knee_in_disk(mut self, on: bool) -> Self {
+        self.config.knee_in_disk = on;
+        self
+    }
+
+    /// Whether the reads' tail latency steers the write window (default on).
+    pub fn tail_guard(mut self, on: bool) -> Self {
+        self.config.tail_guard = on;
+        self
+    }
+
+    /// The read latency quantile the tail guard holds within the goal (0.5 to 0.9999;
+    /// default 0.99).
+    pub fn tail_quantile(mut self, quantile: f64) -> Self {
+        self.config.tail_quantile = quantile;
+        self
+    }
+
+    /// How many shards share the budget, one [`ShardQueue`](crate::ShardQueue) each
+    /// (1 to [`MAX_SHARDS`]; default 1).
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.config.shards = shards;
+        self
+    }
+
+    /// No capacity limit: classes are still ordered and measured, but every queued request
+    /// is dispatched at once (default off).
+    pub fn unlimited(mut self, on: bool) -> Self {
+        self.config.unlimited = on;
+        self
+    }
+
+    /// The configuration, once every setting is within what the budget accepts.
+    pub fn build(self) -> Result<SchedConfig, SchedError> {
+        self.config.validate()?;
+        Ok(self.config)
+    }
+}
+
+/// A setting checked against the range it may take: `SchedError::Setting` names it, its
+/// value and what is accepted, so the operator's message says the fix (NaN is refused too).
+pub(crate) fn setting_within(
+    name: &'static str,
+    value: f64,
+    range: std::ops::RangeInclusive<f64>,
+    accepted: &'static str,
+) -> Result<(), SchedError> {
+    if range.contains(&value) {
+        Ok(())
+    } else {
+        Err(SchedError::Setting {
+            name,
+            value,
+            accepted,
+        })
     }
 }

@@ -112,6 +112,25 @@ pub(crate) enum Blocked {
 
 /// The budget shared by all shards of one disk. Build it once, wrap it in an `Arc`, and give
 /// each shard a `ShardQueue` over it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use weir_model::cost::CostModel;
+/// use weir_model::device::Direction;
+/// use weir_sched::{SchedConfig, ShardQueue, SharedBudget};
+///
+/// let model = CostModel::new(100_000.0, 1e9, 50_000.0, 5e8, 1.0, false)?;
+/// let config = SchedConfig::builder().shards(2).build()?;
+/// let budget = Arc::new(SharedBudget::new(model, config)?);
+/// let shards: Vec<ShardQueue> = (0..2)
+///     .map(|shard| ShardQueue::new(budget.clone(), shard))
+///     .collect::<Result<_, _>>()?;
+/// // At the default 750 us goal, the longest piece is a power of two within half a goal.
+/// assert_eq!(budget.max_request_bytes(Direction::Read), 256 << 10);
+/// assert_eq!(budget.lane_stats(Direction::Read).speed_factor, 1.0);
+/// # drop(shards);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct SharedBudget {
     model: CostModel,
@@ -152,28 +171,10 @@ pub struct SharedBudget {
     guard_up_div: u64,
 }
 
-/// A setting checked against the range it may take: `SchedError::Setting` names it, its
-/// value and what is accepted, so the operator's message says the fix (NaN is refused too).
-fn setting_within(
-    name: &'static str,
-    value: f64,
-    range: std::ops::RangeInclusive<f64>,
-    accepted: &'static str,
-) -> Result<(), SchedError> {
-    if range.contains(&value) {
-        Ok(())
-    } else {
-        Err(SchedError::Setting {
-            name,
-            value,
-            accepted,
-        })
-    }
-}
-
 impl SharedBudget {
     /// Builds the budget for a disk. Errors name the setting and the fix.
     pub fn new(model: CostModel, config: SchedConfig) -> Result<Self, SchedError> {
+        config.validate()?;
         let goal_ps = u64::try_from(config.latency_goal.as_nanos())
             .unwrap_or(u64::MAX / 1000)
             .saturating_mul(1000);
@@ -817,7 +818,8 @@ mod lift;
 mod pipeline;
 mod stats;
 
-pub use config::{SchedConfig, DEFAULT_LATENCY_GOAL};
+use config::setting_within;
+pub use config::{SchedConfig, SchedConfigBuilder, DEFAULT_LATENCY_GOAL, MAX_SHARDS};
 pub use stats::LaneStats;
 
 #[cfg(test)]

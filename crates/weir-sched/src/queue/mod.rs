@@ -70,7 +70,26 @@ struct Slot {
 }
 
 /// One shard's queue. Sans-I/O: it never blocks, sleeps or reads a clock; the caller passes
-/// `now_ns` from its device. See INTEGRATION.md for the call order.
+/// `now_ns` from its device. The crate's top-level docs show the whole loop.
+///
+/// ```
+/// use std::sync::Arc;
+/// use weir_model::cost::CostModel;
+/// use weir_model::device::Direction;
+/// use weir_sched::{ClassConfig, Request, SchedConfig, ShardQueue, SharedBudget};
+///
+/// let model = CostModel::new(100_000.0, 1e9, 100_000.0, 1e9, 1.0, false)?;
+/// let budget = Arc::new(SharedBudget::new(model, SchedConfig::default())?);
+/// let mut queue = ShardQueue::new(budget, 0)?;
+/// let query = queue.add_class(ClassConfig::new("query", 1000))?;
+/// queue.enqueue(query, Request { direction: Direction::Read, len_bytes: 4096, user_data: 1 }, 0)?;
+/// let mut out = Vec::new();
+/// assert_eq!(queue.dispatch(0, &mut out), 1);
+/// let done = queue.complete(out[0].token, 90_000).expect("in flight");
+/// assert!(done.request_done);
+/// assert_eq!((done.user_data, done.disk_ns), (1, 90_000));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct ShardQueue {
     budget: Arc<SharedBudget>,
