@@ -138,7 +138,7 @@ fn open_claimed(path: &Path) -> Result<File, BlockDeviceError> {
             .custom_flags(libc::O_DIRECT | libc::O_EXCL | noatime)
             .open(path)
     };
-    let keep_atime = std::env::var("WEIR_DEVICE_ATIME").is_ok_and(|v| v == "on");
+    let keep_atime = crate::options::engine_options().keep_device_atime;
     open(if keep_atime { 0 } else { libc::O_NOATIME })
         .or_else(|e| match e.raw_os_error() {
             Some(libc::EPERM) => open(0),

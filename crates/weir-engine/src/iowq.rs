@@ -38,10 +38,11 @@ pub struct PuntPolicy {
 }
 
 impl PuntPolicy {
-    /// The default (async), or what `WEIR_URING_PUNT` says (`inline`: the kernel's path).
-    pub fn from_env() -> Self {
+    /// The default (async), or the kernel's own path when
+    /// [`crate::EngineOptions::punt_inline`] asks for it.
+    pub fn configured() -> Self {
         PuntPolicy {
-            force_async: std::env::var("WEIR_URING_PUNT").map_or(true, |v| v != "inline"),
+            force_async: !crate::options::engine_options().punt_inline,
         }
     }
 }

@@ -17,6 +17,7 @@
 //! - [`payload`]: incompressible, never-repeating data for benchmark writes.
 //! - [`prepare`]: data files prepared as overwrite, append, pretruncate, fallocate or sloppy.
 //! - [`NowaitRetry`]: RWF_NOWAIT with EAGAIN retried once and counted.
+//! - [`options`]: the A/B switches as values the binary sets once ([`EngineOptions`]).
 //! - [`nowait_probe`]: the one RWF_NOWAIT read that says whether a file takes non-blocking
 //!   requests.
 //! - [`ShardLoop`]: the one loop that keeps requests in flight, over any device, with
@@ -41,6 +42,7 @@ pub mod interrupt;
 pub mod iowq;
 pub mod nowait;
 pub mod nowait_probe;
+pub mod options;
 pub mod payload;
 pub mod prepare;
 pub mod shard_loop;
@@ -60,6 +62,7 @@ pub use errno::{describe_errno, errno_meaning, errno_name};
 pub use extent::ExtentHintOutcome;
 pub use file::{filesystem_name, open_data_file, DirectIo, FileError, OpenSpec};
 pub use nowait::NowaitRetry;
+pub use options::{engine_options, set_engine_options, EngineOptions};
 pub use prepare::{
     data_file_name, prefill_matches, prefill_pattern, Prepare, PrepareOptions, PreparedFile,
     UnknownPrepare,

@@ -134,44 +134,10 @@ impl WaitPolicy {
         Ok(policy)
     }
 
-    /// The policy of the environment, read once per process (every ring of every shard uses
-    /// it); a value it does not know is reported on stderr once and the default used (an A/B
-    /// switch must not stop a run). `WEIR_URING_PUNT` set (`async` or `inline`) fixes the
-    /// wait too, so an A/B row names everything it changes.
-    pub fn from_env() -> Self {
-        static POLICY: std::sync::OnceLock<WaitPolicy> = std::sync::OnceLock::new();
-        *POLICY.get_or_init(|| {
-            let wait = std::env::var("WEIR_URING_WAIT").ok();
-            let defer = std::env::var("WEIR_URING_DEFER").ok();
-            let punt_set = std::env::var("WEIR_URING_PUNT").is_ok_and(|v| !v.is_empty());
-            let mut policy =
-                WaitPolicy::parse(wait.as_deref(), defer.as_deref()).unwrap_or_else(|e| {
-                    eprintln!("weir: {e}; using the default (chosen by depth, DEFER_TASKRUN)");
-                    WaitPolicy::default()
-                });
-            policy.by_depth &= !punt_set;
-            match std::env::var("WEIR_URING_DEEP").as_deref() {
-                Err(_) | Ok("" | "inline") => {}
-                Ok("async") => policy.deep_inline = false,
-                Ok(v) => {
-                    eprintln!("weir: WEIR_URING_DEEP={v:?} is not async or inline; using inline")
-                }
-            }
-            match std::env::var("WEIR_URING_SUBMIT").as_deref() {
-                Err(_) | Ok("" | "eager") => {}
-                Ok("deferred") => policy.deferred_submit = true,
-                Ok(v) => {
-                    eprintln!("weir: WEIR_URING_SUBMIT={v:?} is not eager or deferred; using eager")
-                }
-            }
-            if let Ok(v) = std::env::var("WEIR_URING_BATCH") {
-                match v.parse::<u32>() {
-                    Ok(n) if n >= 1 => policy.min_batch = n,
-                    _ => eprintln!("weir: WEIR_URING_BATCH={v:?} is not a count >= 1; using 1"),
-                }
-            }
-            policy
-        })
+    /// The process's policy: [`crate::EngineOptions::wait`] as the binary set it, else the
+    /// default (chosen by depth).
+    pub fn configured() -> Self {
+        crate::options::engine_options().wait
     }
 }
 
