@@ -95,7 +95,7 @@ impl UringDevice {
     /// (EPERM when `kernel.io_uring_disabled` forbids it, ENOMEM for the locked-memory limit)
     /// or ENOSYS when the kernel lacks the EXT_ARG wait (Linux < 5.11).
     pub fn new(depth: u32) -> Result<Self, i32> {
-        Self::with_wait(depth, WaitPolicy::configured())
+        Self::with_wait(depth, crate::options::engine_options().wait)
     }
 
     /// As [`Self::new`], waiting as `wait` says (see [`crate::uring_wait`]).

@@ -133,12 +133,6 @@ impl WaitPolicy {
         }
         Ok(policy)
     }
-
-    /// The process's policy: [`crate::EngineOptions::wait`] as the binary set it, else the
-    /// default (chosen by depth).
-    pub fn configured() -> Self {
-        crate::options::engine_options().wait
-    }
 }
 
 /// The deepest ring that spins on files that punt: the crossover of the sweeps (spin
