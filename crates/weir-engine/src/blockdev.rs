@@ -1,7 +1,7 @@
 //! Raw block devices as targets (io_tester's `--storage /dev/X`).
 //!
 //! A device is opened once, `O_RDWR | O_DIRECT | O_EXCL` (and `O_NOATIME` where the kernel
-//! allows it, see [`open_claimed`]): on a block device O_EXCL is the
+//! allows it, see `open_claimed`): on a block device O_EXCL is the
 //! kernel's exclusive claim, which fails with EBUSY while a filesystem is mounted on it (or on
 //! a partition of it) or LVM, md or swap holds it, so weir cannot write under a mounted
 //! filesystem even in a race with `mount`. Before that, `/proc/self/mountinfo` is read so the
@@ -126,7 +126,7 @@ impl BlockDevice {
 /// Why `O_NOATIME`: every read of a block device opened without it calls `touch_atime` on
 /// the device node (`blkdev_read_iter` -> `file_accessed`), in the thread that runs the read;
 /// on zram that is the one io-wq worker every read goes through, the limit of a deep ring
-/// (session 13's profile: ~0.04 us of its ~2.7 us per read). fio opens every non-regular file
+/// (profiled: ~0.04 us of its ~2.7 us per read). fio opens every non-regular file
 /// with it for the same reason. The kernel allows it only to the node's owner or a holder of
 /// CAP_FOWNER: a `disk`-group user gets EPERM, and the device is then opened without it.
 /// `WEIR_DEVICE_ATIME=on` leaves it off, for the A/B (bench/engine-vs-fio.sh row `uring_atime`).
@@ -138,7 +138,7 @@ fn open_claimed(path: &Path) -> Result<File, BlockDeviceError> {
             .custom_flags(libc::O_DIRECT | libc::O_EXCL | noatime)
             .open(path)
     };
-    let keep_atime = std::env::var("WEIR_DEVICE_ATIME").is_ok_and(|v| v == "on");
+    let keep_atime = crate::options::engine_options().keep_device_atime;
     open(if keep_atime { 0 } else { libc::O_NOATIME })
         .or_else(|e| match e.raw_os_error() {
             Some(libc::EPERM) => open(0),

@@ -20,16 +20,15 @@
 //! Not kept: bounding the io-wq's workers (`IORING_REGISTER_IOWQ_MAX_WORKERS`) to the CPUs.
 //! Set from the submitting thread, the kernel reads the bound back (2 bounded, 2 unbounded),
 //! yet 5-6 workers still ran a QD32 zram read job on Linux 6.18
-//! (docs/engine-zram-sessions-7-10.md). Since session 12 the deep choice on zram
-//! (`PuntedWait::AsyncBounded`) sets it at file registration, before the thread's first
-//! submit, and the shard then ran with exactly two `iou-wrk` threads. It is an A/B switch
-//! again since session 11 (`WEIR_URING_IOWQ_MAX=<n>`, set at the ring's first
+//! (docs/engine.md). The deep choice on zram (`PuntedWait::AsyncBounded`) sets it at file
+//! registration, before the thread's first submit, and the shard then runs with exactly two
+//! `iou-wrk` threads. Elsewhere it is an A/B switch (`WEIR_URING_IOWQ_MAX=<n>`, set at the ring's first
 //! enter): a spinning ring bounded to 2 workers was 1.3-1.9x the unbatched inline wait at QD32
 //! under load, about what the inline ring's batched wait did with 0.95x its CPU per I/O.
 
 use std::os::fd::RawFd;
 
-use crate::auto::{probe_raw_fd, NowaitSupport};
+use crate::nowait_probe::{probe_raw_fd, NowaitSupport};
 
 /// What the ring does for files that refuse non-blocking requests (read once per ring).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +38,11 @@ pub struct PuntPolicy {
 }
 
 impl PuntPolicy {
-    /// The default (async), or what `WEIR_URING_PUNT` says (`inline`: the kernel's path).
-    pub fn from_env() -> Self {
+    /// The default (async), or the kernel's own path when
+    /// [`crate::EngineOptions::punt_inline`] asks for it.
+    pub fn configured() -> Self {
         PuntPolicy {
-            force_async: std::env::var("WEIR_URING_PUNT").map_or(true, |v| v != "inline"),
+            force_async: !crate::options::engine_options().punt_inline,
         }
     }
 }

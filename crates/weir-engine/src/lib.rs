@@ -13,10 +13,13 @@
 //! - [`buffers`]: aligned buffer pools allocated once per shard.
 //! - [`errno`]: every errno by name with a plain explanation, for operator messages.
 //! - [`extent`]: extent size hints (FS_IOC_FSSETXATTR), read back to know they took.
-//! - [`file`]: the O_DIRECT policy and typed file errors that say the fix.
+//! - [`mod@file`]: the O_DIRECT policy and typed file errors that say the fix.
 //! - [`payload`]: incompressible, never-repeating data for benchmark writes.
 //! - [`prepare`]: data files prepared as overwrite, append, pretruncate, fallocate or sloppy.
 //! - [`NowaitRetry`]: RWF_NOWAIT with EAGAIN retried once and counted.
+//! - [`options`]: the A/B switches as values the binary sets once ([`EngineOptions`]).
+//! - [`nowait_probe`]: the one RWF_NOWAIT read that says whether a file takes non-blocking
+//!   requests.
 //! - [`ShardLoop`]: the one loop that keeps requests in flight, over any device, with
 //!   buffer handles instead of pointers, checks at both ends of every op and a drain on drop.
 //! - [`shards`]: one pinned thread per core; a shard's panic becomes an error.
@@ -38,6 +41,8 @@ pub mod file;
 pub mod interrupt;
 pub mod iowq;
 pub mod nowait;
+pub mod nowait_probe;
+pub mod options;
 pub mod payload;
 pub mod prepare;
 pub mod shard_loop;
@@ -57,6 +62,7 @@ pub use errno::{describe_errno, errno_meaning, errno_name};
 pub use extent::ExtentHintOutcome;
 pub use file::{filesystem_name, open_data_file, DirectIo, FileError, OpenSpec};
 pub use nowait::NowaitRetry;
+pub use options::{engine_options, set_engine_options, EngineOptions};
 pub use prepare::{
     data_file_name, prefill_matches, prefill_pattern, Prepare, PrepareOptions, PreparedFile,
     UnknownPrepare,

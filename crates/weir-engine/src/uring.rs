@@ -12,7 +12,7 @@
 //! A wait with a deadline does not pass the deadline as an EXT_ARG timeout on every
 //! `io_uring_enter`, which arms and cancels a kernel hrtimer per wait (one per I/O at QD1):
 //! the ring keeps one absolute `IORING_OP_TIMEOUT` armed at the deadline and moves it only when
-//! the deadline changes (see [`DeadlineTimer`]). Its completions carry reserved `user_data`
+//! the deadline changes (see `DeadlineTimer`). Its completions carry reserved `user_data`
 //! values and never reach the caller. The completion queue is twice the submission queue, the
 //! submission queue has a spare entry for the timer, and the in-flight count is capped at the
 //! requested depth, so completions can never overflow.
@@ -95,7 +95,7 @@ impl UringDevice {
     /// (EPERM when `kernel.io_uring_disabled` forbids it, ENOMEM for the locked-memory limit)
     /// or ENOSYS when the kernel lacks the EXT_ARG wait (Linux < 5.11).
     pub fn new(depth: u32) -> Result<Self, i32> {
-        Self::with_wait(depth, WaitPolicy::from_env())
+        Self::with_wait(depth, crate::options::engine_options().wait)
     }
 
     /// As [`Self::new`], waiting as `wait` says (see [`crate::uring_wait`]).
@@ -103,7 +103,7 @@ impl UringDevice {
         let depth = depth.clamp(1, 32768);
         // One spare submission entry for the deadline timer.
         let sq_entries = (depth + 1).next_power_of_two();
-        let knobs = Knobs::from_env();
+        let knobs = Knobs::configured();
         let (ring, defer_taskrun) = setup_with_fallback(wait.defer_taskrun, |flags| {
             let mut builder = IoUring::builder();
             builder.setup_cqsize(sq_entries * 2);
@@ -132,7 +132,7 @@ impl UringDevice {
             in_flight: 0,
             fixed: Vec::new(),
             files: Vec::new(),
-            punt: PuntPolicy::from_env(),
+            punt: PuntPolicy::configured(),
             defer_taskrun,
             wait,
             ring_index: None,
@@ -327,9 +327,14 @@ impl UringDevice {
             // Per thread: the bound holds for every ring of the shard, and the kernel keeps it
             // on the ring until the thread's io-wq exists (its first submit).
             let mut max = [n, n];
-            if let Err(e) = self.ring.submitter().register_iowq_max_workers(&mut max) {
-                // Unbounded, IOSQE_ASYNC would start up to four workers per CPU: inline then.
-                eprintln!("weir: io-wq workers could not be bounded to {n} ({e}); reads go inline");
+            if self
+                .ring
+                .submitter()
+                .register_iowq_max_workers(&mut max)
+                .is_err()
+            {
+                // Unbounded, IOSQE_ASYNC would start up to four workers per CPU: inline then
+                // (`punted_wait` reports the choice).
                 return self.set_punted(PuntedWait::Inline);
             }
         }
@@ -374,22 +379,6 @@ impl UringDevice {
         if !self.files.is_empty() {
             self.files.clear();
             let _ = self.ring.submitter().unregister_files();
-        }
-    }
-}
-
-impl Drop for UringDevice {
-    fn drop(&mut self) {
-        // A spin the environment asked for is an A/B switch: say how it went, or its CPU cost
-        // cannot be read. A chosen one is the default and stays quiet.
-        if self.wait.spin_ns > 0 && !self.wait.by_depth {
-            eprintln!(
-                "weir: io_uring spin of {} us: {} waits satisfied while spinning, {} gave up \
-                 and blocked",
-                self.wait.spin_ns / 1_000,
-                self.spins.satisfied,
-                self.spins.gave_up
-            );
         }
     }
 }

@@ -2,8 +2,7 @@
 //! descriptor (`IORING_REGISTER_RING_FDS`, Linux 5.18): the kernel skips the file lookup and
 //! reference count of every `io_uring_enter`. The io-uring crate registers one, but keeps the
 //! index in a `Submitter` that `IoUring::submitter()` rebuilds on every call, so the engine
-//! makes the two calls itself. An A/B switch (`WEIR_URING_RINGFD=on`), see
-//! docs/engine-zram-sessions-11-12.md.
+//! makes the two calls itself. An A/B switch (`WEIR_URING_RINGFD=on`), see docs/engine.md.
 
 use std::os::fd::RawFd;
 

@@ -7,8 +7,7 @@
 //! On files that do not punt (vda, NVMe, files on ext4/XFS) the kernel completes by interrupt
 //! and the ring always waits in one blocking enter that also submits: nothing spins there.
 //! On files that punt, the policy is chosen per ring from its depth ([`PuntedWait::for_depth`]),
-//! from session 10's quiet depth sweep and session 11's (contaminated) crossover sweep on zram
-//! (docs/engine-zram-sessions-*.md):
+//! from a depth sweep and a crossover sweep on zram (docs/engine.md):
 //! - depth <= [`SPIN_MAX_DEPTH`]: `Spin` (IOSQE_ASYNC, submit, then up to [`AUTO_SPIN_NS`] of
 //!   non-blocking GETEVENTS enters before blocking). The shard never sleeps and one io-wq
 //!   worker never runs dry: ~335 K IOPS at QD2-4 against fio's best 52-130 K; 1.08-1.14x fio
@@ -19,18 +18,18 @@
 //!   runs the reads back to back while the shard sleeps.
 //! - deeper, asked for with `WEIR_URING_DEEP=async` and two or more CPUs for the shard:
 //!   `AsyncBounded` (IOSQE_ASYNC, the shard's io-wq bounded to [`DEEP_WORKERS`] workers, one
-//!   enter): two workers run the reads side by side. Session 12's contaminated rounds had it
-//!   1.3-2.0x the inline wait at QD8 and QD32; the quiet window after (27 Nov 13:44 UTC, 5
-//!   rounds) had it **0.92x** inline at QD32 (423 K against 461 K IOPS), so it is opt-in: under
-//!   load the second worker wins a larger share of busy CPUs, on a quiet machine the two
-//!   workers' hand-offs cost more than they add (docs/engine-zram-sessions-11-12.md).
+//!   enter): two workers run the reads side by side. Beside other load it measured 1.3-2.0x the
+//!   inline wait at QD8 and QD32; on an idle machine (5 rounds) 0.92x inline at QD32 (423 K
+//!   against 461 K IOPS), so it is opt-in: under load the second worker wins a larger share
+//!   of busy CPUs, on an idle machine the two workers' hand-offs cost more than they add
+//!   (docs/engine.md).
 //!
 //! Both deep choices wait for a quarter of the depth when asked for one completion
 //! ([`PuntedWait::min_batch`]): the workers keep the rest queued while the shard sleeps
-//! through the batch. Session 13 tried half the depth with each turn's ops left for its one
-//! wait ([`PuntedWait::defers_submit`]); two quiet A/Bs (sessions 13 and 14, 5 and 9 rotated
-//! rounds) had the quarter with eager submits ahead (1.06x / 1.13x the IOPS, paired; CPU per
-//! I/O within 1-4%), so that is the default again and the other is opt-in
+//! through the batch. Against half the depth with each turn's ops left for its one wait
+//! ([`PuntedWait::defers_submit`]), two A/Bs on an idle machine (5 and 9 rotated rounds) had
+//! the quarter with eager submits ahead (1.06x / 1.13x the IOPS, paired; CPU per
+//! I/O within 1-4%), so that is the default and the other is opt-in
 //! (`WEIR_URING_SUBMIT=deferred` with `WEIR_URING_BATCH=<half>`).
 //!
 //! `WEIR_URING_WAIT` (`auto`, `enter`, `split`, `spin:<us>`) or `WEIR_URING_PUNT` (`async`,
@@ -134,61 +133,20 @@ impl WaitPolicy {
         }
         Ok(policy)
     }
-
-    /// The policy of the environment, read once per process (every ring of every shard uses
-    /// it); a value it does not know is reported on stderr once and the default used (an A/B
-    /// switch must not stop a run). `WEIR_URING_PUNT` set (`async` or `inline`) fixes the
-    /// wait too, so an A/B row names everything it changes.
-    pub fn from_env() -> Self {
-        static POLICY: std::sync::OnceLock<WaitPolicy> = std::sync::OnceLock::new();
-        *POLICY.get_or_init(|| {
-            let wait = std::env::var("WEIR_URING_WAIT").ok();
-            let defer = std::env::var("WEIR_URING_DEFER").ok();
-            let punt_set = std::env::var("WEIR_URING_PUNT").is_ok_and(|v| !v.is_empty());
-            let mut policy =
-                WaitPolicy::parse(wait.as_deref(), defer.as_deref()).unwrap_or_else(|e| {
-                    eprintln!("weir: {e}; using the default (chosen by depth, DEFER_TASKRUN)");
-                    WaitPolicy::default()
-                });
-            policy.by_depth &= !punt_set;
-            match std::env::var("WEIR_URING_DEEP").as_deref() {
-                Err(_) | Ok("" | "inline") => {}
-                Ok("async") => policy.deep_inline = false,
-                Ok(v) => {
-                    eprintln!("weir: WEIR_URING_DEEP={v:?} is not async or inline; using inline")
-                }
-            }
-            match std::env::var("WEIR_URING_SUBMIT").as_deref() {
-                Err(_) | Ok("" | "eager") => {}
-                Ok("deferred") => policy.deferred_submit = true,
-                Ok(v) => {
-                    eprintln!("weir: WEIR_URING_SUBMIT={v:?} is not eager or deferred; using eager")
-                }
-            }
-            if let Ok(v) = std::env::var("WEIR_URING_BATCH") {
-                match v.parse::<u32>() {
-                    Ok(n) if n >= 1 => policy.min_batch = n,
-                    _ => eprintln!("weir: WEIR_URING_BATCH={v:?} is not a count >= 1; using 1"),
-                }
-            }
-            policy
-        })
-    }
 }
 
 /// The deepest ring that spins on files that punt: the crossover of the sweeps (spin
 /// leads at QD2-4 with one worker busy and none asleep; from QD8 the concurrent workers
 /// IOSQE_ASYNC adds take the CPU the spinning shard holds).
-/// See docs/engine-zram-sessions-*.md.
+/// See docs/engine.md.
 pub const SPIN_MAX_DEPTH: u32 = 4;
 
-/// How long a chosen spin polls before it blocks: session 10's 20 us (a 5 us spin mostly
+/// How long a chosen spin polls before it blocks: 20 us (a 5 us spin mostly
 /// gave up and then paid the blocking wake as well; 100 us gained nothing more).
 pub const AUTO_SPIN_NS: u64 = 20_000;
 
-/// The io-wq workers of an `AsyncBounded` ring's shard: two ran side by side best in
-/// session 12's sweep on two CPUs (three: 0.91x two; one: as inline); see
-/// docs/engine-zram-sessions-11-12.md.
+/// The io-wq workers of an `AsyncBounded` ring's shard: two ran side by side best in a
+/// sweep on two CPUs (three: 0.91x two; one: as inline); see docs/engine.md.
 pub const DEEP_WORKERS: u32 = 2;
 
 /// How a ring whose files punt every request to io-wq waits, chosen from its depth.
@@ -237,11 +195,11 @@ impl PuntedWait {
 
     /// The completions a wait of this choice waits for on a ring of `depth`: a quarter of
     /// the depth when deep, else 1. Why: the one io-wq worker is the limit at depth, and
-    /// waking the shard is the costliest thing it does besides the read (session 13's
-    /// profile: 0.45-0.63 us of its ~2.5 us per read), so a wait for several completions
+    /// waking the shard is the costliest thing it does besides the read (profiled:
+    /// 0.45-0.63 us of its ~2.5 us per read), so a wait for several completions
     /// wakes it less often, while three quarters of the depth stay queued for the workers
-    /// as the shard reaps and refills. Half the depth (session 13's default, with deferred
-    /// submits) lost both quiet A/Bs to this (docs/engine.md, "Session 14").
+    /// as the shard reaps and refills. Half the depth, with deferred submits, lost both A/Bs
+    /// to this (docs/engine.md).
     pub fn min_batch(self, depth: u32) -> u32 {
         match self {
             PuntedWait::Inline | PuntedWait::AsyncBounded => (depth / 4).max(1),
@@ -253,8 +211,8 @@ impl PuntedWait {
     /// be left for the next wait's enter while a batch is already at the kernel, when
     /// [`WaitPolicy::deferred_submit`] asks for it. True for the deep choices: the workers
     /// have a batch or more queued, so an op a few microseconds later costs no I/O, and the
-    /// turn's ops go out in one enter instead of one each. Opt-in since session 14: on a
-    /// quiet machine the eager submits kept the one worker fed better than the saved enters
+    /// turn's ops go out in one enter instead of one each. Opt-in: on an idle machine the
+    /// eager submits kept the one worker fed better than the saved enters
     /// paid for. A shallow ring submits at once either way.
     pub fn defers_submit(self) -> bool {
         matches!(self, PuntedWait::Inline | PuntedWait::AsyncBounded)

@@ -132,7 +132,7 @@ fn zram_ring_policy_follows_depth_and_reads_back() {
     // A shallow ring spins (DEFER_TASKRUN and two CPUs for it here) and sends async; a deep
     // one stays inline, or sends async to two bounded io-wq workers when asked (the policy
     // WEIR_URING_DEEP=async makes) and two CPUs are there. All read back what they wrote.
-    let env_policy = WaitPolicy::from_env();
+    let env_policy = weir_engine::engine_options().wait;
     let deep_async = WaitPolicy {
         deep_inline: false,
         ..env_policy

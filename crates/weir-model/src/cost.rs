@@ -71,7 +71,9 @@ impl DirectionCost {
 /// Why a cost model could not be built. The message names the field and the fix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostModelError {
+    /// The field at fault (`read_iops`, `write_bytes_per_sec`, `rate_factor`, ...).
     pub field: &'static str,
+    /// The value given.
     pub value: f64,
 }
 

@@ -13,7 +13,9 @@ use std::os::fd::RawFd;
 /// Read or write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
+    /// From the device into memory.
     Read,
+    /// From memory onto the device.
     Write,
 }
 
@@ -49,7 +51,9 @@ pub struct IoFlags {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IoVec {
+    /// The segment's first byte.
     pub base: *mut u8,
+    /// The segment's length in bytes.
     pub len: usize,
 }
 
@@ -58,7 +62,9 @@ pub struct IoVec {
 /// untouched until the completion is reaped, like a plain buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IoVecs {
+    /// The first segment.
     pub ptr: *const IoVec,
+    /// How many segments.
     pub count: u32,
 }
 
@@ -70,11 +76,17 @@ pub struct IoVecs {
 pub struct IoOp {
     /// Returned unchanged in the completion; the caller's key for the request.
     pub user_data: u64,
+    /// Read or write.
     pub direction: Direction,
+    /// The file or device.
     pub fd: RawFd,
+    /// Where in the file the request starts.
     pub offset_bytes: u64,
+    /// The request's length.
     pub len_bytes: u32,
+    /// The memory read into or written from.
     pub buf: *mut u8,
+    /// Per-request flags.
     pub flags: IoFlags,
     /// `Some` for a vectored request (see [`IoVecs`]); `None` when `buf` holds it all.
     pub vectored: Option<IoVecs>,
@@ -83,7 +95,9 @@ pub struct IoOp {
 /// A finished request: `result` is the byte count, or a negative errno (e.g. `-libc::EAGAIN`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IoCompletion {
+    /// The request's `user_data`.
     pub user_data: u64,
+    /// The bytes moved, or a negative errno.
     pub result: i32,
     /// The device clock when the completion was observed, in nanoseconds.
     pub completed_at_ns: u64,
@@ -95,7 +109,12 @@ pub enum DeviceError {
     /// The submission queue is full; reap completions and retry.
     QueueFull,
     /// The kernel refused the submission or wait call itself.
-    Os { call: &'static str, errno: i32 },
+    Os {
+        /// The system call that failed.
+        call: &'static str,
+        /// Its errno.
+        errno: i32,
+    },
 }
 
 impl fmt::Display for DeviceError {

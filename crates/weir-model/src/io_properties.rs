@@ -48,12 +48,19 @@ const KNOWN_KEYS: [&str; 12] = [
 pub struct DiskProperties {
     /// The mount points (or block devices) this model applies to; usually one.
     pub mountpoints: Vec<String>,
+    /// Random 4 KiB reads per second (`read_iops`).
     pub read_iops: u64,
+    /// Sequential read bandwidth (`read_bandwidth`).
     pub read_bytes_per_sec: u64,
+    /// Random 4 KiB writes per second (`write_iops`).
     pub write_iops: u64,
+    /// Sequential write bandwidth (`write_bandwidth`).
     pub write_bytes_per_sec: u64,
+    /// The read length past which bandwidth stops growing, when measured.
     pub read_saturation_length_bytes: Option<u64>,
+    /// The write length past which bandwidth stops growing, when measured.
     pub write_saturation_length_bytes: Option<u64>,
+    /// The disk's physical block size, when known.
     pub physical_block_size_bytes: Option<u64>,
     /// Reads and writes do not interfere: each direction gets a full budget.
     pub duplex: bool,
@@ -104,6 +111,7 @@ impl DiskProperties {
 /// The whole file.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct IoProperties {
+    /// One entry per disk, in file order.
     pub disks: Vec<DiskProperties>,
 }
 
@@ -114,6 +122,7 @@ pub struct IoPropertiesError {
     pub source: String,
     /// 1-based line, when known.
     pub line: Option<usize>,
+    /// What is wrong and how to fix it.
     pub message: String,
 }
 

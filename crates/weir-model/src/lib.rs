@@ -1,5 +1,5 @@
-//! weir-model: units, the device contract, and the Seastar-compatible disk model:
-//! io-properties.yaml (`io_properties`) and the cost of a request in disk time (`cost`).
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
 
 pub mod cost;
 pub mod device;

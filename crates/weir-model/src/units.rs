@@ -11,7 +11,9 @@ use std::time::Duration;
 /// Why a size, rate or duration could not be read. The message names the accepted forms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitError {
+    /// The text that could not be read.
     pub input: String,
+    /// The forms accepted, finishing "expected ...".
     pub expected: &'static str,
 }
 

@@ -79,8 +79,8 @@ impl ShardBoards {
     /// Whether the shard holding the smallest backlogged virtual time (the one a leader waits
     /// for) is more than `overdue_ns` past the next call its last one expected. Its thread is
     /// then runnable but off its CPU (another process holds it): it is not waiting on the
-    /// budget, and a leader held for it gives it nothing. In session 19 a leader held so slept
-    /// ~29,000 times a 3 s zram row (docs/scheduler-cost-per-io.md).
+    /// budget, and a leader held for it gives it nothing: a leader held so slept ~29,000 times
+    /// in a 3 s zram row (docs/scheduler-cost-per-io.md).
     pub(crate) fn laggard_overdue(&self, now_ns: u64, overdue_ns: u64) -> bool {
         self.boards
             .iter()

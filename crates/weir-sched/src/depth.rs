@@ -5,8 +5,8 @@
 //! The window is a latency goal of disk time. A device that finishes the whole client load
 //! within the goal never fills it: on zram (~580 K 4 KiB reads a second) a goal is ~450
 //! requests and the bench's two classes have 128, so every request goes straight in, the
-//! fair queue never queues, and shares come out 1:1 where 10:1 was asked (session 7's quiet
-//! run; `a_cpu_bound_device_holds_the_shares` in simulation). The fair queue can only impose
+//! fair queue never queues, and shares come out 1:1 where 10:1 was asked (measured on zram;
+//! `a_cpu_bound_device_holds_the_shares` in simulation). The fair queue can only impose
 //! a ratio on work it holds back.
 //!
 //! The signal is Little's law: a period that delivered rate X with N in flight had a mean

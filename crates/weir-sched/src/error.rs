@@ -5,38 +5,81 @@
 
 use std::fmt;
 
-/// What the scheduler refused, and why.
+/// What the scheduler refused, and why. The text says what to give instead.
+///
+/// ```
+/// use weir_sched::{SchedConfig, SchedError};
+///
+/// let refused = SchedConfig::builder().shards(0).build().unwrap_err();
+/// assert_eq!(refused, SchedError::Shards { shards: 0 });
+/// assert_eq!(refused.to_string(), "0 shards; give between 1 and 4096");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SchedError {
     /// A latency goal of zero.
     ZeroGoal,
     /// A shard count outside 1..=4096.
-    Shards { shards: usize },
+    Shards {
+        /// The count asked for.
+        shards: usize,
+    },
     /// A tuning factor outside what the budget accepts; `accepted` finishes the sentence.
     Setting {
+        /// The setting's name, as `SchedConfig` spells it.
         name: &'static str,
+        /// The value given.
         value: f64,
+        /// What to give instead.
         accepted: &'static str,
     },
     /// A queue asked for a shard the budget was not built for.
-    NoSuchShard { shard: usize, shards: usize },
+    NoSuchShard {
+        /// The shard asked for (0-based).
+        shard: usize,
+        /// The shards the budget serves.
+        shards: usize,
+    },
     /// `add_group` with a name the shard already has.
-    GroupTwice { group: String, shard: usize },
+    GroupTwice {
+        /// The group's name.
+        group: String,
+        /// The shard.
+        shard: usize,
+    },
     /// `add_class_in` named a group the shard does not have.
     NoSuchGroup {
+        /// The class being added.
         class: String,
+        /// The group it named.
         group: u32,
+        /// The shard.
         shard: usize,
     },
     /// More groups or classes than a `u32` numbers; `what` is "groups" or "classes".
-    TooMany { what: &'static str },
+    TooMany {
+        /// "groups" or "classes".
+        what: &'static str,
+    },
     /// A class with a bandwidth or IOPS cap of zero.
-    ZeroCap { class: String },
+    ZeroCap {
+        /// The class's name.
+        class: String,
+    },
     /// `add_class` with a name the shard already has.
-    ClassTwice { class: String, shard: usize },
+    ClassTwice {
+        /// The class's name.
+        class: String,
+        /// The shard.
+        shard: usize,
+    },
     /// Shares outside 1..=1000000.
-    Shares { class: String, shares: u32 },
+    Shares {
+        /// The class (or group) name.
+        class: String,
+        /// The shares given.
+        shares: u32,
+    },
     /// `enqueue` or `set_shares` named a class this queue does not have.
     UnknownClass(u32),
     /// A request of zero bytes.

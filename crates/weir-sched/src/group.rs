@@ -21,9 +21,26 @@ use std::collections::BinaryHeap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GroupId(pub u32);
 
-/// How a supergroup is configured.
+/// How a supergroup is configured: its classes share its shares at the top level and
+/// divide its turns between them by their own shares.
+///
+/// ```
+/// use std::sync::Arc;
+/// use weir_model::cost::CostModel;
+/// use weir_sched::{ClassConfig, GroupConfig, SchedConfig, ShardQueue, SharedBudget};
+///
+/// let model = CostModel::new(100_000.0, 1e9, 100_000.0, 1e9, 1.0, false)?;
+/// let budget = Arc::new(SharedBudget::new(model, SchedConfig::default())?);
+/// let mut queue = ShardQueue::new(budget, 0)?;
+/// let background = queue.add_group(GroupConfig::new("background", 100))?;
+/// queue.add_class_in(background, ClassConfig::new("compaction", 1))?;
+/// queue.add_class_in(background, ClassConfig::new("flush", 3))?;
+/// assert_eq!(queue.group_by_name("background"), Some(background));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupConfig {
+    /// The group's name: unique among the shard's groups.
     pub name: String,
     /// Relative weight against the other top-level entries (supergroups and classes outside
     /// any supergroup), 1..=1_000_000.
@@ -31,6 +48,7 @@ pub struct GroupConfig {
 }
 
 impl GroupConfig {
+    /// A group with `shares` at the top level.
     pub fn new(name: impl Into<String>, shares: u32) -> Self {
         GroupConfig {
             name: name.into(),

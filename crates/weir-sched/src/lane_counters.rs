@@ -1,7 +1,6 @@
 //! What each lane's controllers did over a run, counted once per period of run-time K (4
-//! goals), so a bench row can say which of them held the disk and for how long (issue 24:
-//! the quiet session-9 bench gave zram 1:1 whatever the shares, and nothing in the row said
-//! whether the depth cap had ever engaged).
+//! goals), so a bench row can say which of them held the disk and for how long (a zram row
+//! at 1:1 whatever the shares must say whether the depth cap ever engaged).
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -19,31 +18,37 @@ pub struct LaneCounters {
     pub window_bound_periods: u64,
     /// Periods in which the token bucket turned a request away.
     pub bucket_bound_periods: u64,
-    /// Periods that ended with the disk's pipeline in the window (`budget_pipeline.rs`).
+    /// Periods that ended with the disk's pipeline in the window (`budget/pipeline.rs`).
     pub pipeline_open_periods: u64,
     /// Periods that ended with the share gate shut: a class drained on the lane, so the
-    /// window held no pipeline (`queue_drained.rs`).
+    /// window held no pipeline (`queue/drained.rs`).
     pub share_gate_periods: u64,
     /// Periods that ended with the unloaded latency being re-measured (the window shut to one
     /// request at a time: `maybe_probe_solo`).
     pub solo_probe_periods: u64,
     /// Times the depth cap engaged, and the periods it was on (`depth.rs`).
     pub depth_cap_engagements: u64,
+    /// Periods the depth cap was on.
     pub depth_cap_periods: u64,
     /// Periods with no cap whose device held four pipes or more (the cap's threshold), and
     /// why the cap stayed off: the window or bucket bound, the other lane was busy, or the
     /// period was stalled. A period may count under more than one reason.
     pub depth_queueing_periods: u64,
+    /// Of those, periods the window or the bucket bound.
     pub depth_blocked_bound: u64,
+    /// Of those, periods the other lane was busy.
     pub depth_blocked_other_lane: u64,
+    /// Of those, periods that stalled.
     pub depth_blocked_idle: u64,
     /// The largest and the last Little's-law ratio (mean latency over unloaded latency) a
     /// period showed; the cap engages at 4.
     pub queue_ratio_max: f64,
+    /// The last period's Little's-law ratio.
     pub queue_ratio_last: f64,
-    /// Times run-time K came down because the disk held a standing queue (`rate_disk.rs`),
+    /// Times run-time K came down because the disk held a standing queue (`rate/disk.rs`),
     /// and times such a cut drained nothing (the signal then backs off).
     pub disk_knee_cuts: u64,
+    /// Cuts of K for the disk's queue that drained nothing.
     pub disk_knee_misses: u64,
 }
 

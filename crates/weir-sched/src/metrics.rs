@@ -15,6 +15,19 @@ const OCTAVES: usize = 41;
 const BUCKETS: usize = OCTAVES * SUB_BUCKETS;
 
 /// A latency histogram in nanoseconds. See the module documentation.
+///
+/// ```
+/// use weir_sched::LatencyHistogram;
+///
+/// let mut h = LatencyHistogram::default();
+/// for us in 1..=100 {
+///     h.record(us * 1000);
+/// }
+/// assert_eq!(h.count(), 100);
+/// assert_eq!(h.max_ns(), 100_000);
+/// let p99 = h.percentile_ns(99.0);
+/// assert!((99_000..=100_000).contains(&p99), "{p99}");
+/// ```
 #[derive(Clone)]
 pub struct LatencyHistogram {
     counts: Box<[u64; BUCKETS]>,
@@ -85,6 +98,7 @@ impl LatencyHistogram {
         self.max_ns = self.max_ns.max(other.max_ns);
     }
 
+    /// Samples recorded.
     pub fn count(&self) -> u64 {
         self.total
     }
@@ -94,6 +108,7 @@ impl LatencyHistogram {
         self.sum_ns as f64 / 1e9
     }
 
+    /// The mean sample (0 with none).
     pub fn mean_ns(&self) -> u64 {
         if self.total == 0 {
             0
@@ -102,6 +117,7 @@ impl LatencyHistogram {
         }
     }
 
+    /// The largest sample.
     pub fn max_ns(&self) -> u64 {
         self.max_ns
     }
@@ -126,11 +142,17 @@ impl LatencyHistogram {
 /// Counters for one class on one shard. Cumulative since the queue was built.
 #[derive(Debug, Clone, Default)]
 pub struct ClassMetrics {
+    /// The class's name.
     pub name: String,
+    /// The class's shares now.
     pub shares: u32,
+    /// Read pieces dispatched.
     pub read_ops: u64,
+    /// Write pieces dispatched.
     pub write_ops: u64,
+    /// Bytes of read pieces dispatched.
     pub read_bytes: u64,
+    /// Bytes of write pieces dispatched.
     pub write_bytes: u64,
     /// Time from `enqueue` to dispatch, per dispatched piece.
     pub queue_latency: LatencyHistogram,
@@ -151,6 +173,20 @@ pub struct ClassMetrics {
 }
 
 impl ClassMetrics {
+    /// Counts one dispatched piece of `len_bytes` on `direction`.
+    pub(crate) fn count_piece(&mut self, direction: weir_model::device::Direction, len_bytes: u64) {
+        match direction {
+            weir_model::device::Direction::Read => {
+                self.read_ops += 1;
+                self.read_bytes += len_bytes;
+            }
+            weir_model::device::Direction::Write => {
+                self.write_ops += 1;
+                self.write_bytes += len_bytes;
+            }
+        }
+    }
+
     /// Adds another shard's counters for the same class (for totals across shards).
     pub fn merge(&mut self, other: &ClassMetrics) {
         self.read_ops += other.read_ops;
@@ -171,7 +207,9 @@ impl ClassMetrics {
 /// One shard's view, as returned by `ShardQueue::metrics`.
 #[derive(Debug, Clone, Default)]
 pub struct ShardMetrics {
+    /// The shard (0-based).
     pub shard: usize,
+    /// Every class of the shard, in the order they were added.
     pub classes: Vec<ClassMetrics>,
     /// Measured disk speed relative to the model (see `LaneStats::speed_factor`).
     pub speed_factor: f64,

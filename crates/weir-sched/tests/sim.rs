@@ -395,7 +395,7 @@ fn a_class_waking_from_idle_gets_a_bounded_head_start() {
             lead_sec * 1e6
         );
         let one_request = h.budget.model().cost_ps(Write, 128 << 10) as f64 / 1e12;
-        // The lead is bounded by the head start plus what was in flight when it woke.
+        // Its lead is bounded by the head start plus what was in flight when it woke.
         assert!(
             lead_sec <= head_start_us as f64 / 1e6 + 0.00075 + 2.0 * one_request,
             "seed {seed}: lead {lead_sec} s with head start {head_start_us} us"

@@ -45,6 +45,7 @@ fn main() {
             e.exit();
         }
     };
+    engine_switches();
     // Commands that make test files stop on SIGINT/SIGTERM through the flag their loops poll,
     // and remove the files: the handler goes in before anything is created. (A failure is
     // reported by the command's own install, which names the command.)
@@ -69,4 +70,18 @@ fn main() {
         eprintln!("weir: error: {e}");
         std::process::exit(e.exit_code());
     }
+}
+
+/// The engine's A/B switches (`WEIR_URING_*`, `WEIR_DEVICE_ATIME`; docs/engine.md), read
+/// from the environment here, where the binary owns it, and handed to the engine as values
+/// before any device opens. A value the engine does not know is reported and left at its
+/// default: an A/B switch must not stop a run.
+fn engine_switches() {
+    let (options, notes) =
+        weir_engine::EngineOptions::from_switches(|name| std::env::var(name).ok());
+    for note in notes {
+        eprintln!("weir: {note}");
+    }
+    // Nothing has opened a device yet, so the options are not set.
+    let _ = weir_engine::set_engine_options(options);
 }

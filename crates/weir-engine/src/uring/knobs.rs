@@ -1,6 +1,5 @@
-//! The ring's A/B switches, read from the environment when a ring is made: each names one
-//! idea measured against the default (docs/engine-zram-sessions-11-12.md), none is on by
-//! default.
+//! The ring's A/B switches, from [`crate::EngineOptions`] when a ring is made: each names one
+//! idea measured against the default (docs/engine.md), none is on by default.
 //! - `WEIR_URING_RINGFD=on`: enter by the ring's registered index (`IORING_REGISTER_RING_FDS`).
 //! - `WEIR_URING_IOWQ_MAX=<n>`: bound this thread's io-wq workers (bounded and unbounded).
 //! - `WEIR_URING_NOSQARRAY=on`: a ring without the submission index array
@@ -11,7 +10,7 @@
 
 use super::UringDevice;
 
-/// What the environment asked of one ring.
+/// What the engine options ask of one ring.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Knobs {
     pub(super) ring_fd: bool,
@@ -20,12 +19,12 @@ pub(super) struct Knobs {
 }
 
 impl Knobs {
-    pub(super) fn from_env() -> Self {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    pub(super) fn configured() -> Self {
+        let options = crate::options::engine_options();
         Knobs {
-            ring_fd: var("WEIR_URING_RINGFD").is_some_and(|v| v == "on"),
-            iowq_max: var("WEIR_URING_IOWQ_MAX").and_then(|v| v.parse().ok()),
-            no_sqarray: var("WEIR_URING_NOSQARRAY").is_some_and(|v| v == "on"),
+            ring_fd: options.ring_fd,
+            iowq_max: options.iowq_max,
+            no_sqarray: options.no_sqarray,
         }
     }
 }
@@ -37,8 +36,9 @@ impl UringDevice {
         if let Some(n) = self.knobs.iowq_max.take() {
             // Bounded and unbounded workers alike (block-device reads are unbounded work).
             let mut max = [n, n];
-            let set = self.ring.submitter().register_iowq_max_workers(&mut max);
-            eprintln!("weir: io-wq workers bounded to {n}: {set:?} (before: {max:?})");
+            // Best effort: an A/B switch must not stop a run, and a kernel that refuses the
+            // bound leaves io-wq as it was.
+            let _ = self.ring.submitter().register_iowq_max_workers(&mut max);
         }
     }
 }

@@ -421,7 +421,7 @@ pub struct Split {
 }
 
 impl Split {
-    /// The issue-24 bar: >= 0.95 of unscheduled, the split within 5% of asked, the in-disk
+    /// The bar for a scheduled run: >= 0.95 of unscheduled, the split within 5% of asked, the in-disk
     /// p99 within a lone request's plus the goal's bound.
     pub fn assert_holds(&self, what: &str, goal_ns: u64) {
         assert!(

@@ -478,7 +478,7 @@ fn a_class_with_all_its_work_in_the_disk_holds_the_pipeline_shut_until_it_queues
     assert!(pipeline_us(&budget) > 500.0, "a stopped shard kept it shut");
 }
 
-/// The share hold (`queue_hold.rs`): a drained class near its share of the window holds the
+/// The share hold (`queue/hold.rs`): a drained class near its share of the window holds the
 /// others to its proportion; a shallow one (far under its share) holds nothing.
 #[test]
 fn a_drained_class_near_its_share_holds_the_others_to_its_proportion() {

@@ -64,7 +64,7 @@ struct Lane {
     window_refusals: AtomicU64,
     bucket_refusals: AtomicU64,
     /// Classes (of any shard) with nothing queued and a quarter goal or more in this lane:
-    /// while any is, the window holds no pipeline (`queue_drained.rs`).
+    /// while any is, the window holds no pipeline (`queue/drained.rs`).
     drained_classes: AtomicU64,
     /// The depth cap (`depth.rs`), and the bucket refusals it has seen.
     depth: DepthCap,
@@ -112,6 +112,25 @@ pub(crate) enum Blocked {
 
 /// The budget shared by all shards of one disk. Build it once, wrap it in an `Arc`, and give
 /// each shard a `ShardQueue` over it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use weir_model::cost::CostModel;
+/// use weir_model::device::Direction;
+/// use weir_sched::{SchedConfig, ShardQueue, SharedBudget};
+///
+/// let model = CostModel::new(100_000.0, 1e9, 50_000.0, 5e8, 1.0, false)?;
+/// let config = SchedConfig::builder().shards(2).build()?;
+/// let budget = Arc::new(SharedBudget::new(model, config)?);
+/// let shards: Vec<ShardQueue> = (0..2)
+///     .map(|shard| ShardQueue::new(budget.clone(), shard))
+///     .collect::<Result<_, _>>()?;
+/// // At the default 750 us goal, the longest piece is a power of two within half a goal.
+/// assert_eq!(budget.max_request_bytes(Direction::Read), 256 << 10);
+/// assert_eq!(budget.lane_stats(Direction::Read).speed_factor, 1.0);
+/// # drop(shards);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct SharedBudget {
     model: CostModel,
@@ -121,7 +140,7 @@ pub struct SharedBudget {
     /// The largest virtual time ever dispatched: where a class waking into an idle disk starts.
     vt_floor: AtomicU64,
     /// Requests in the disk now (any lane), per direction (`Direction::index`): the tail
-    /// guard only listens to reads beside writes, and the lift (`budget_lift.rs`) only acts
+    /// guard only listens to reads beside writes, and the lift (`budget/lift.rs`) only acts
     /// with none of the other direction in the disk.
     in_flight_requests: [AtomicU64; 2],
     /// Smallest in-disk latency ever seen per direction: the disk's unloaded latency.
@@ -136,12 +155,15 @@ pub struct SharedBudget {
     pipeline_latency_ns: [AtomicU64; 2],
     pipeline_min_ns: [AtomicU64; 2],
     goal_ps: u64,
+    /// The costliest piece either direction may dispatch: the most one grant may take the
+    /// bucket into debt.
+    largest_cost_ps: u64,
     bucket_ps: u64,
     head_start_ps: u64,
     max_request_bytes: [u64; 2],
     speed_max_q16: u64,
     /// The ceiling for samples of one direction with the other never seen, per direction
-    /// (`max_read_speed_factor`, `max_write_speed_factor`; `budget_lift.rs`).
+    /// (`max_read_speed_factor`, `max_write_speed_factor`; `budget/lift.rs`).
     lift_max_q16: [u64; 2],
     rate_max_q16: u64,
     period_ns: u64,
@@ -149,28 +171,10 @@ pub struct SharedBudget {
     guard_up_div: u64,
 }
 
-/// A setting checked against the range it may take: `SchedError::Setting` names it, its
-/// value and what is accepted, so the operator's message says the fix (NaN is refused too).
-fn setting_within(
-    name: &'static str,
-    value: f64,
-    range: std::ops::RangeInclusive<f64>,
-    accepted: &'static str,
-) -> Result<(), SchedError> {
-    if range.contains(&value) {
-        Ok(())
-    } else {
-        Err(SchedError::Setting {
-            name,
-            value,
-            accepted,
-        })
-    }
-}
-
 impl SharedBudget {
     /// Builds the budget for a disk. Errors name the setting and the fix.
     pub fn new(model: CostModel, config: SchedConfig) -> Result<Self, SchedError> {
+        config.validate()?;
         let goal_ps = u64::try_from(config.latency_goal.as_nanos())
             .unwrap_or(u64::MAX / 1000)
             .saturating_mul(1000);
@@ -245,6 +249,7 @@ impl SharedBudget {
             pipeline_min_ns: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
             goal_ps,
             bucket_ps,
+            largest_cost_ps,
             head_start_ps,
             max_request_bytes,
             speed_max_q16,
@@ -367,6 +372,7 @@ impl SharedBudget {
             if head > ceiling {
                 lane.head_ps.fetch_min(ceiling, Relaxed);
             }
+            self.debug_check_debt(lane, lane.tail_ps.load(Relaxed));
         }
     }
 
@@ -382,7 +388,7 @@ impl SharedBudget {
     /// the window shrinks, the signal (the work ahead) shrinks with it and the estimate falls
     /// to its floor: 1/32 of the model, the scheduled classes at 0.03-0.05 of what they got
     /// unscheduled beside the same neighbour (`a_busy_neighbour_cannot_talk_the_drain_speed_down`,
-    /// and 0.045 on this project's disk under other engineers' load). Like BBR's ProbeRTT,
+    /// and 0.045 on this project's disk beside other processes' load). Like BBR's ProbeRTT,
     /// the lane then takes a few requests one at a time into an empty disk: their latency
     /// holds the neighbour's share, and the samples after it measure only our own queue. It
     /// costs a few unloaded latencies every 128 periods (under 2% with a 2 ms neighbour
@@ -411,7 +417,7 @@ impl SharedBudget {
     }
 
     /// Lets the depth cap judge the period K just closed, and returns the period as K's
-    /// disk-queue knee judges it (`rate_disk.rs`).
+    /// disk-queue knee judges it (`rate/disk.rs`).
     fn close_depth(&self, lane: &Lane, period: &crate::rate::Period) -> DiskQueue {
         let bucket_total = lane.bucket_refusals.load(Relaxed);
         let bucket_bound = lane.bucket_refusals_seen.swap(bucket_total, Relaxed) < bucket_total;
@@ -538,7 +544,16 @@ impl SharedBudget {
                 Relaxed,
                 Relaxed,
             ) {
-                Ok(_) => break,
+                Ok(_) => {
+                    // In-disk work stays within the window: past it by at most half a
+                    // request, or one request alone in an empty disk.
+                    debug_assert!(
+                        in_flight == 0 || in_flight + cost_ps <= window + cost_ps.div_ceil(2),
+                        "in-disk work {} ps past the window {window} ps",
+                        in_flight + cost_ps
+                    );
+                    break;
+                }
                 Err(actual) => in_flight = actual,
             }
         }
@@ -555,6 +570,7 @@ impl SharedBudget {
                 .compare_exchange_weak(tail, tail + cost_ps, Relaxed, Relaxed)
             {
                 Ok(_) => {
+                    self.debug_check_debt(lane, tail + cost_ps);
                     lane.rate.note_granted(cost_ps);
                     if direction == Direction::Write
                         && lane.largest_write_ps.load(Relaxed) < cost_ps
@@ -591,14 +607,18 @@ impl SharedBudget {
     /// the budget down, while a disk that slowed shows it within a few dozen completions and
     /// climbs back as soon as it recovers. A disk that drains its queue faster than modelled
     /// earns up to `max_speed_factor` (the lift's ceiling for one direction while the disk
-    /// has never seen the other, `speed_cap_q16` in `budget_lift.rs`): the window then holds
+    /// has never seen the other, `speed_cap_q16` in `budget/lift.rs`): the window then holds
     /// more work, but its drain time stays about one goal.
     pub(crate) fn release(&self, direction: Direction, cost_ps: u64, ahead_ps: u64, disk_ns: u64) {
         if self.config.unlimited {
             return;
         }
         let lane = self.lane(direction);
-        lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
+        let in_flight = lane.in_flight_ps.fetch_sub(cost_ps, Relaxed);
+        debug_assert!(
+            in_flight >= cost_ps,
+            "released {cost_ps} ps from a lane with {in_flight} ps in the disk"
+        );
         lane.rate.note_completed(cost_ps);
         lane.depth.note_completed(cost_ps, disk_ns);
         self.in_flight_requests[direction.index()].fetch_sub(1, Relaxed);
@@ -614,29 +634,7 @@ impl SharedBudget {
         let solo_ns = solo.load(Relaxed);
         let probing = lane.solo_probe.load(Relaxed) > 0;
         if ahead_ps < cost_ps {
-            // A re-measurement's few samples replace the old figure (weight 1/2 each).
-            let next = match (solo_ns, probing) {
-                (0, _) => disk_ns,
-                (_, true) => (solo_ns + disk_ns) / 2,
-                (_, false) => (solo_ns * 7 + disk_ns) / 8,
-            };
-            solo.store(next.max(1), Relaxed);
-            if !probing {
-                let pipeline = &self.pipeline_latency_ns[direction.index()];
-                let old = pipeline.load(Relaxed);
-                let next = if old == 0 {
-                    disk_ns
-                } else {
-                    (old * 7 + disk_ns) / 8
-                };
-                pipeline.store(next.max(1), Relaxed);
-                self.pipeline_min_ns[direction.index()].fetch_min(next.max(1), Relaxed);
-            }
-            if probing {
-                let _ = lane
-                    .solo_probe
-                    .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
-            }
+            self.note_unloaded(direction, lane, disk_ns, solo_ns, probing);
         }
         if probing {
             // Requests that were in the disk when the probe began: their latency holds a
@@ -673,6 +671,42 @@ impl SharedBudget {
         // An EMA with weight 1/8: a few dozen completions (well under one goal) to follow.
         let new = (old * 7 + sample.max(fast)) / 8;
         lane.speed_q16.store(new.clamp(SPEED_MIN, cap), Relaxed);
+    }
+
+    /// A completion that found nothing of ours ahead: it updates the lane's unloaded latency
+    /// (and, outside a probe, the pipeline's latency), and counts down a probe's samples.
+    fn note_unloaded(
+        &self,
+        direction: Direction,
+        lane: &Lane,
+        disk_ns: u64,
+        solo_ns: u64,
+        probing: bool,
+    ) {
+        let solo = &self.solo_latency_ns[direction.index()];
+        // A re-measurement's few samples replace the old figure (weight 1/2 each).
+        let next = match (solo_ns, probing) {
+            (0, _) => disk_ns,
+            (_, true) => (solo_ns + disk_ns) / 2,
+            (_, false) => (solo_ns * 7 + disk_ns) / 8,
+        };
+        solo.store(next.max(1), Relaxed);
+        if !probing {
+            let pipeline = &self.pipeline_latency_ns[direction.index()];
+            let old = pipeline.load(Relaxed);
+            let next = if old == 0 {
+                disk_ns
+            } else {
+                (old * 7 + disk_ns) / 8
+            };
+            pipeline.store(next.max(1), Relaxed);
+            self.pipeline_min_ns[direction.index()].fetch_min(next.max(1), Relaxed);
+        }
+        if probing {
+            let _ = lane
+                .solo_probe
+                .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
+        }
     }
 
     /// The tail guard: a quantile controller on the reads' queueing delay in the disk.
@@ -724,15 +758,33 @@ impl SharedBudget {
     /// threw the guard to its floor. It is also what holds them when the next write would
     /// not fit (half of it must, `try_acquire`): without that, a window between 4/3 and 3/2
     /// of a write held one write, which is under 3/4 of it, so the guard could never grow
-    /// out of it (every low `bench/qos.sh` round of sessions 18-20 ended with a 128 KiB
-    /// write window of 39-88 us, 88 being 4/3 of a 66 us write, and the writes went one at a
-    /// time for the rest of the run).
+    /// out of it (without it, low `bench/qos.sh` rounds end with a 128 KiB write window of
+    /// 39-88 us, 88 being 4/3 of a 66 us write, and the writes go one at a time for the rest
+    /// of the run).
     fn window_holds_writes(&self, lane: &Lane) -> bool {
         let window = self.window_ps(lane);
         let in_flight = lane.in_flight_ps.load(Relaxed);
         let next_write_ps = lane.largest_write_ps.load(Relaxed);
         in_flight.saturating_mul(4) >= window * 3
             || (in_flight > 0 && in_flight + next_write_ps / 2 > window)
+    }
+
+    /// The budget never overdraws: a grant may take the bucket into debt by its own piece
+    /// only, so the debt stays under one costliest piece per shard (shards grant
+    /// concurrently, each against the head it read).
+    #[inline]
+    fn debug_check_debt(&self, lane: &Lane, tail_ps: u64) {
+        if cfg!(debug_assertions) {
+            let head_ps = lane.head_ps.load(Relaxed);
+            let most_ps = self
+                .largest_cost_ps
+                .saturating_mul(self.config.shards as u64);
+            debug_assert!(
+                tail_ps.saturating_sub(head_ps) <= most_ps,
+                "the bucket is {} ps in debt, past {most_ps} ps (a costliest piece per shard)",
+                tail_ps.saturating_sub(head_ps)
+            );
+        }
     }
 
     /// Publishes a shard's smallest backlogged virtual time (`u64::MAX` when it has none).
@@ -761,18 +813,14 @@ impl SharedBudget {
     }
 }
 
-#[path = "budget_config.rs"]
 mod config;
-#[path = "budget_lift.rs"]
 mod lift;
-#[path = "budget_pipeline.rs"]
 mod pipeline;
-#[path = "budget_stats.rs"]
 mod stats;
 
-pub use config::{SchedConfig, DEFAULT_LATENCY_GOAL};
+use config::setting_within;
+pub use config::{SchedConfig, SchedConfigBuilder, DEFAULT_LATENCY_GOAL, MAX_SHARDS};
 pub use stats::LaneStats;
 
 #[cfg(test)]
-#[path = "budget_tests.rs"]
 mod tests;

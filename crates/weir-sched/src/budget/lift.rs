@@ -1,5 +1,5 @@
 //! The lift: the drain speed above the model for a lane that only ever carries one direction
-//! (issue 24; docs/scheduler-rate.md sections 20-21). One rule for both directions: samples
+//! (docs/scheduler-rate.md sections 20-21). One rule for both directions: samples
 //! of a direction may reach its lift ceiling (`max_read_speed_factor`,
 //! `max_write_speed_factor`) while none of the other direction is in the disk and the lane
 //! has never carried one; everywhere else they stop at `max_speed_factor`.
@@ -70,14 +70,14 @@ impl SharedBudget {
     /// vda's mixed read p99 5x worse). And on a half-duplex disk (one lane) the window one
     /// direction lifts also admits the other: in the qos mix (vda) reads that completed
     /// between writes lifted the writes' window, the tail guard fell to 0.12-0.38 and the
-    /// writes to 0.23-0.48 of alone (0.78-0.79 without; contaminated, one run). So a mixed
+    /// writes to 0.23-0.48 of alone (0.78-0.79 without; one loaded run). So a mixed
     /// load on a half-duplex model keeps the model's ceiling in both directions, while a
     /// disk that only reads, or only writes (vda overwriting at ~1.2x the 1.99 GB/s the
-    /// model prices; the bucket held 128 KiB writes at 0.90-0.94 of unscheduled, session
-    /// 15's quiet window), may be found faster than its model. On a duplex disk each
+    /// model prices; a bucket at the model held 128 KiB writes at 0.90-0.94 of
+    /// unscheduled), may be found faster than its model. On a duplex disk each
     /// direction's lane may still lift between the other's requests (the simulated mix's
-    /// reads: 0.945 -> 0.955 of the real rate, section 20; bench/qos.sh's duplex vda mix,
-    /// quiet: the write lane at 1.03-1.13, read p99 923 us inside its bound, section 21.1).
+    /// reads: 0.945 -> 0.955 of the real rate, section 20; bench/qos.sh's duplex vda mix:
+    /// the write lane at 1.03-1.13, read p99 923 us inside its bound, section 21.1).
     pub(super) fn speed_cap_q16(&self, direction: Direction) -> u64 {
         let other = direction.other();
         if self.in_flight_requests[other.index()].load(Relaxed) == 0
@@ -91,13 +91,13 @@ impl SharedBudget {
 
     /// The goal the share hold judges by: the latency goal, at most `HOLD_GOAL_CAP_PS`. It
     /// sizes the window the hold divides (`hold_window_ps`) and the quarter goal of work in
-    /// the disk that makes a class drained or busy (`in_disk_floor_ps`, `queue_drained.rs`):
+    /// the disk that makes a class drained or busy (`in_disk_floor_ps`, `queue/drained.rs`):
     /// both ask what the disk needs, and a wider goal only adds room for queue.
     pub(crate) fn hold_goal_ps(&self) -> u64 {
         self.goal_ps().min(HOLD_GOAL_CAP_PS)
     }
 
-    /// The window the share hold (`queue_hold.rs`) divides into fair shares: the lane's
+    /// The window the share hold (`queue/hold.rs`) divides into fair shares: the lane's
     /// window as if its drain speed were at most `max_speed_factor`, in picoseconds of
     /// model disk time. The lift widens the window because the disk drains faster than the
     /// model, and that depth is the disk's, not a class's: judged against the lifted
@@ -113,7 +113,7 @@ impl SharedBudget {
     /// ratio 1.4-3.1, split 0.805 of asked), and it took the lift from the 128 KiB writes
     /// that need it.
     ///
-    /// And as if the goal were at most `HOLD_GOAL_CAP_PS` (session 23): the hold asks whether
+    /// And as if the goal were at most `HOLD_GOAL_CAP_PS`: the hold asks whether
     /// a class is shallow *for the disk*, and the room a wider goal leaves is room for queue,
     /// not depth the disk needs. Judged against a 1.5 ms goal's window, the bench's 1000-share
     /// class (32 4 KiB reads a shard, all in the disk) read as shallow on vda, the hold let

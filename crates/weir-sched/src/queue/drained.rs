@@ -4,8 +4,8 @@
 //! `pipeline_ps`), but only while that extra room is shared by share: the fair queue imposes
 //! a ratio only on classes that still have requests *queued*. A class whose every request is
 //! already in the disk takes no more of a wider window, so the room the pipeline adds goes
-//! to the others alone and the ratio moves with it (session 8's quiet bench: 4 KiB writes at
-//! 0.611 and 1.301 of the asked ratio; in simulation 0.41 of 1000:100 at the bench's depth,
+//! to the others alone and the ratio moves with it (measured on vda: 4 KiB writes at 0.611
+//! and 1.301 of the asked ratio; in simulation 0.41 of 1000:100 at the bench's depth,
 //! `the_pipeline_keeps_both_ratios_at_the_benchs_depth`). Such a class is *drained*: nothing
 //! queued and at least a quarter goal of disk time of its own in a lane. While any class of
 //! any shard is drained on a lane, that lane's window is a goal without the pipeline, so the

@@ -37,6 +37,7 @@ pub struct LaneStats {
     /// The unloaded latency the pipeline and the depth cap use (`unloaded_ns`), and the
     /// smallest in-disk latency ever seen in the lane's direction, in seconds.
     pub unloaded_sec: f64,
+    /// The smallest in-disk latency ever seen in the lane's direction, in seconds.
     pub min_latency_sec: f64,
 }
 

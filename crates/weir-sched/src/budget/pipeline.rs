@@ -1,5 +1,5 @@
 //! The disk's pipeline the in-disk window holds on top of the goal, and the classes that
-//! hold it shut (issue 24; docs/scheduler-rate.md sections 9-10).
+//! hold it shut (docs/scheduler-rate.md sections 9-10).
 
 use super::{Lane, SharedBudget, SPEED_ONE};
 use std::sync::atomic::Ordering::Relaxed;
@@ -33,7 +33,7 @@ impl SharedBudget {
         // (scheduler-rate.md section 3), and a pipeline added under it would only be taken
         // back by more bad reads.
         // Nor while a class has all its work in the disk and nothing queued: the room the
-        // pipeline adds would go to the other classes alone (`queue_drained.rs`).
+        // pipeline adds would go to the other classes alone (`queue/drained.rs`).
         let speed = lane.speed_q16.load(Relaxed);
         if speed < self.speed_max_q16 - self.speed_max_q16 / 32
             || lane.guard_q16.load(Relaxed) < SPEED_ONE
@@ -90,7 +90,7 @@ impl SharedBudget {
 
 impl SharedBudget {
     /// Whether any class of any shard is drained on `direction`'s lane (the share hold's
-    /// cheap first test, `queue_hold.rs`).
+    /// cheap first test, `queue/hold.rs`).
     pub(crate) fn any_drained(&self, direction: Direction) -> bool {
         self.lane(direction).drained_classes.load(Relaxed) > 0
     }

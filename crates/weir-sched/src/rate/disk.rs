@@ -48,7 +48,7 @@ pub(crate) struct DiskQueue {
     pub window_refused: bool,
     pub bucket_refused: bool,
     pub other_lane_busy: bool,
-    /// A class has all its work in the disk and nothing queued (`queue_drained.rs`).
+    /// A class has all its work in the disk and nothing queued (`queue/drained.rs`).
     pub class_drained: bool,
     /// The work in flight grew by more than one piece over the period.
     pub grew: bool,

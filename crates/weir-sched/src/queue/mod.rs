@@ -70,7 +70,26 @@ struct Slot {
 }
 
 /// One shard's queue. Sans-I/O: it never blocks, sleeps or reads a clock; the caller passes
-/// `now_ns` from its device. See INTEGRATION.md for the call order.
+/// `now_ns` from its device. The crate's top-level docs show the whole loop.
+///
+/// ```
+/// use std::sync::Arc;
+/// use weir_model::cost::CostModel;
+/// use weir_model::device::Direction;
+/// use weir_sched::{ClassConfig, Request, SchedConfig, ShardQueue, SharedBudget};
+///
+/// let model = CostModel::new(100_000.0, 1e9, 100_000.0, 1e9, 1.0, false)?;
+/// let budget = Arc::new(SharedBudget::new(model, SchedConfig::default())?);
+/// let mut queue = ShardQueue::new(budget, 0)?;
+/// let query = queue.add_class(ClassConfig::new("query", 1000))?;
+/// queue.enqueue(query, Request { direction: Direction::Read, len_bytes: 4096, user_data: 1 }, 0)?;
+/// let mut out = Vec::new();
+/// assert_eq!(queue.dispatch(0, &mut out), 1);
+/// let done = queue.complete(out[0].token, 90_000).expect("in flight");
+/// assert!(done.request_done);
+/// assert_eq!((done.user_data, done.disk_ns), (1, 90_000));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct ShardQueue {
     budget: Arc<SharedBudget>,
@@ -92,7 +111,7 @@ pub struct ShardQueue {
     free_splits: Vec<u32>,
     max_request_bytes: [u64; 2],
     /// A sixteenth of a goal of disk time: the least lead a group of any share count gets
-    /// (the lead itself: `lag_vt` in `queue_lag.rs`).
+    /// (a group's largest lead: `lag_vt` in `queue/lag.rs`).
     lag_floor_ps: u64,
     wakeup_ns: Option<u64>,
     next_tick_ns: u64,
@@ -103,16 +122,41 @@ pub struct ShardQueue {
     /// than the lag (a cross-shard stall: the shard waits on the other's virtual time).
     lag_stalls: u64,
     /// Of those, the stalls woken at the laggard's next expected call rather than after
-    /// goal / 8 (`queue_lag.rs`).
+    /// goal / 8 (`queue/lag.rs`).
     lag_short_wakes: u64,
     /// Leads the lag let go because the laggard (the shard with the smallest backlogged
-    /// virtual time) was long past its own next call (off its CPU: `queue_lag.rs`).
+    /// virtual time) was long past its own next call (off its CPU: `queue/lag.rs`).
     lag_overdue_skips: u64,
     /// Pieces the last `dispatch` call moved if this shard had nothing in the disk when it
     /// started, else 0: the round an inline device may serve whole before the next call.
     last_round_pieces: usize,
     /// `dispatch` calls that stopped at the first class they emptied (`round_bound`).
     round_bounds: u64,
+}
+
+/// What one `dispatch` call carries from piece to piece.
+struct DispatchCall {
+    now_ns: u64,
+    /// Whether other shards share the budget (the lag and the window timer apply).
+    cross_shard: bool,
+    goal_ns: u64,
+    /// Whether reads and writes have a lane each.
+    duplex: bool,
+    /// Whether the call stops at the first class it empties (`round_bound`).
+    bounded: bool,
+    /// Pieces left before a bound call may stop.
+    room: usize,
+    /// Lanes the budget refused during this call (index: read 0, write 1).
+    lane_full: [bool; 2],
+    /// Whether the shared budget refused a piece this call (the `boards` module).
+    budget_refused: bool,
+}
+
+/// Whether a `dispatch` call goes on to the next head or stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Next,
+    Stop,
 }
 
 /// A round of at least this many pieces that the device served whole before the next
@@ -327,7 +371,12 @@ impl ShardQueue {
         let floor_ps = self.in_disk_floor_ps();
         let class = &mut self.classes[index as usize];
         let group = &mut self.groups[class.group as usize];
-        class.vt = group.waking_vt(class.vt, class.config.shares, head_start_ps);
+        let woke_vt = group.waking_vt(class.vt, class.config.shares, head_start_ps);
+        debug_assert!(
+            woke_vt >= class.vt,
+            "a waking class's virtual time went back"
+        );
+        class.vt = woke_vt;
         group.classes.push(class.vt, index);
         if group.active {
             return;
@@ -341,7 +390,7 @@ impl ShardQueue {
         let earliest = reference.saturating_sub(head_start_ps / u64::from(group.config.shares));
         // A class with a quarter goal of its own work still in the disk was never idle: its
         // virtual time is what it dispatched, and another class's lead over it is what that
-        // one took beyond its shares (the share hold across lanes, `queue_hold.rs`).
+        // one took beyond its shares (the share hold across lanes, `queue/hold.rs`).
         let busy = class.in_flight_ps.iter().sum::<u64>() >= floor_ps;
         if !busy {
             group.vt = group.vt.max(earliest);
@@ -359,121 +408,169 @@ impl ShardQueue {
         }
         self.release_throttled(now_ns);
         self.wakeup_ns = None;
-        let cross_shard = self.budget.config().shards > 1 && !self.budget.config().unlimited;
-        let goal_ns = self.budget.goal_ps() / 1000;
         let before = out.len();
         let empty_at_start = self.in_flight == 0;
-        // After a round the device served whole: pieces this call moves before it stops at
-        // the first class it empties (`round_bound`).
-        let bounded = self.round_bound();
-        let mut room = INLINE_ROUND_PIECES;
-        // On a duplex disk reads and writes have a lane each: a class whose lane is full
-        // steps aside for this call so the other lane's classes still go (a compaction
-        // waiting for write room must not hold a query's reads). On a half-duplex disk one
-        // full lane means nothing fits, as before.
-        let duplex = self.budget.model().duplex();
-        let mut lane_full = [false; 2];
-        // Whether the shared budget refused a piece this call (`boards.rs`).
-        let mut budget_refused = false;
+        let mut call = DispatchCall {
+            now_ns,
+            cross_shard: self.budget.config().shards > 1 && !self.budget.config().unlimited,
+            goal_ns: self.budget.goal_ps() / 1000,
+            duplex: self.budget.model().duplex(),
+            bounded: self.round_bound(),
+            room: INLINE_ROUND_PIECES,
+            lane_full: [false; 2],
+            budget_refused: false,
+        };
         while let Some(&Reverse((group_vt, group_index))) = self.heap.peek() {
-            if cross_shard && self.lag_stalled(group_vt, group_index, now_ns) {
+            if call.cross_shard && self.lag_stalled(group_vt, group_index, now_ns) {
                 break;
             }
-            let group = &mut self.groups[group_index as usize];
-            let Some((class_vt, index)) = group.classes.peek() else {
-                self.heap.pop();
-                if group.set_aside.is_empty() {
-                    group.active = false;
-                } else {
-                    // Every waiting class of the group has a full lane: the group keeps
-                    // its place for a later call.
-                    self.set_aside.push(Reverse((group_vt, group_index)));
-                }
-                continue;
-            };
-            let class = &mut self.classes[index as usize];
-            let Some(pending) = class.queue.front() else {
-                group.classes.pop();
-                class.state = ClassState::Idle;
-                continue;
-            };
-            let direction = pending.direction;
-            if lane_full[direction.index()] {
-                self.set_class_aside(group_index, class_vt, index);
-                continue;
-            }
-            let remaining = pending.len_bytes - pending.next_offset_bytes;
-            let piece_bytes = remaining.min(self.max_request_bytes[direction.index()]);
-            let cost_ps = self.budget.model().cost_ps(direction, piece_bytes);
-            let cap_increment = cap_increment_ns(&class.config, piece_bytes);
-            if cap_increment.is_some() && class.cap_tat_ns > now_ns + CAP_BURST_NS {
-                group.classes.pop();
-                class.state = ClassState::Throttled;
-                let until = class.cap_tat_ns - CAP_BURST_NS;
-                self.throttled.push((until, index));
-                self.wake_at(until);
-                continue;
-            }
-            if self.share_held(index, direction, cost_ps) {
-                // A drained class's completion brings it back (`queue_hold.rs`).
-                self.set_class_aside(group_index, class_vt, index);
-                continue;
-            }
-            let ahead_ps = match self.budget.try_acquire(direction, cost_ps) {
-                Ok(ahead) => ahead,
-                Err(blocked) => {
-                    budget_refused = true;
-                    match blocked {
-                        Blocked::Bucket { wait_ns } => self.wake_at(now_ns + wait_ns),
-                        // A completion on this shard frees the window (the lane is not
-                        // empty, or the request would have gone); the timer covers
-                        // completions that arrive on other shards.
-                        Blocked::Window if cross_shard => {
-                            self.wake_at(now_ns + (goal_ns / 4).max(1000));
-                        }
-                        Blocked::Window => {}
-                    }
-                    if !duplex {
-                        break;
-                    }
-                    lane_full[direction.index()] = true;
-                    if lane_full == [true, true] {
-                        break;
-                    }
-                    // The class keeps its place in virtual time (the piece goes on a later
-                    // call).
-                    self.set_class_aside(group_index, class_vt, index);
-                    continue;
-                }
-            };
-            // The cap books only pieces that go.
-            if let Some(increment_ns) = cap_increment {
-                let class = &mut self.classes[index as usize];
-                class.cap_tat_ns = class.cap_tat_ns.max(now_ns) + increment_ns;
-            }
-            match self.start_piece(index, piece_bytes, cost_ps, ahead_ps, now_ns) {
-                Some(d) => out.push(d),
-                None => break,
-            }
-            room = room.saturating_sub(1);
-            self.refresh_drained(index);
-            let class = &mut self.classes[index as usize];
-            let group = &mut self.groups[group_index as usize];
-            let emptied = class.queue.is_empty();
-            if emptied {
-                group.classes.pop();
-                class.state = ClassState::Idle;
-            } else {
-                group.classes.set_head_vt(class.vt);
-            }
-            // An emptied group leaves the heap on the next pass (or the next call).
-            if let Some(mut top) = self.heap.peek_mut() {
-                top.0 .0 = group.vt;
-            }
-            if bounded && emptied && room == 0 {
+            if self.dispatch_head(&mut call, group_vt, group_index, out) == Step::Stop {
                 break;
             }
         }
+        self.put_back_set_aside();
+        if call.cross_shard {
+            self.end_call(now_ns, call.bounded && !call.budget_refused);
+        }
+        let moved = out.len() - before;
+        self.last_round_pieces = if empty_at_start { moved } else { 0 };
+        moved
+    }
+
+    /// Takes one step at the head of the top-level heap (group `group_index`, at `group_vt`):
+    /// drops an emptied group or class, sets a class aside, or moves one piece into `out`.
+    fn dispatch_head(
+        &mut self,
+        call: &mut DispatchCall,
+        group_vt: u64,
+        group_index: u32,
+        out: &mut Vec<Dispatched>,
+    ) -> Step {
+        let now_ns = call.now_ns;
+        let group = &mut self.groups[group_index as usize];
+        let Some((class_vt, index)) = group.classes.peek() else {
+            self.heap.pop();
+            if group.set_aside.is_empty() {
+                group.active = false;
+            } else {
+                // Every waiting class of the group has a full lane: the group keeps its
+                // place for a later call.
+                self.set_aside.push(Reverse((group_vt, group_index)));
+            }
+            return Step::Next;
+        };
+        let class = &mut self.classes[index as usize];
+        let Some(pending) = class.queue.front() else {
+            group.classes.pop();
+            class.state = ClassState::Idle;
+            return Step::Next;
+        };
+        let direction = pending.direction;
+        if call.lane_full[direction.index()] {
+            self.set_class_aside(group_index, class_vt, index);
+            return Step::Next;
+        }
+        let remaining = pending.len_bytes - pending.next_offset_bytes;
+        let piece_bytes = remaining.min(self.max_request_bytes[direction.index()]);
+        let cost_ps = self.budget.model().cost_ps(direction, piece_bytes);
+        let cap_increment = cap_increment_ns(&class.config, piece_bytes);
+        if cap_increment.is_some() && class.cap_tat_ns > now_ns + CAP_BURST_NS {
+            group.classes.pop();
+            class.state = ClassState::Throttled;
+            let until = class.cap_tat_ns - CAP_BURST_NS;
+            self.throttled.push((until, index));
+            self.wake_at(until);
+            return Step::Next;
+        }
+        if self.share_held(index, direction, cost_ps) {
+            // A drained class's completion brings it back (the `hold` module).
+            self.set_class_aside(group_index, class_vt, index);
+            return Step::Next;
+        }
+        let ahead_ps = match self.budget.try_acquire(direction, cost_ps) {
+            Ok(ahead) => ahead,
+            Err(blocked) => {
+                return self.budget_refused(call, blocked, direction, group_index, class_vt, index)
+            }
+        };
+        // The cap books only pieces that go.
+        if let Some(increment_ns) = cap_increment {
+            let class = &mut self.classes[index as usize];
+            class.cap_tat_ns = class.cap_tat_ns.max(now_ns) + increment_ns;
+        }
+        match self.start_piece(index, piece_bytes, cost_ps, ahead_ps, now_ns) {
+            Some(d) => out.push(d),
+            None => return Step::Stop,
+        }
+        self.after_piece(call, group_index, index)
+    }
+
+    /// The shared budget refused class `index`'s next piece on `direction`'s lane: arms the
+    /// wake-up that frees it and says whether the call can still serve the other lane.
+    fn budget_refused(
+        &mut self,
+        call: &mut DispatchCall,
+        blocked: Blocked,
+        direction: Direction,
+        group_index: u32,
+        class_vt: u64,
+        index: u32,
+    ) -> Step {
+        call.budget_refused = true;
+        match blocked {
+            Blocked::Bucket { wait_ns } => self.wake_at(call.now_ns + wait_ns),
+            // A completion on this shard frees the window (the lane is not empty, or the
+            // request would have gone); the timer covers completions that arrive on other
+            // shards.
+            Blocked::Window if call.cross_shard => {
+                self.wake_at(call.now_ns + (call.goal_ns / 4).max(1000));
+            }
+            Blocked::Window => {}
+        }
+        // On a duplex disk reads and writes have a lane each: a class whose lane is full
+        // steps aside for this call so the other lane's classes still go (a compaction
+        // waiting for write room must not hold a query's reads). On a half-duplex disk one
+        // full lane means nothing fits.
+        if !call.duplex {
+            return Step::Stop;
+        }
+        call.lane_full[direction.index()] = true;
+        if call.lane_full == [true, true] {
+            return Step::Stop;
+        }
+        // The class keeps its place in virtual time (the piece goes on a later call).
+        self.set_class_aside(group_index, class_vt, index);
+        Step::Next
+    }
+
+    /// After class `index` of group `group_index` moved a piece: its place in its group's
+    /// heap and its group's in the top-level heap follow its new virtual time, and a bound
+    /// round stops at the first class it empties.
+    fn after_piece(&mut self, call: &mut DispatchCall, group_index: u32, index: u32) -> Step {
+        call.room = call.room.saturating_sub(1);
+        self.refresh_drained(index);
+        let class = &mut self.classes[index as usize];
+        let group = &mut self.groups[group_index as usize];
+        let emptied = class.queue.is_empty();
+        if emptied {
+            group.classes.pop();
+            class.state = ClassState::Idle;
+        } else {
+            group.classes.set_head_vt(class.vt);
+        }
+        // An emptied group leaves the heap on the next pass (or the next call).
+        if let Some(mut top) = self.heap.peek_mut() {
+            top.0 .0 = group.vt;
+        }
+        if call.bounded && emptied && call.room == 0 {
+            Step::Stop
+        } else {
+            Step::Next
+        }
+    }
+
+    /// Puts the classes and groups set aside during a `dispatch` call back in their heaps.
+    fn put_back_set_aside(&mut self) {
         for group_index in self.groups_set_aside.drain(..) {
             let group = &mut self.groups[group_index as usize];
             for (vt, index) in group.set_aside.drain(..) {
@@ -481,12 +578,6 @@ impl ShardQueue {
             }
         }
         self.heap.extend(self.set_aside.drain(..));
-        if cross_shard {
-            self.end_call(now_ns, bounded && !budget_refused);
-        }
-        let moved = out.len() - before;
-        self.last_round_pieces = if empty_at_start { moved } else { 0 };
-        moved
     }
 
     /// How many pieces this `dispatch` call may move. On a device that completes inside the
@@ -537,6 +628,8 @@ impl ShardQueue {
         let shares = u64::from(class.config.shares);
         let group = &mut self.groups[class.group as usize];
         let dispatched_vt = group.vt;
+        // Virtual time only moves forward; an overflow (which would send it back) panics in
+        // a debug build.
         group.vt += (cost_ps / u64::from(group.config.shares)).max(1);
         group.inner_clock = class.vt;
         class.vt += (cost_ps / shares).max(1);
@@ -580,18 +673,9 @@ impl ShardQueue {
             enqueued_ns: pending.enqueued_ns,
             dispatched_ns: now_ns,
         };
-        let queue_ns = now_ns.saturating_sub(pending.enqueued_ns);
-        m.queue_latency.record(queue_ns);
-        match slot.direction {
-            Direction::Read => {
-                m.read_ops += 1;
-                m.read_bytes += piece_bytes;
-            }
-            Direction::Write => {
-                m.write_ops += 1;
-                m.write_bytes += piece_bytes;
-            }
-        }
+        m.queue_latency
+            .record(now_ns.saturating_sub(pending.enqueued_ns));
+        m.count_piece(slot.direction, piece_bytes);
         if last {
             class.queue.pop_front();
             m.queue_length -= 1;
@@ -604,6 +688,18 @@ impl ShardQueue {
         };
         self.budget.note_dispatched_vt(dispatched_vt);
         self.in_flight += 1;
+        Some(Dispatched {
+            token: self.book_slot(slot),
+            user_data: slot.user_data,
+            class: ClassId(index),
+            direction: slot.direction,
+            offset_in_request_bytes: offset,
+            len_bytes: piece_bytes,
+        })
+    }
+
+    /// Books `slot` in flight (reusing a freed one) and returns its token.
+    fn book_slot(&mut self, slot: Slot) -> u64 {
         let index_in_slots = match self.free_slots.pop() {
             Some(i) => {
                 // 31 bits of generation: tokens never set bit 63, which callers may use
@@ -619,14 +715,7 @@ impl ShardQueue {
             }
         };
         let generation = self.slots[index_in_slots as usize].generation;
-        Some(Dispatched {
-            token: (u64::from(generation) << 32) | u64::from(index_in_slots),
-            user_data: slot.user_data,
-            class: ClassId(index),
-            direction: slot.direction,
-            offset_in_request_bytes: offset,
-            len_bytes: piece_bytes,
-        })
+        (u64::from(generation) << 32) | u64::from(index_in_slots)
     }
 
     /// Reports that the piece with `token` left the disk at `now_ns`. Returns `None` for a
@@ -707,6 +796,9 @@ impl ShardQueue {
     /// Seastar does (EMA 0.95).
     fn tick(&mut self, now_ns: u64) {
         self.next_tick_ns = now_ns + self.tick_period_ns;
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
         for c in &mut self.classes {
             if c.period_completed_ps > 0 {
                 let ratio = c.period_dispatched_ps as f64 / c.period_completed_ps as f64;
@@ -715,6 +807,37 @@ impl ShardQueue {
             c.period_dispatched_ps = 0;
             c.period_completed_ps = 0;
         }
+    }
+
+    /// The queue's own bookkeeping agrees with itself: every class has the shares it was
+    /// given (and a class outside any supergroup gives them to its group), the counts of
+    /// queued and in-flight pieces match the queues and slots, and each class's disk time
+    /// in flight is the sum of its slots'. Walks every class and slot: called once a tick
+    /// in a debug build.
+    fn check_invariants(&self) {
+        let mut in_flight_ps = vec![[0u64; 2]; self.classes.len()];
+        let mut in_flight = 0;
+        for slot in self.slots.iter().filter(|s| s.class != NONE) {
+            in_flight_ps[slot.class as usize][slot.direction.index()] += slot.cost_ps;
+            in_flight += 1;
+        }
+        assert_eq!(in_flight, self.in_flight, "pieces in flight");
+        let mut queued = 0;
+        for (c, ps) in self.classes.iter().zip(&in_flight_ps) {
+            let name = &c.config.name;
+            assert!(
+                check_shares(name, c.config.shares).is_ok(),
+                "class {name}'s shares"
+            );
+            assert_eq!(c.metrics.shares, c.config.shares, "class {name}'s shares");
+            let group = &self.groups[c.group as usize];
+            if group.implicit {
+                assert_eq!(group.config.shares, c.config.shares, "class {name}'s group");
+            }
+            assert_eq!(&c.in_flight_ps, ps, "class {name}'s disk time in flight");
+            queued += c.queue.len();
+        }
+        assert_eq!(queued, self.queued, "requests queued");
     }
 
     /// Requests waiting (not yet fully dispatched).
@@ -734,13 +857,13 @@ impl ShardQueue {
     }
 
     /// Cross-shard stalls woken at the laggard's next expected call rather than after
-    /// goal / 8: only a shard with nothing in the disk (`queue_lag.rs`).
+    /// goal / 8: only a shard with nothing in the disk (`queue/lag.rs`).
     pub fn lag_short_wakes(&self) -> u64 {
         self.lag_short_wakes
     }
 
     /// Leads let go because the laggard was off its CPU, not waiting on the budget
-    /// (`queue_lag.rs`).
+    /// (`queue/lag.rs`).
     pub fn lag_overdue_skips(&self) -> u64 {
         self.lag_overdue_skips
     }
@@ -780,18 +903,13 @@ impl ShardQueue {
     }
 }
 
-#[path = "queue_drained.rs"]
 mod drained;
-#[path = "queue_types.rs"]
 mod types;
 
 use types::{cap_increment_ns, check_shares};
 pub use types::{ClassConfig, ClassId, Completed, Dispatched, Request};
-#[path = "queue_hold.rs"]
 mod hold;
-#[path = "queue_lag.rs"]
 mod lag;
 
 #[cfg(test)]
-#[path = "queue_tests.rs"]
 mod tests;

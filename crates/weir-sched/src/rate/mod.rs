@@ -3,7 +3,7 @@
 //! The model (`weir tune`'s io-properties) is a measurement taken once, at depths and sizes
 //! that are not the workload's: on this project's disk tune priced 4 KiB reads at 73k IOPS
 //! where the disk gave 86k at the scheduler's depth, so a bucket refilled at the model's rate
-//! held a pure 4 KiB load to 0.82 of the disk (issue 24). Pricing the model higher by hand
+//! held a pure 4 KiB load to 0.82 of the disk. Pricing the model higher by hand
 //! moved the queue into the disk instead, where shares mean nothing. So the bucket's rate is
 //! a factor K on the model that this controller moves at run time, once per *period* (a few
 //! latency goals), from what the period showed:
@@ -21,7 +21,7 @@
 //!   stays near the depth where its rate stops rising, and the backlog waits in the
 //!   scheduler, where shares apply. The knee must show in two periods running (the second
 //!   measures the pile from where the first began): one period's growth is often a swing
-//!   (see `maybe_close`). Not with the opt-in disk-queue knee (`rate_disk.rs`).
+//!   (see `maybe_close`). Not with the opt-in disk-queue knee (`rate/disk.rs`).
 //! - **Window** (the window bound for a whole period, the tail guard not shrinking it, and
 //!   the bucket had slack): the disk's drain speed, which sizes the window, is what limits;
 //!   K snaps to the delivered rate so that the bucket, not a goal's worth of queue in the
@@ -102,7 +102,7 @@ pub(crate) struct RateControl {
     /// (`NO_KNEE`: none; see `maybe_close`).
     knee_from_ps: AtomicU64,
     /// Whether a knee waits for a second period's confirmation: not where the disk-queue
-    /// knee (`rate_disk.rs`, opt-in) judges the disk's queue itself. There the wait cost the
+    /// knee (`rate/disk.rs`, opt-in) judges the disk's queue itself. There the wait cost the
     /// split (`k_comes_down_at_the_knee_when_the_model_overprices_writes`, 0.9x disk:
     /// 0.870 of asked against 0.995), as the held period's credit was banked and the
     /// disk-queue knee's own bookkeeping saw a hold where a cut had been due.
@@ -113,7 +113,7 @@ pub(crate) struct RateControl {
     completed_ps: AtomicU64,
     window_refusals: AtomicU64,
     largest_piece_ps: AtomicU64,
-    /// The disk's own queue proved a knee under a slack bucket (`rate_disk.rs`): K's floor
+    /// The disk's own queue proved a knee under a slack bucket (`rate/disk.rs`): K's floor
     /// is RATE_MIN, not the drain speed's, until the window binds or the other lane is busy.
     floor_lifted: AtomicBool,
     /// Times that knee lowered K, and times a cut drained nothing (for the lane's counters).
@@ -124,7 +124,7 @@ pub(crate) struct RateControl {
     drain_due: AtomicU64,
     /// K before the last cut (restored if the cut drained nothing).
     before_cut_q16: AtomicU64,
-    /// The latency the disk's queue added when K was last cut (`rate_disk.rs`).
+    /// The latency the disk's queue added when K was last cut (`rate/disk.rs`).
     excess_at_cut_x16: AtomicU64,
     /// ... and the disk's queue then (work in flight over the pipe).
     queue_at_cut_ps: AtomicU64,
@@ -158,7 +158,7 @@ impl RateControl {
         }
     }
 
-    /// Times the disk's own queue lowered K (`rate_disk.rs`).
+    /// Times the disk's own queue lowered K (`rate/disk.rs`).
     pub(crate) fn disk_knees(&self) -> u64 {
         self.disk_knees.load(Relaxed)
     }
@@ -253,7 +253,22 @@ impl RateControl {
             }
             judged => judged,
         };
-        let next = match verdict {
+        let next = self.next_rate(verdict, rate, next, &period);
+        let floor = if self.floor_lifted.load(Relaxed) {
+            RATE_MIN
+        } else {
+            floor_q16.clamp(RATE_MIN, max_q16)
+        };
+        self.rate_q16
+            .store(next.clamp(floor, max_q16.max(floor)), Relaxed);
+        Some((verdict, period))
+    }
+
+    /// The rate after a period judged `verdict`: a probe climbs (or goes back to cruising
+    /// after a knee's drain); a knee or a full window cruises just under what the disk
+    /// delivered. `judged_next` is the rate `judge` proposed.
+    fn next_rate(&self, verdict: Verdict, rate: u64, judged_next: u64, period: &Period) -> u64 {
+        match verdict {
             Verdict::Probe => {
                 let cruise = self.cruise_q16.swap(0, Relaxed);
                 if cruise > 0 {
@@ -261,7 +276,7 @@ impl RateControl {
                     cruise
                 } else {
                     let step = self.step_q16.load(Relaxed);
-                    // Once the disk's own queue showed the knee (`rate_disk.rs`), it is near:
+                    // Once the disk's own queue showed the knee (the `disk` module), it is near:
                     // a step of 1/8 there put twice the pipe in the disk in one period.
                     let most = if self.floor_lifted.load(Relaxed) {
                         STEP_NEAR_KNEE_MAX
@@ -277,18 +292,10 @@ impl RateControl {
                 let delivered = rate_of(period.completed_ps, period.elapsed_ps);
                 self.cruise_q16
                     .store((delivered - delivered / MARGIN_DIV).max(RATE_MIN), Relaxed);
-                next
+                judged_next
             }
-            Verdict::Hold => next,
-        };
-        let floor = if self.floor_lifted.load(Relaxed) {
-            RATE_MIN
-        } else {
-            floor_q16.clamp(RATE_MIN, max_q16)
-        };
-        self.rate_q16
-            .store(next.clamp(floor, max_q16.max(floor)), Relaxed);
-        Some((verdict, period))
+            Verdict::Hold => judged_next,
+        }
     }
 }
 
@@ -317,8 +324,8 @@ pub(crate) fn judge(rate_q16: u64, p: &Period) -> (Verdict, u64) {
         p.window_refused && p.in_flight_start_ps >= half && p.in_flight_end_ps >= half;
     // Only with slack in the bucket: where the bucket bound too, what the disk delivered is
     // K itself (less noise), and cutting K to it less the margin and the pile every such
-    // period ratcheted K down to its floor (session 20's counters: vda and zram equal splits
-    // with K at its floor, the window binding in 0.75-0.88 of periods).
+    // period ratchets K down to its floor (measured: vda and zram at equal splits with K at
+    // its floor, the window binding in 0.75-0.88 of periods).
     if window_full_all_period && !p.guard_binds && !saturated && delivered < rate_q16 {
         // The disk holds a goal's worth of queue and takes no more: the same knee, reached
         // through the window. Drain half the window's pile in the next period, then cruise.
@@ -335,7 +342,6 @@ pub(crate) fn judge(rate_q16: u64, p: &Period) -> (Verdict, u64) {
     (Verdict::Hold, rate_q16)
 }
 
-#[path = "rate_disk.rs"]
 mod disk;
 pub(crate) use disk::DiskQueue;
 

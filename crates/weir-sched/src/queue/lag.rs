@@ -9,15 +9,14 @@
 //! `inline_shards.rs`: 0.919 of unscheduled at 0.85; section 19).
 //!
 //! A shard with pieces in the disk is woken by their completions, and its timer is only the
-//! backstop for completions that arrive on other shards: goal / 8, as before. A shard with
+//! backstop for completions that arrive on other shards: goal / 8. A shard with
 //! nothing in the disk has only its timer; on a disk that holds its requests (vda) it keeps
 //! goal / 8. On a device seen to complete inside the submission (zram) that is every stall:
 //! a whole round comes back before the next call, and a round of
 //! 4 KiB writes (~35-64 pieces of a few us of CPU each) is shorter than goal / 8 (~94 us at
-//! the default goal). Session 13's quiet zram bench lost 4-10% of its 4 KiB write totals to
-//! those sleeps (docs/scheduler-rate.md section 18). The laggard moves its virtual time only
+//! the default goal). Those sleeps cost a zram bench 4-10% of its 4 KiB write totals (docs/scheduler-rate.md section 18). The laggard moves its virtual time only
 //! when it ends a `dispatch` call, so the leader wakes when the laggard is next expected to
-//! end one (its last call's end plus its usual gap between calls, `boards.rs`), never later
+//! end one (its last call's end plus its usual gap between calls, the `boards` module), never later
 //! than goal / 8 and never sooner than a microsecond (section 19).
 
 use super::ShardQueue;
@@ -70,7 +69,7 @@ impl ShardQueue {
         boards.set_waits_on_budget(self.shard, !own_pace);
         // A shard with pieces in a disk that holds them (no round bound yet: vda) calls again
         // at their completions, which no clock here bounds: it publishes no expectation and is
-        // never judged off its CPU (0), so the lag there is as before.
+        // never judged off its CPU (0), so the lag there holds in full.
         let next_call_ns = if self.in_flight > 0 && self.round_bounds == 0 {
             0
         } else {
@@ -79,13 +78,13 @@ impl ShardQueue {
         boards.set_next_call(self.shard, next_call_ns);
     }
 
-    /// The lead in virtual time every group of this shard may take: a goal of disk time at
-    /// the largest shares registered here, counted as 1000 when larger (as it always was).
+    /// How far in virtual time every group of this shard may lead: a goal of disk time at
+    /// the largest shares registered here, counted as 1000 when larger.
     ///
     /// Why the largest shares and not 1000 always: virtual time is disk time / shares, so a
     /// fixed lag of a goal at 1000 shares is a sixteenth of a goal (the floor) for two
     /// 1-share classes. vda's 4 KiB reads at 1:1 then stalled 16-18 K times in a 5 s row
-    /// against 5-8 K at 1000:100 and 100:1000 (session 15's quiet window), and ran 0.85-0.97
+    /// against 5-8 K at 1000:100 and 100:1000, and ran 0.85-0.97
     /// of unscheduled against 0.97-1.08. The same virtual time for every group keeps what
     /// the lag is for: the split between classes a shard lead can bend is the same fraction
     /// at any shares (a lag of a goal of each class's *own* disk time let the 100-share
@@ -105,9 +104,8 @@ impl ShardQueue {
     pub(super) fn stall_wake_ns(&mut self, now_ns: u64) -> u64 {
         let backstop_ns = now_ns + self.stall_wake_max_ns();
         // Only on a device seen to complete inside the submission (the round bound has
-        // engaged on this shard): a disk that holds its requests keeps goal / 8 as before (a
-        // loaded session-14 vda run woke 40-75% of its stalls early without this gate; no harm
-        // seen there, but no quiet proof either; section 19).
+        // engaged on this shard): a disk that holds its requests keeps goal / 8 (without this
+        // gate a loaded vda run woke 40-75% of its stalls early; section 19).
         if self.in_flight > 0 || self.round_bounds == 0 {
             return backstop_ns;
         }
