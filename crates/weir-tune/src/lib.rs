@@ -34,6 +34,7 @@
 //!   human summary with each figure's spread.
 
 pub mod confirm;
+pub mod crosscheck;
 pub mod drive;
 pub mod error;
 pub mod load;

@@ -4,7 +4,7 @@
 
 use weir_model::device::Direction;
 use weir_tune::meter::{measure, Control, Sample, StopReason, StopRule};
-use weir_tune::search::{find_knee, Budget, Phase, SearchConfig, DEEP_STEP_MIN_STEPS};
+use weir_tune::search::{find_knee, Budget, Phase, SearchConfig, SweepEnd, DEEP_STEP_MIN_STEPS};
 use weir_tune::{tune, Load, Meter, Pattern, TuneConfig, TuneError};
 
 /// Emits samples at `rate(load, run index)` ops per second, with a +-2% zigzag so a window is
@@ -526,4 +526,73 @@ fn a_short_burst_in_a_confirmation_is_left_out() {
         "consecutive change {change:.4}: {burst:?}\n{plain:?}"
     );
     assert!((plain.value / 80_000.0 - 1.0).abs() < 0.01, "{plain:?}");
+}
+
+/// Every finding a tune prints is checked against what the run measured, at budgets from
+/// ample to too short for every sweep: a sweep said to have run out of time while rising did
+/// end by time with its deepest step best, a sector sweep said to have run out of time left
+/// exactly the sizes it names unmeasured, and an ample run on a disk with a knee prints no
+/// time finding at all.
+#[test]
+fn every_finding_matches_what_its_run_did() {
+    for budget_ns in [
+        5_000_000_000u64,
+        8_000_000_000,
+        12_000_000_000,
+        30_000_000_000,
+    ] {
+        let r = tune_scripted(|l: &Load, _| plateau(l, 8), budget_ns);
+        let sweeps = [
+            ("sequential write", &r.sweeps.sequential_write),
+            ("sequential read", &r.sweeps.sequential_read),
+            ("random write", &r.sweeps.random_write),
+            ("random read", &r.sweeps.random_read),
+        ];
+        for f in &r.findings {
+            for (name, k) in sweeps {
+                if f.what
+                    .starts_with(&format!("the {name} depth sweep ran out of time"))
+                {
+                    assert_eq!(k.end, SweepEnd::OutOfTime, "{budget_ns}: {f:?} {k:?}");
+                    let deepest = k.steps.iter().max_by_key(|m| m.load.depth);
+                    assert_eq!(
+                        deepest.map(|m| m.load.depth),
+                        Some(k.best().load.depth),
+                        "{budget_ns}: {f:?}"
+                    );
+                }
+            }
+            if let Some(sizes) = f
+                .what
+                .strip_prefix("the physical-sector sweep ran out of time before measuring ")
+            {
+                for size in sizes.split(", ") {
+                    let bytes: u32 = size.trim_end_matches(" B").parse().expect("a size");
+                    assert!(
+                        r.sector.iops_at(bytes).is_none(),
+                        "{budget_ns}: {bytes} B named unmeasured but measured: {:?}",
+                        r.sector.points
+                    );
+                }
+            }
+        }
+        let all_sizes = r.sector.points.len() == TuneConfig::new(0).sector_sizes.len();
+        let says_unmeasured = r
+            .findings
+            .iter()
+            .any(|f| f.what.contains("physical-sector sweep ran out of time"));
+        assert_eq!(
+            says_unmeasured, !all_sizes,
+            "{budget_ns}: {:?} {:?}",
+            r.sector.points, r.findings
+        );
+        if budget_ns >= 30_000_000_000 {
+            assert!(all_sizes, "{:?}", r.sector.points);
+            assert!(
+                r.findings.iter().all(|f| !f.what.contains("out of time")),
+                "{:?}",
+                r.findings
+            );
+        }
+    }
 }
