@@ -32,11 +32,17 @@ pub struct TuneConfig {
     /// it may stop: the depth weir's scheduler drives the disk at (io_tester's parallelism 32
     /// per class, two classes). Read IOPS prices every read the scheduler dispatches; priced
     /// from a sweep that stopped at 16 on one noisy step, it capped 4 KiB reads at 73k IOPS on
-    /// a disk that gave 86k at 2 x 64 (issue 24).
+    /// a disk that gave 86k at 2 x 64.
     pub read_depth_per_shard: u32,
+    /// The sequential (bandwidth) sweeps measure at least this many requests in flight per
+    /// shard before they may stop. Large requests keep gaining from depth long after small
+    /// ones stop: on this project's virtual disk fio's 1 MiB reads ran 0.4-0.9 GB/s at 2-16 in
+    /// flight and 1.0-2.4 GB/s at 128 (three rounds, one minute), while a sweep free to stop
+    /// after two flat doublings stopped at 16 and reported 0.6x fio's best depth.
+    pub sequential_depth_per_shard: u32,
     /// A figure whose confirmation falls more than `accuracy` under its sweep's best step is
     /// confirmed again after all sweeps (at the same depth on a flat top, else the best other
-    /// depth), and the higher of the two is the figure ([`crate::confirm`]). Off: one confirmation per figure (before session 9).
+    /// depth), and the higher of the two is the figure ([`crate::confirm`]). Off: one confirmation per figure.
     pub second_opinions: bool,
 }
 
@@ -71,6 +77,7 @@ impl TuneConfig {
             reported_physical_sector_bytes: None,
             sustained: None,
             read_depth_per_shard: 64,
+            sequential_depth_per_shard: 64,
             second_opinions: true,
         }
     }
@@ -198,7 +205,7 @@ pub struct TuneReport {
     /// Per shard, the byte ranges `[start, end)` of its file the sequential reads read, in the
     /// order read (real disk only; empty on a simulated one). bench/tune-vs-fio.sh reads exactly
     /// these bytes with fio and the meter: the data a writer lays down on zram reads at a rate
-    /// of its own, region by region (docs/tune-zram.md, session 14).
+    /// of its own, region by region (docs/tune-zram.md).
     pub sequential_read_ranges_bytes: Vec<Vec<[u64; 2]>>,
     /// Per shard, the bytes its random writes wrote over: data this run wrote (sequentially)
     /// outside the reads' data, at most `weir_tune::target::RANDOM_WRITE_BYTES_MAX`. Random
@@ -276,11 +283,15 @@ pub fn tune_with_progress(
         depth: 1,
     };
 
+    let seq_depth_reach = meter
+        .shards()
+        .max(1)
+        .saturating_mul(cfg.sequential_depth_per_shard);
     let (mut seq_write, mut write_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Write),
         0,
-        1,
+        seq_depth_reach,
         "sequential write",
         &mut budget,
         &mut confirmer,
@@ -290,7 +301,7 @@ pub fn tune_with_progress(
         meter,
         seq(Direction::Read),
         1,
-        1,
+        seq_depth_reach,
         "sequential read",
         &mut budget,
         &mut confirmer,

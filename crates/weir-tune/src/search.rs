@@ -32,7 +32,7 @@ pub struct SearchConfig {
     /// Physical sector: the first size whose successor gains at most this fraction of IOPS.
     pub sector_gain_min: f64,
     /// The measured sector overrides the kernel's only when IOPS at the two sizes differ by
-    /// more than this fraction (the seeds' lying firmware cost 25-42%; run-to-run noise on a
+    /// more than this fraction (a firmware that under-reports its sector costs 25-42%; run-to-run noise on a
     /// shared virtual disk is 5-10%).
     pub sector_disagreement_min: f64,
 }
@@ -266,7 +266,8 @@ pub struct KneeResult {
     /// Index of the smallest depth within `accuracy` of the best: the knee.
     pub knee: usize,
     /// The total depth the sweep had to measure before it could stop (random reads: the
-    /// scheduler's depth; 1 for the others, which may stop anywhere).
+    /// scheduler's depth; the bandwidth sweeps as deep; random writes 1: they may stop
+    /// anywhere).
     pub depth_reach: u32,
     /// Set when any step the sweep wanted (the doubling, the recheck, the deepest-depth
     /// probe) found no time left.
@@ -326,13 +327,13 @@ impl KneeResult {
     /// ([`KneeResult::depth_reach`]) when that step is within `reach_margin` of the best (the
     /// knee's `accuracy`: it is then on the plateau), else the shallowest step within
     /// `margin`. Only the first gives the same depth in every run on a curve that keeps
-    /// creeping up within the noise: zram's random reads rose ~3% from x2 to x16 in the quiet
-    /// session-14 runs (542 -> 558 K), so "the shallowest within 2%" landed at x8, x4, x2, x2
-    /// as each run's steps fell, and the figure moved with the depth; and in a session-15 run
+    /// creeping up within the noise: zram's random reads rise ~3% from x2 to x16 on an idle
+    /// machine (542 -> 558 K), so "the shallowest within 2%" lands at x8, x4, x2, x2 as each
+    /// run's steps fall, and the figure moves with the depth; and in a run
     /// whose curve fell 2.5% from x2 to x128 instead, a 2% test of the reach step moved the
     /// depth just as well. The reach step is measured in every run (the sweep may not stop
     /// before it), so its depth is fixed. Sweeps without a reach (`depth_reach` at or under
-    /// their first depth: all but random reads) keep the shallowest within `margin`.
+    /// their first depth) keep the shallowest within `margin`.
     pub fn confirm_index(&self, reach_margin: f64, margin: f64) -> usize {
         let reach_floor = self.best().rate() * (1.0 - reach_margin);
         let reach = (0..self.steps.len())
@@ -385,7 +386,7 @@ fn knee_index(steps: &[Measurement], best: usize, reference: f64, accuracy: f64)
 /// measures that one too (see [`probe_deepest`]).
 ///
 /// Below `depth_reach` neither rule stops the sweep: it must measure the depth its figure
-/// will be driven at (random reads: the scheduler's, see `TuneConfig::read_depth_per_shard`),
+/// will be driven at (random reads: the scheduler's, see `TuneConfig::read_depth_per_shard`; bandwidth sweeps: `TuneConfig::sequential_depth_per_shard`),
 /// since one noisy step must not decide the price of a depth never measured. When the
 /// phase's share runs out first, the sweep jumps to `depth_reach` on the time the phase
 /// reserved for it ([`Phase::reserving`]).
@@ -534,8 +535,8 @@ pub struct SaturationResult {
 }
 
 /// Halves the request size from the knee's, keeping the bytes in flight of the knee (so a
-/// smaller size is never judged with less parallelism than the big one had: the seeds' 1 MiB
-/// saturation length came from exactly that), until bandwidth falls more than `accuracy` below
+/// smaller size is never judged with less parallelism than the big one had: a 1 MiB
+/// saturation length comes from exactly that), until bandwidth falls more than `accuracy` below
 /// the best so far, which starts at `reference_rate` (the confirmed figure: the sweep's best
 /// step may be a lucky one no size could reach again). A failing size gets one retry at twice
 /// the depth before it is ruled out.
@@ -774,7 +775,7 @@ mod tests {
 
     #[test]
     fn only_a_costly_under_report_overrides_the_kernel() {
-        // The seeds' lie: 512 B reported, every size under 4 KiB pays read-modify-write.
+        // A lying firmware: 512 B reported, every size under 4 KiB pays read-modify-write.
         let lie = result(
             &[
                 (512, 35e3),

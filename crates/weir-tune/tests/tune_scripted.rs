@@ -282,7 +282,8 @@ fn a_second_rise_at_the_deepest_depth_is_found() {
             "{name}: {f:?}"
         );
     }
-    // The doubling itself stopped early: only depths 2, 4, 8 and the probe were measured.
+    // The doubling went on to the depth a bandwidth sweep must reach (64 per shard) though
+    // flat from 2, then stopped; the probe measured the deepest depth.
     let depths: Vec<u32> = r
         .sweeps
         .sequential_read
@@ -290,7 +291,7 @@ fn a_second_rise_at_the_deepest_depth_is_found() {
         .iter()
         .map(|m| m.load.depth)
         .collect();
-    assert_eq!(depths, vec![2, 4, 8, 256]);
+    assert_eq!(depths, vec![2, 4, 8, 16, 32, 64, 128, 256]);
 }
 
 #[test]
@@ -432,7 +433,7 @@ fn a_lucky_step_at_a_slower_depth_loses_to_the_runner_up() {
     );
 }
 
-/// zram's 4 KiB random reads in the quiet session-14 runs: 536 K at total depth 2, creeping up
+/// zram's 4 KiB random reads on an idle machine: 536 K at total depth 2, creeping up
 /// to 558 K by 16 and flat from there (in K/s); the other loads flat from depth 2.
 fn creeping(l: &Load) -> f64 {
     if (l.pattern, l.direction) != (Pattern::Random, Direction::Read) {
@@ -448,11 +449,10 @@ fn creeping(l: &Load) -> f64 {
 }
 
 /// Two consecutive tunes of the creeping curve: in the first, the sweep's step at depth 2
-/// reads 3% fast (a lucky window); in the second, no step is lucky. Before session 15 the
-/// figure was confirmed at the shallowest depth within 2% of the best step, so the lucky
-/// step put the first run's figure at depth 2 (536.8 K) and the second's at 8 (553.8 K):
-/// 3.2% apart on a disk that did not change (the quiet session-14 runs confirmed at 8, 4, 2,
-/// 2). Now it is confirmed at the depth every run's sweep has to measure (the scheduler's,
+/// reads 3% fast (a lucky window); in the second, no step is lucky. Confirmed at the shallowest
+/// depth within 2% of the best step, the lucky step would put the first run's figure at
+/// depth 2 (536.8 K) and the second's at 8 (553.8 K): 3.2% apart on a disk that did not
+/// change. It is confirmed at the depth every run's sweep has to measure (the scheduler's,
 /// 2 shards x 64) whenever that step is within 4% of the best (the knee's accuracy: on the
 /// plateau): the same depth, the same figure.
 #[test]
@@ -487,9 +487,9 @@ fn the_read_depth_is_the_same_every_run_on_a_curve_that_creeps_up() {
 
 /// Another thread takes 20% of the CPU for 0.3 s in the middle of every long random-read
 /// measurement (samples 6-8: the 1.5 s confirmations, never a 0.4 s sweep step). The
-/// confirmation's plain mean reads 4.6% low, its second opinion meets the same burst, and
-/// before session 15 the figure was 0.954 of the disk, 4.6% under a run without the burst.
-/// A confirmation is now judged on the middle half of its samples, which leaves a burst under
+/// confirmation's plain mean reads 4.6% low, its second opinion meets the same burst, so a
+/// plain mean would put the figure at 0.954 of the disk, 4.6% under a run without the burst.
+/// A confirmation is judged on the middle half of its samples, which leaves a burst under
 /// a quarter of the window out; a change over the whole window stays (`steady.rs`).
 #[test]
 fn a_short_burst_in_a_confirmation_is_left_out() {
