@@ -328,11 +328,11 @@ fn run_fio(fio: &Path, args: &[String], load: &Load) -> Result<f64, TuneError> {
     parse_fio_rate(&stdout, load).map_err(|what| TuneError::Fio { command, what })
 }
 
-/// The rate of `load` on `meter`: counted from the first sample at or after `ramp_ns` until
-/// `ramp_ns + run_ns`.
+/// The rate of `load` on `meter`: counted from the first sample at or after `ramp_ns` for
+/// `run_ns` (a late sample on a loaded machine never shortens the window), and on until a
+/// request completed in it, for at most ten windows (a stalled disk reads as what it did).
 fn run_weir(meter: &mut dyn Meter, load: &Load, cfg: &CrossCheckConfig) -> Result<f64, TuneError> {
     const SAMPLE_NS: u64 = 50_000_000;
-    let end_ns = cfg.ramp_ns + cfg.run_ns;
     let mut first: Option<Sample> = None;
     let mut last = Sample::default();
     meter.run(load, SAMPLE_NS, &mut |s: &Sample| {
@@ -340,7 +340,12 @@ fn run_weir(meter: &mut dyn Meter, load: &Load, cfg: &CrossCheckConfig) -> Resul
             first = Some(*s);
         }
         last = *s;
-        if s.elapsed_ns >= end_ns {
+        let Some(f) = first else {
+            return Control::Continue;
+        };
+        let counted_ns = s.elapsed_ns - f.elapsed_ns;
+        let done = counted_ns >= cfg.run_ns && s.ops > f.ops;
+        if done || counted_ns >= cfg.run_ns.saturating_mul(10) {
             Control::Stop
         } else {
             Control::Continue

@@ -1,7 +1,7 @@
 //! What a tune prints and writes: io-properties.yaml in iotune's exact shape, iotune's option
 //! lines (`--format seastar|envfile`), and a human summary with each number's spread.
 
-use crate::crosscheck::{check_line, CrossCheck};
+use crate::crosscheck::check_line;
 use crate::plan::{Figure, TuneReport};
 use std::fmt::Write as _;
 use weir_model::io_properties::{DiskProperties, IoProperties};
@@ -153,30 +153,6 @@ pub fn human_summary(r: &TuneReport) -> String {
         for f in &c.figures {
             let _ = writeln!(out, "  {}", check_line(f));
         }
-    }
-    out
-}
-
-/// YAML comment lines with the cross-check's ratios, for the end of io-properties.yaml:
-/// comments, so Seastar's parser and iotune's key layout are untouched.
-pub fn cross_check_comment(mountpoint: &str, c: &CrossCheck) -> String {
-    let mut out = format!(
-        "# {mountpoint}: cross-check against {} (median of {} pairs, weir/fio, range):\n",
-        c.fio_version, c.pairs
-    );
-    for f in &c.figures {
-        let _ = writeln!(
-            out,
-            "#   {}: {:.2} ({:.2} .. {:.2}) at {} B x{}, {}; tune's figure {:.2}x fio's median",
-            f.figure,
-            f.ratio_median,
-            f.ratio_min,
-            f.ratio_max,
-            f.load.request_bytes,
-            f.load.depth,
-            f.regime.short(),
-            f.tune_over_fio
-        );
     }
     out
 }

@@ -231,6 +231,10 @@ pub struct Sweeps {
     pub sustained: Vec<Measurement>,
 }
 
+/// The least measuring budget at which the bandwidth sweeps must reach
+/// `TuneConfig::sequential_depth_per_shard` (the default 30 s run has ~27 s).
+pub const SEQUENTIAL_REACH_BUDGET_MIN_NS: u64 = 20_000_000_000;
+
 /// Phase weights: shares of the time budget, in the order the phases run.
 const WEIGHTS: [f64; 7] = [3.0, 3.0, 1.5, 1.5, 3.5, 2.0, 3.5];
 
@@ -283,10 +287,17 @@ pub fn tune_with_progress(
         depth: 1,
     };
 
-    let seq_depth_reach = meter
-        .shards()
-        .max(1)
-        .saturating_mul(cfg.sequential_depth_per_shard);
+    // The deep step a bandwidth sweep must reach holds time in reserve; a short --duration
+    // (under `SEQUENTIAL_REACH_BUDGET_MIN_NS`) keeps that time for the other phases, which
+    // would otherwise find none left.
+    let seq_depth_reach = if cfg.budget_ns >= SEQUENTIAL_REACH_BUDGET_MIN_NS {
+        meter
+            .shards()
+            .max(1)
+            .saturating_mul(cfg.sequential_depth_per_shard)
+    } else {
+        1
+    };
     let (mut seq_write, mut write_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Write),

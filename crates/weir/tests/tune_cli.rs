@@ -273,9 +273,9 @@ fn zero_shards_is_refused_before_measuring() {
 }
 
 /// `--cross-check` measures each of the four figures again with weir's engine and with fio,
-/// alternately, and records the pairs, the median ratio and the regime of each in the JSON
-/// and as comments in io-properties.yaml; its files are removed. A short tune and short runs
-/// on a small data file keep it bounded (about 20 s); as root fio is installed by
+/// alternately, and records the pairs, the median ratio and the regime of each in the JSON;
+/// its files are removed. A short tune and short runs
+/// on a small data file keep it bounded (about 25 s); as root fio is installed by
 /// scripts/install-deps.sh, so there it never skips.
 #[test]
 fn cross_check_compares_every_figure_with_fio() {
@@ -296,7 +296,7 @@ fn cross_check_compares_every_figure_with_fio() {
         "--dir",
         dir.path().to_str().expect("utf8"),
         "--duration",
-        "5s",
+        "10s",
         "--shards",
         "1",
         "--cross-check",
@@ -356,9 +356,9 @@ fn cross_check_compares_every_figure_with_fio() {
         regimes,
         ["written_data", "written_data", "overwrite", "fresh_extents"]
     );
+    // io-properties.yaml stays iotune's exact shape: the cross-check lives in the JSON.
     let written = std::fs::read_to_string(&yaml).expect("yaml written");
-    IoProperties::parse(&written, "io.yaml").expect("the comments leave Seastar's format intact");
-    assert!(written.contains("cross-check against fio"), "{written}");
+    IoProperties::parse(&written, "io.yaml").expect("Seastar's format");
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .expect("read dir")
         .filter_map(|e| e.ok())

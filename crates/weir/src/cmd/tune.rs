@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 use weir_engine::backend::Backend;
 use weir_model::units::parse_duration;
 use weir_tune::crosscheck::CrossCheckConfig;
-use weir_tune::output::{
-    cross_check_comment, disk_properties, human_summary, io_properties_yaml, option_line,
-};
+use weir_tune::output::{disk_properties, human_summary, io_properties_yaml, option_line};
 use weir_tune::plan::SustainedConfig;
 use weir_tune::real::{cross_check_dir, preflight, tune_dir, Preflight};
 use weir_tune::{TuneConfig, TuneReport};
@@ -156,12 +154,7 @@ pub fn run(args: TuneArgs) -> CliResult {
         .iter()
         .map(|(pre, r)| disk_properties(&pre.mountpoint, r))
         .collect();
-    let mut yaml = io_properties_yaml(disks);
-    for (pre, r) in &results {
-        if let Some(c) = &r.cross_check {
-            yaml.push_str(&cross_check_comment(&pre.mountpoint, c));
-        }
-    }
+    let yaml = io_properties_yaml(disks);
     std::fs::write(&args.properties_file, &yaml).map_err(|error| RuntimeError::Write {
         file: OutputFile::PropertiesFile,
         path: args.properties_file.clone(),
