@@ -412,4 +412,26 @@ mod tests {
         assert!(html.contains("<td class=\"WARN\">WARN</td>"));
         assert!(html.contains("<code>mkfs.xfs &lt;dev&gt;</code>"));
     }
+
+    #[test]
+    fn tune_rows_name_their_regime_and_the_cross_check_shows_its_ratios() {
+        let json = serde_json::json!({"report": {
+            "read_iops": {"value": 1000.0, "request_bytes": 4096, "regime": "written_data"},
+            "cross_check": {"fio_version": "fio-3.33", "pairs": 3, "figures": [
+                {"figure": "read_iops", "load": {"request_bytes": 4096, "depth": 64},
+                 "regime": "written_data", "ratio_median": 0.97, "ratio_min": 0.9,
+                 "ratio_max": 1.02, "fio_spread": 0.05, "tune_over_fio": 1.01}
+            ]}
+        }});
+        let html = section_tables(SectionKind::Tune, &json);
+        assert!(html.contains("<td>written data</td>"), "{html}");
+        assert!(
+            html.contains("tune-cross-check") && html.contains("<b>0.97</b>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("0.90 .. 1.02") && html.contains("fio-3.33"),
+            "{html}"
+        );
+    }
 }

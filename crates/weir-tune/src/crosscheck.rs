@@ -228,7 +228,8 @@ fn fio_rw(load: &Load) -> &'static str {
 }
 
 /// fio's arguments for `load` over `files` (one job per file, `depths[i]` in flight on job i),
-/// each job's file `size_bytes` long.
+/// each job's file `size_bytes` long; `force_async` when the files refuse non-blocking requests.
+#[allow(clippy::too_many_arguments)]
 pub fn fio_args(
     load: &Load,
     files: &[PathBuf],
@@ -237,6 +238,7 @@ pub fn fio_args(
     cfg: &CrossCheckConfig,
     backend: Backend,
     cores: usize,
+    force_async: bool,
 ) -> Vec<String> {
     let ms = |ns: u64| format!("{}ms", ns.div_ceil(1_000_000));
     let mut args = vec![
@@ -260,6 +262,11 @@ pub fn fio_args(
             "--fixedbufs=1".to_string(),
             "--registerfiles=1".to_string(),
         ]),
+    }
+    if force_async && backend != Backend::Aio {
+        // Files that refuse non-blocking requests (zram): weir's engine sends their requests
+        // straight to io-wq as concurrent work; fio's switch for the same path.
+        args.push("--force_async=1".to_string());
     }
     for (i, (file, depth)) in files.iter().zip(depths).enumerate() {
         if *depth == 0 {
@@ -427,6 +434,20 @@ fn write_data(fd: RawFd, path: &Path, bytes: u64, seed: u64) -> Result<(), TuneE
     Ok(())
 }
 
+/// Free bytes of the filesystem holding `dir` (0 when it cannot be asked).
+fn free_bytes(dir: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return 0;
+    };
+    // SAFETY: statvfs fills the zeroed struct; path is a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)
+}
+
 fn create(path: &Path, bytes: u64) -> Result<PreparedFile, TuneError> {
     let mut opts = PrepareOptions::new(Prepare::Pretruncate, bytes);
     opts.direct = DirectIo::Required;
@@ -477,6 +498,15 @@ pub fn cross_check(
         let _ = shards::pin_current_thread(shard as usize % cores);
         EngineDevice::open(backend, depth).map_err(TuneError::RingOpen)
     };
+    // Each side's fresh files hold at most half the free space between them (a small
+    // filesystem must not fill up); a run that writes more wraps onto its own blocks.
+    let fresh_bytes = (free_bytes(dir) / 2 / u64::from(shards_n))
+        .min(cfg.fresh_file_bytes_per_shard)
+        .max(64 << 20)
+        & !((1 << 20) - 1);
+    let punts = data_files
+        .first()
+        .is_some_and(|f| weir_engine::iowq::file_punts(f.fd()));
     let mut figures = Vec::new();
     for (index, name) in FIGURES.iter().enumerate() {
         let (f, pattern, direction) = figure(report, name);
@@ -506,7 +536,7 @@ pub fn cross_check(
                         .map(|i| {
                             create(
                                 &dir.join(format!(".weir-cross-check-{pid}-{tag}-{p}-{i}")),
-                                cfg.fresh_file_bytes_per_shard,
+                                fresh_bytes,
                             )
                         })
                         .collect::<Result<Vec<_>, _>>()?
@@ -516,7 +546,7 @@ pub fn cross_check(
                 let (paths, size): (Vec<PathBuf>, u64) = if fresh {
                     (
                         fresh_files.iter().map(|f| f.path().to_path_buf()).collect(),
-                        cfg.fresh_file_bytes_per_shard,
+                        fresh_bytes,
                     )
                 } else {
                     (data_paths.clone(), data_bytes)
@@ -545,7 +575,7 @@ pub fn cross_check(
                     .with_registration(register_engine);
                     weir = run_weir(&mut meter, &load, cfg)?;
                 } else {
-                    let args = fio_args(&load, &paths, &depths, size, cfg, backend, cores);
+                    let args = fio_args(&load, &paths, &depths, size, cfg, backend, cores, punts);
                     command = format!("fio {}", args.join(" "));
                     fio = run_fio(&cfg.fio, &args, &load)?;
                 }
@@ -674,6 +704,7 @@ mod tests {
             &cfg,
             Backend::Uring,
             2,
+            false,
         );
         let joined = args.join(" ");
         for want in [
@@ -696,9 +727,14 @@ mod tests {
             &cfg,
             Backend::Aio,
             2,
+            true,
         );
         assert_eq!(one.iter().filter(|a| a.starts_with("--name=")).count(), 1);
         assert!(one.contains(&"--ioengine=libaio".to_string()));
+        assert!(!joined.contains("force_async") && !one.iter().any(|a| a.contains("force_async")));
+        // On files that punt every request (zram), fio takes io-wq's concurrent path as weir.
+        let punting = fio_args(&l, &files, &[1, 1], 1, &cfg, Backend::Uring, 2, true);
+        assert!(punting.contains(&"--force_async=1".to_string()));
     }
 
     #[test]
