@@ -18,9 +18,9 @@
 //! - [`search::find_knee`]: double the depth while throughput still rises, stop at the first
 //!   step that does not (Little's law: beyond the knee extra depth is only latency, and some
 //!   disks lose bandwidth when overloaded, so never sweep far past it). Random reads first
-//!   reach the depth weir's scheduler drives (64 per shard), which prices every read, and the
-//!   bandwidth sweeps the same depth: large requests keep gaining from depth long after small
-//!   ones stop.
+//!   reach the depth weir's scheduler drives (64 per shard), which prices every read; the
+//!   bandwidth sweeps keep time for one step at the deepest depth, since large requests keep
+//!   gaining from depth long after small ones stop.
 //! - [`crosscheck`]: `--cross-check` measures each figure again with weir's engine and with
 //!   fio, alternately, at the figure's point and file regime, and reports weir / fio.
 //! - [`confirm`]: each figure is a 1.5 s re-measurement at the depth its sweep chose, and a

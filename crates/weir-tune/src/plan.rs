@@ -34,12 +34,6 @@ pub struct TuneConfig {
     /// from a sweep that stopped at 16 on one noisy step, it capped 4 KiB reads at 73k IOPS on
     /// a disk that gave 86k at 2 x 64.
     pub read_depth_per_shard: u32,
-    /// The sequential (bandwidth) sweeps measure at least this many requests in flight per
-    /// shard before they may stop. Large requests keep gaining from depth long after small
-    /// ones stop: on this project's virtual disk fio's 1 MiB reads ran 0.4-0.9 GB/s at 2-16 in
-    /// flight and 1.0-2.4 GB/s at 128 (three rounds, one minute), while a sweep free to stop
-    /// after two flat doublings stopped at 16 and reported 0.6x fio's best depth.
-    pub sequential_depth_per_shard: u32,
     /// A figure whose confirmation falls more than `accuracy` under its sweep's best step is
     /// confirmed again after all sweeps (at the same depth on a flat top, else the best other
     /// depth), and the higher of the two is the figure ([`crate::confirm`]). Off: one confirmation per figure.
@@ -77,7 +71,6 @@ impl TuneConfig {
             reported_physical_sector_bytes: None,
             sustained: None,
             read_depth_per_shard: 64,
-            sequential_depth_per_shard: 64,
             second_opinions: true,
         }
     }
@@ -152,7 +145,14 @@ fn figure_sweep(
     let s = &{ *confirmer.cfg() };
     let depth_start = meter.shards().max(1);
     let (w, l) = share(index);
-    let reserve_ns = if depth_reach > depth_start {
+    // Sweeps with a depth to reach keep time for that step; bandwidth sweeps keep it for
+    // their deepest-depth probe, which a share run out would otherwise skip: large requests
+    // keep gaining from depth long after small ones stop (on this project's virtual disk
+    // fio's 1 MiB reads ran 0.4-0.9 GB/s at 2-16 in flight and 1.0-2.4 GB/s at 128), and a
+    // sweep that stopped at 16 without the probe reported 0.6x fio's best depth.
+    // A short --duration (a measuring budget under 20 s) keeps that time for its other phases.
+    let probes_deep = load.pattern == Pattern::Sequential && budget.total_ns >= 20_000_000_000;
+    let reserve_ns = if depth_reach > depth_start || probes_deep {
         s.step_min_ns * DEEP_STEP_MIN_STEPS + budget.overhead_ns
     } else {
         0
@@ -231,10 +231,6 @@ pub struct Sweeps {
     pub sustained: Vec<Measurement>,
 }
 
-/// The least measuring budget at which the bandwidth sweeps must reach
-/// `TuneConfig::sequential_depth_per_shard` (the default 30 s run has ~27 s).
-pub const SEQUENTIAL_REACH_BUDGET_MIN_NS: u64 = 20_000_000_000;
-
 /// Phase weights: shares of the time budget, in the order the phases run.
 const WEIGHTS: [f64; 7] = [3.0, 3.0, 1.5, 1.5, 3.5, 2.0, 3.5];
 
@@ -287,22 +283,11 @@ pub fn tune_with_progress(
         depth: 1,
     };
 
-    // The deep step a bandwidth sweep must reach holds time in reserve; a short --duration
-    // (under `SEQUENTIAL_REACH_BUDGET_MIN_NS`) keeps that time for the other phases, which
-    // would otherwise find none left.
-    let seq_depth_reach = if cfg.budget_ns >= SEQUENTIAL_REACH_BUDGET_MIN_NS {
-        meter
-            .shards()
-            .max(1)
-            .saturating_mul(cfg.sequential_depth_per_shard)
-    } else {
-        1
-    };
     let (mut seq_write, mut write_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Write),
         0,
-        seq_depth_reach,
+        1,
         "sequential write",
         &mut budget,
         &mut confirmer,
@@ -312,7 +297,7 @@ pub fn tune_with_progress(
         meter,
         seq(Direction::Read),
         1,
-        seq_depth_reach,
+        1,
         "sequential read",
         &mut budget,
         &mut confirmer,

@@ -266,8 +266,7 @@ pub struct KneeResult {
     /// Index of the smallest depth within `accuracy` of the best: the knee.
     pub knee: usize,
     /// The total depth the sweep had to measure before it could stop (random reads: the
-    /// scheduler's depth; the bandwidth sweeps as deep; random writes 1: they may stop
-    /// anywhere).
+    /// scheduler's depth; 1 for the others, which may stop anywhere).
     pub depth_reach: u32,
     /// Set when any step the sweep wanted (the doubling, the recheck, the deepest-depth
     /// probe) found no time left.
@@ -386,7 +385,7 @@ fn knee_index(steps: &[Measurement], best: usize, reference: f64, accuracy: f64)
 /// measures that one too (see [`probe_deepest`]).
 ///
 /// Below `depth_reach` neither rule stops the sweep: it must measure the depth its figure
-/// will be driven at (random reads: the scheduler's, see `TuneConfig::read_depth_per_shard`; bandwidth sweeps: `TuneConfig::sequential_depth_per_shard`),
+/// will be driven at (random reads: the scheduler's, see `TuneConfig::read_depth_per_shard`),
 /// since one noisy step must not decide the price of a depth never measured. When the
 /// phase's share runs out first, the sweep jumps to `depth_reach` on the time the phase
 /// reserved for it ([`Phase::reserving`]).
@@ -451,10 +450,13 @@ pub fn find_knee(
     }
     // Also true when no step fitted at all: the reserve then buys the one that matters most.
     let short_of_reach = steps.iter().all(|m| m.load.depth < depth_reach);
+    // A sweep without a depth to reach that kept a reserve kept it for the deepest-depth
+    // probe: it runs even when the doubling used up the phase's share.
+    let probe_reserved = phase.reserve_ns > 0 && depth_reach <= depth_start.max(1);
     phase.release();
     if short_of_reach {
         best = probe_depth(meter, load, depth_reach, &mut steps, best, phase)?;
-    } else if !steps.is_empty() && !phase.budget_limited {
+    } else if !steps.is_empty() && (!phase.budget_limited || probe_reserved) {
         best = probe_deepest(meter, load, &mut steps, best, phase)?;
     }
     if steps.is_empty() {

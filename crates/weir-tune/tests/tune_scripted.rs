@@ -282,8 +282,7 @@ fn a_second_rise_at_the_deepest_depth_is_found() {
             "{name}: {f:?}"
         );
     }
-    // The doubling went on to the depth a bandwidth sweep must reach (64 per shard) though
-    // flat from 2, then stopped; the probe measured the deepest depth.
+    // The doubling itself stopped early: only depths 2, 4, 8 and the probe were measured.
     let depths: Vec<u32> = r
         .sweeps
         .sequential_read
@@ -291,7 +290,7 @@ fn a_second_rise_at_the_deepest_depth_is_found() {
         .iter()
         .map(|m| m.load.depth)
         .collect();
-    assert_eq!(depths, vec![2, 4, 8, 16, 32, 64, 128, 256]);
+    assert_eq!(depths, vec![2, 4, 8, 256]);
 }
 
 #[test]
