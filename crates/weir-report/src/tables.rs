@@ -159,6 +159,10 @@ fn tune(json: &Value) -> String {
                 esc(&cell(field("depth_best"))),
                 esc(&cell(field("confirmed"))),
                 esc(&cell(field("latency_us_mean_at_knee"))),
+                esc(&field("regime")
+                    .and_then(Value::as_str)
+                    .unwrap_or("-")
+                    .replace('_', " ")),
             ],
         )
     })
@@ -173,9 +177,11 @@ fn tune(json: &Value) -> String {
             "best depth",
             "confirmed",
             "mean latency at knee (us)",
+            "regime",
         ],
         &rows,
     );
+    s.push_str(&tune_cross_check(report));
     s.push_str(&format!(
         "<p>Physical sector as measured: {} B (kernel reports {}).</p>\n",
         cell(report.get("physical_sector_bytes")),
@@ -187,6 +193,59 @@ fn tune(json: &Value) -> String {
             esc(yaml)
         ));
     }
+    s
+}
+
+/// `weir tune --cross-check`'s table: per figure, weir / fio over the pairs.
+fn tune_cross_check(report: &Value) -> String {
+    let Some(figures) = report
+        .pointer("/cross_check/figures")
+        .and_then(Value::as_array)
+    else {
+        return String::new();
+    };
+    let num = |f: &Value, k: &str| f.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let rows: Vec<_> = figures
+        .iter()
+        .map(|f| {
+            (
+                None,
+                vec![
+                    esc(&f["figure"].as_str().unwrap_or("-").replace('_', " ")),
+                    esc(&format!(
+                        "{} x{}",
+                        f.pointer("/load/request_bytes")
+                            .and_then(Value::as_u64)
+                            .map_or_else(|| "-".into(), weir_model::units::format_bytes),
+                        cell(f.pointer("/load/depth"))
+                    )),
+                    esc(&f["regime"].as_str().unwrap_or("-").replace('_', " ")),
+                    format!("<b>{:.2}</b>", num(f, "ratio_median")),
+                    format!("{:.2} .. {:.2}", num(f, "ratio_min"), num(f, "ratio_max")),
+                    format!("{:.0}%", 100.0 * num(f, "fio_spread")),
+                    format!("{:.2}", num(f, "tune_over_fio")),
+                ],
+            )
+        })
+        .collect();
+    let mut s = format!(
+        "<p>Cross-check against {} ({} pairs per figure, weir's engine and fio alternately at each figure's point):</p>\n",
+        esc(&cell(report.pointer("/cross_check/fio_version"))),
+        esc(&cell(report.pointer("/cross_check/pairs")))
+    );
+    s.push_str(&table(
+        "tune-cross-check",
+        &[
+            "figure",
+            "point",
+            "regime",
+            "weir / fio (median)",
+            "range",
+            "fio's spread",
+            "tune's figure / fio",
+        ],
+        &rows,
+    ));
     s
 }
 
@@ -352,5 +411,27 @@ mod tests {
         let html = section_tables(SectionKind::Doctor, &json);
         assert!(html.contains("<td class=\"WARN\">WARN</td>"));
         assert!(html.contains("<code>mkfs.xfs &lt;dev&gt;</code>"));
+    }
+
+    #[test]
+    fn tune_rows_name_their_regime_and_the_cross_check_shows_its_ratios() {
+        let json = serde_json::json!({"report": {
+            "read_iops": {"value": 1000.0, "request_bytes": 4096, "regime": "written_data"},
+            "cross_check": {"fio_version": "fio-3.33", "pairs": 3, "figures": [
+                {"figure": "read_iops", "load": {"request_bytes": 4096, "depth": 64},
+                 "regime": "written_data", "ratio_median": 0.97, "ratio_min": 0.9,
+                 "ratio_max": 1.02, "fio_spread": 0.05, "tune_over_fio": 1.01}
+            ]}
+        }});
+        let html = section_tables(SectionKind::Tune, &json);
+        assert!(html.contains("<td>written data</td>"), "{html}");
+        assert!(
+            html.contains("tune-cross-check") && html.contains("<b>0.97</b>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("0.90 .. 1.02") && html.contains("fio-3.33"),
+            "{html}"
+        );
     }
 }

@@ -124,7 +124,7 @@ fn run(load: Load, targets: Vec<ShardTarget>, seconds: f64) -> Result<(f64, f64)
     let never = || false;
     let mut meter = ShardedMeter::new(&factory, targets, 1024, 512, &never);
     // Tune registers buffers and files as `weir run` does; UNREGISTERED=1 takes the plain
-    // path (the meter before session 10), for A/B runs.
+    // path, for A/B runs.
     if std::env::var_os("UNREGISTERED").is_none() {
         meter = meter.with_registration(register_engine);
     }

@@ -19,9 +19,9 @@
 //! long, and the figure is the higher of the two, at its depth: at the same load when the
 //! sweep's top is flat (another depth within `accuracy` of the best: a disturbance is then
 //! the likely cause, and the depth stays put), at the best other depth when the best step
-//! stands alone above the rest (it may have been lucky). Before session 12 it always ran at
-//! the best other depth, and on a flat disk one that won moved the figure's depth with it
-//! (4 KiB reads confirmed at 2, 2, 2 and 256 in the quiet session-11 rounds). Taking the higher of two
+//! stands alone above the rest (it may have been lucky). Always running it at the best other
+//! depth would move the figure's depth on a flat disk whenever that one won (4 KiB reads on
+//! an idle zram confirmed at 2, 2, 2 and 256 that way). Taking the higher of two
 //! windows rejects a one-sided disturbance of either; the upward bias it adds is that of the
 //! symmetric part of the noise over a 1.3 s window (well under 1% on an idle zram) and of two
 //! draws only, far less than the sweep's best-of-7 short steps, which is why the sweep's best
@@ -96,7 +96,7 @@ impl Confirmer {
     /// [`CHOICE_MARGIN`] of it) and
     /// re-judges the knee against it. Not at the best step's depth: on a flat disk (zram) the
     /// best of several steps within the noise of each other is chance, and tune's 4 KiB read
-    /// depth moved 8 / 16 / 32 / 64 between the quiet session-10 rounds at equal rates, its
+    /// depth moved 8 / 16 / 32 / 64 between runs on an idle zram at equal rates, its
     /// figure with it; a depth every run measures is the same every run, and on a disk with
     /// a real knee it is at or past the knee.
     /// When it agrees with the sweep its second opinion's time goes back to the budget at
@@ -190,8 +190,8 @@ fn second_opinion_line(
 /// Where a figure's second opinion runs. The first confirmation's own load when another
 /// depth's sweep step reads within `accuracy` of the best (a flat top: the first window was
 /// most likely disturbed, and the same depth answers that without moving the depth: a second
-/// opinion at the best other depth that won moved 4 KiB reads from depth 2 to 256 in a quiet
-/// session-11 round, on a sweep whose steps all lay within 7%). The best other depth when the
+/// opinion at the best other depth that won moved 4 KiB reads from depth 2 to 256 on an idle zram,
+/// on a sweep whose steps all lay within 7%). The best other depth when the
 /// best step stands more than `accuracy` above every other depth: that step may have been a
 /// lucky window at a slower depth, and re-measuring it would only confirm the slower rate.
 fn second_opinion_step(k: &KneeResult, accuracy: f64) -> usize {

@@ -59,10 +59,10 @@ pub type Register<D> = fn(&mut ShardLoop<&mut D>, RawFd) -> bool;
 /// The engine's registration, as `weir run`'s loop does it: io_uring fixed buffers and files,
 /// so no request pays for pinning its pages or looking up its file (1 MiB requests pin 256
 /// pages each), and files that refuse non-blocking requests go straight to io-wq. Without it
-/// the meter measured the disk through a costlier path than the scheduler drives it on: on
+/// the meter would measure the disk through a costlier path than the scheduler drives it on: on
 /// zram, where the CPU is the limit, fio's 1 MiB reads ran ~1.3x faster with `--fixedbufs
-/// --registerfiles` (docs/tune-zram-sessions-10-12.md, session 10). A refused registration (the locked-memory
-/// limit, Linux AIO) leaves the plain path.
+/// --registerfiles`. A refused registration (the locked-memory limit, Linux AIO) leaves the
+/// plain path.
 pub fn register_engine(lp: &mut ShardLoop<&mut EngineDevice>, fd: RawFd) -> bool {
     let registered = lp.register(&[fd]);
     registered.buffers || registered.files

@@ -68,6 +68,12 @@ pub enum TuneError {
     },
     /// A shard thread panicked (a bug: the panic message was printed on stderr).
     ShardPanicked,
+    /// `--cross-check` needs fio and `fio` could not be run (not installed, not on PATH).
+    FioMissing { fio: PathBuf, errno: Option<i32> },
+    /// fio ran but failed, or printed something that is not its JSON report.
+    Fio { command: String, what: String },
+    /// A cross-check data file could not be written (errno of the failed `pwrite`).
+    CrossCheckWrite { path: PathBuf, errno: i32 },
 }
 
 impl TuneError {
@@ -80,6 +86,7 @@ impl TuneError {
                 | TuneError::ReadOnly { .. }
                 | TuneError::NoSpace { .. }
                 | TuneError::FileRefused(_)
+                | TuneError::FioMissing { .. }
         )
     }
 
@@ -182,6 +189,25 @@ impl fmt::Display for TuneError {
                 pattern_name(*pattern)
             ),
             TuneError::ShardPanicked => f.write_str("a shard thread panicked"),
+            TuneError::FioMissing { fio, errno } => write!(
+                f,
+                "--cross-check runs fio beside weir, and `{}` could not be started{}; fix: install fio (Debian/Ubuntu: apt-get install fio; Fedora/RHEL: dnf install fio), or run without --cross-check",
+                fio.display(),
+                errno.map_or_else(String::new, |e| format!(
+                    " ({})",
+                    std::io::Error::from_raw_os_error(e)
+                ))
+            ),
+            TuneError::Fio { command, what } => {
+                write!(f, "fio failed during the cross-check: {what}; command: {command}")
+            }
+            TuneError::CrossCheckWrite { path, errno } => write!(
+                f,
+                "writing the cross-check's data file {} failed: {} ({})",
+                path.display(),
+                std::io::Error::from_raw_os_error(*errno),
+                Self::errno_hint(*errno)
+            ),
         }
     }
 }

@@ -18,7 +18,11 @@
 //! - [`search::find_knee`]: double the depth while throughput still rises, stop at the first
 //!   step that does not (Little's law: beyond the knee extra depth is only latency, and some
 //!   disks lose bandwidth when overloaded, so never sweep far past it). Random reads first
-//!   reach the depth weir's scheduler drives (64 per shard), which prices every read.
+//!   reach the depth weir's scheduler drives (64 per shard), which prices every read; the
+//!   bandwidth sweeps keep time for one step at the deepest depth, since large requests keep
+//!   gaining from depth long after small ones stop.
+//! - [`crosscheck`]: `--cross-check` measures each figure again with weir's engine and with
+//!   fio, alternately, at the figure's point and file regime, and reports weir / fio.
 //! - [`confirm`]: each figure is a 1.5 s re-measurement at the depth its sweep chose, and a
 //!   second opinion runs when that one reads under the sweep (a CPU-bound disk losing the CPU
 //!   for a while: the same depth again; a lucky step standing alone: the best other depth):
@@ -34,6 +38,7 @@
 //!   human summary with each figure's spread.
 
 pub mod confirm;
+pub mod crosscheck;
 pub mod drive;
 pub mod error;
 pub mod load;

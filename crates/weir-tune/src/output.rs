@@ -1,6 +1,7 @@
 //! What a tune prints and writes: io-properties.yaml in iotune's exact shape, iotune's option
 //! lines (`--format seastar|envfile`), and a human summary with each number's spread.
 
+use crate::crosscheck::check_line;
 use crate::plan::{Figure, TuneReport};
 use std::fmt::Write as _;
 use weir_model::io_properties::{DiskProperties, IoProperties};
@@ -63,7 +64,7 @@ fn row(out: &mut String, name: &str, f: &Figure, fmt: fn(f64) -> String) {
     };
     let _ = writeln!(
         out,
-        "  {name:<16} {:>12}  ±{:>4.1}% ({} .. {})  knee depth {:>3} (best {:>3}, {:>4} B)  {:>7.0} us at knee{sustained}{unconfirmed}",
+        "  {name:<16} {:>12}  ±{:>4.1}% ({} .. {})  knee depth {:>3} (best {:>3}, {:>4} B, {})  {:>7.0} us at knee{sustained}{unconfirmed}",
         fmt(f.value),
         f.spread.cv_percent(),
         fmt(f.spread.min),
@@ -71,6 +72,7 @@ fn row(out: &mut String, name: &str, f: &Figure, fmt: fn(f64) -> String) {
         f.depth_knee,
         f.depth_best,
         f.request_bytes,
+        f.regime.short(),
         f.latency_us_mean_at_knee,
     );
 }
@@ -141,6 +143,16 @@ pub fn human_summary(r: &TuneReport) -> String {
     );
     for f in &r.findings {
         let _ = writeln!(out, "finding: {}\n  fix: {}", f.what, f.fix);
+    }
+    if let Some(c) = &r.cross_check {
+        let _ = writeln!(
+            out,
+            "cross-check against {} ({} pairs per figure, weir's engine and fio alternately, {:.1} s counted after {:.1} s ramp each):",
+            c.fio_version, c.pairs, c.run_s, c.ramp_s
+        );
+        for f in &c.figures {
+            let _ = writeln!(out, "  {}", check_line(f));
+        }
     }
     out
 }

@@ -2,6 +2,7 @@
 //! findings drawn from them. Pure orchestration over a [`Meter`].
 
 use crate::confirm::{Confirmer, Pending};
+use crate::crosscheck::{CrossCheck, Regime};
 use crate::error::TuneError;
 use crate::meter::{Load, Measurement, Meter, Pattern, StopRule};
 use crate::search::{
@@ -31,11 +32,11 @@ pub struct TuneConfig {
     /// it may stop: the depth weir's scheduler drives the disk at (io_tester's parallelism 32
     /// per class, two classes). Read IOPS prices every read the scheduler dispatches; priced
     /// from a sweep that stopped at 16 on one noisy step, it capped 4 KiB reads at 73k IOPS on
-    /// a disk that gave 86k at 2 x 64 (issue 24).
+    /// a disk that gave 86k at 2 x 64.
     pub read_depth_per_shard: u32,
     /// A figure whose confirmation falls more than `accuracy` under its sweep's best step is
     /// confirmed again after all sweeps (at the same depth on a flat top, else the best other
-    /// depth), and the higher of the two is the figure ([`crate::confirm`]). Off: one confirmation per figure (before session 9).
+    /// depth), and the higher of the two is the figure ([`crate::confirm`]). Off: one confirmation per figure.
     pub second_opinions: bool,
 }
 
@@ -100,6 +101,8 @@ pub struct Figure {
     pub latency_us_mean_at_knee: f64,
     /// Per-sample spread inside the measurement the value comes from.
     pub spread: Spread,
+    /// Where the figure's requests landed (fresh extents, overwrites, written data).
+    pub regime: Regime,
 }
 
 impl Figure {
@@ -119,6 +122,7 @@ impl Figure {
             depth_best: k.chosen().load.depth,
             latency_us_mean_at_knee: k.knee().latency_us_mean,
             spread: measured.spread,
+            regime: Regime::of(&best.load),
         }
     }
 }
@@ -141,7 +145,14 @@ fn figure_sweep(
     let s = &{ *confirmer.cfg() };
     let depth_start = meter.shards().max(1);
     let (w, l) = share(index);
-    let reserve_ns = if depth_reach > depth_start {
+    // Sweeps with a depth to reach keep time for that step; bandwidth sweeps keep it for
+    // their deepest-depth probe, which a share run out would otherwise skip: large requests
+    // keep gaining from depth long after small ones stop (on this project's virtual disk
+    // fio's 1 MiB reads ran 0.4-0.9 GB/s at 2-16 in flight and 1.0-2.4 GB/s at 128), and a
+    // sweep that stopped at 16 without the probe reported 0.6x fio's best depth.
+    // A short --duration (a measuring budget under 20 s) keeps that time for its other phases.
+    let probes_deep = load.pattern == Pattern::Sequential && budget.total_ns >= 20_000_000_000;
+    let reserve_ns = if depth_reach > depth_start || probes_deep {
         s.step_min_ns * DEEP_STEP_MIN_STEPS + budget.overhead_ns
     } else {
         0
@@ -194,13 +205,16 @@ pub struct TuneReport {
     /// Per shard, the byte ranges `[start, end)` of its file the sequential reads read, in the
     /// order read (real disk only; empty on a simulated one). bench/tune-vs-fio.sh reads exactly
     /// these bytes with fio and the meter: the data a writer lays down on zram reads at a rate
-    /// of its own, region by region (docs/tune-zram.md, session 14).
+    /// of its own, region by region (docs/tune-zram.md).
     pub sequential_read_ranges_bytes: Vec<Vec<[u64; 2]>>,
     /// Per shard, the bytes its random writes wrote over: data this run wrote (sequentially)
     /// outside the reads' data, at most `weir_tune::target::RANDOM_WRITE_BYTES_MAX`. Random
     /// writes are overwrites in every run (the regime bench/tune-repeat.sh compares). Real
     /// disk only; empty on a simulated one.
     pub random_write_bytes: Vec<u64>,
+    /// `--cross-check`: the four figures measured again by weir's engine and by fio,
+    /// alternately, at each figure's point. Set by the caller after the tune.
+    pub cross_check: Option<CrossCheck>,
 }
 
 /// The raw sweeps, for `--format json` and for anyone checking the searches.
@@ -407,6 +421,7 @@ pub fn tune_with_progress(
         sequential_read_bytes: 0,
         sequential_read_ranges_bytes: Vec::new(),
         random_write_bytes: Vec::new(),
+        cross_check: None,
     };
     if let Some(sus) = cfg.sustained {
         run_sustained(meter, cfg, &sus, &mut budget, &mut report)?;
@@ -520,7 +535,9 @@ fn run_sustained(
     Ok(())
 }
 
-fn findings(r: &TuneReport, cfg: &TuneConfig) -> Vec<Finding> {
+/// The findings of a finished tune, each drawn from what the run did: a sweep's recorded end,
+/// the sizes the sector sweep left unmeasured, the drift it measured.
+pub fn findings(r: &TuneReport, cfg: &TuneConfig) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(reported) = r.reported_physical_sector_bytes {
         sector_finding(r, reported, &mut out);
@@ -532,13 +549,22 @@ fn findings(r: &TuneReport, cfg: &TuneConfig) -> Vec<Finding> {
         ("random read", &r.sweeps.random_read),
     ];
     for (name, k) in sweeps {
-        if k.budget_limited && k.best == k.steps.len() - 1 {
+        if k.cut_while_rising(cfg.search.depth_gain_min) {
+            let deepest = k.steps.iter().map(|m| m.load.depth).max().unwrap_or(0);
             out.push(Finding {
                 what: format!(
-                    "the {name} depth sweep ran out of time while throughput was still rising (last depth {})",
-                    k.best().load.depth
+                    "the {name} depth sweep ran out of time while throughput was still rising (last depth {deepest}, {})",
+                    rate_text(k.best())
                 ),
                 fix: "raise --duration so the sweep can reach the knee".to_string(),
+            });
+        } else if k.cut_after_one_depth() {
+            out.push(Finding {
+                what: format!(
+                    "the {name} depth sweep had time for one depth only ({}): whether more depth helps was not measured",
+                    k.best().load.depth
+                ),
+                fix: "raise --duration so the sweep can compare depths".to_string(),
             });
         }
         let knee = k.knee();
@@ -554,10 +580,26 @@ fn findings(r: &TuneReport, cfg: &TuneConfig) -> Vec<Finding> {
             });
         }
     }
-    if r.sector.budget_limited {
+    if !r.sector.sizes_unmeasured.is_empty() {
+        let sizes: Vec<String> = r
+            .sector
+            .sizes_unmeasured
+            .iter()
+            .map(|b| format!("{b} B"))
+            .collect();
         out.push(Finding {
-            what: "the physical-sector sweep ran out of time before every size was measured"
-                .to_string(),
+            what: format!(
+                "the physical-sector sweep ran out of time before measuring {}",
+                sizes.join(", ")
+            ),
+            fix: "raise --duration".to_string(),
+        });
+    } else if !r.sector.drift_checked && !r.sector.points.is_empty() {
+        out.push(Finding {
+            what: format!(
+                "the physical-sector sweep measured every size but had no time to measure {} B again at its end, so a drift of the disk during the sweep is not ruled out",
+                r.write_iops.request_bytes
+            ),
             fix: "raise --duration".to_string(),
         });
     }

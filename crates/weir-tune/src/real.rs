@@ -284,3 +284,27 @@ fn file_error(e: FileError) -> TuneError {
         TuneError::File(e)
     }
 }
+
+/// `--cross-check` for one tuned directory: [`crate::crosscheck::cross_check`] in `pre.dir`
+/// with the tune's shards, stopped by Ctrl-C like the tune (its files are removed either way).
+pub fn cross_check_dir(
+    pre: &Preflight,
+    report: &TuneReport,
+    cfg: &crate::crosscheck::CrossCheckConfig,
+    backend: Backend,
+    progress: &mut dyn FnMut(&str),
+) -> Result<crate::crosscheck::CrossCheck, TuneError> {
+    if let Err(errno) = interrupt::install() {
+        return Err(TuneError::InterruptHandler { errno });
+    }
+    let interrupted = interrupt::requested;
+    crate::crosscheck::cross_check(
+        &pre.dir,
+        pre.shards,
+        report,
+        cfg,
+        backend,
+        &interrupted,
+        progress,
+    )
+}

@@ -32,7 +32,7 @@ pub struct SearchConfig {
     /// Physical sector: the first size whose successor gains at most this fraction of IOPS.
     pub sector_gain_min: f64,
     /// The measured sector overrides the kernel's only when IOPS at the two sizes differ by
-    /// more than this fraction (the seeds' lying firmware cost 25-42%; run-to-run noise on a
+    /// more than this fraction (a firmware that under-reports its sector costs 25-42%; run-to-run noise on a
     /// shared virtual disk is 5-10%).
     pub sector_disagreement_min: f64,
 }
@@ -239,6 +239,20 @@ impl<'a> Phase<'a> {
     }
 }
 
+/// Why a depth sweep stopped doubling the depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepEnd {
+    /// Two steps in a row past the depth to reach gained less than `depth_gain_min`.
+    Flat,
+    /// A step fell more than `overload_drop` under the best.
+    Overloaded,
+    /// The meter's deepest depth was measured.
+    DepthMax,
+    /// The phase's time ran out before the sweep's own rule ended it.
+    OutOfTime,
+}
+
 /// The depth sweep of one load.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct KneeResult {
@@ -254,10 +268,47 @@ pub struct KneeResult {
     /// The total depth the sweep had to measure before it could stop (random reads: the
     /// scheduler's depth; 1 for the others, which may stop anywhere).
     pub depth_reach: u32,
+    /// Set when any step the sweep wanted (the doubling, the recheck, the deepest-depth
+    /// probe) found no time left.
     pub budget_limited: bool,
+    /// Why the doubling stopped.
+    pub end: SweepEnd,
 }
 
 impl KneeResult {
+    /// True when the doubling was cut by time while throughput was still rising: its deepest
+    /// step is the best and beat every shallower step by at least `gain_min`. A sweep that
+    /// ended by its own rule, whose last steps were flat, or that measured one depth only
+    /// (nothing to compare: [`KneeResult::cut_after_one_depth`]) was not.
+    pub fn cut_while_rising(&self, gain_min: f64) -> bool {
+        if self.end != SweepEnd::OutOfTime || self.depths_measured() < 2 {
+            return false;
+        }
+        let deepest = (0..self.steps.len())
+            .max_by_key(|&i| self.steps[i].load.depth)
+            .unwrap_or(0);
+        let top = self.steps[deepest].rate();
+        let shallower = self
+            .steps
+            .iter()
+            .filter(|m| m.load.depth < self.steps[deepest].load.depth)
+            .map(Measurement::rate)
+            .fold(0.0, f64::max);
+        top >= self.best().rate() && top >= shallower * (1.0 + gain_min)
+    }
+
+    /// True when time ran out before the sweep measured a second depth.
+    pub fn cut_after_one_depth(&self) -> bool {
+        self.end == SweepEnd::OutOfTime && self.depths_measured() == 1
+    }
+
+    fn depths_measured(&self) -> usize {
+        let mut depths: Vec<u32> = self.steps.iter().map(|m| m.load.depth).collect();
+        depths.sort_unstable();
+        depths.dedup();
+        depths.len()
+    }
+
     pub fn best(&self) -> &Measurement {
         &self.steps[self.best]
     }
@@ -275,13 +326,13 @@ impl KneeResult {
     /// ([`KneeResult::depth_reach`]) when that step is within `reach_margin` of the best (the
     /// knee's `accuracy`: it is then on the plateau), else the shallowest step within
     /// `margin`. Only the first gives the same depth in every run on a curve that keeps
-    /// creeping up within the noise: zram's random reads rose ~3% from x2 to x16 in the quiet
-    /// session-14 runs (542 -> 558 K), so "the shallowest within 2%" landed at x8, x4, x2, x2
-    /// as each run's steps fell, and the figure moved with the depth; and in a session-15 run
+    /// creeping up within the noise: zram's random reads rise ~3% from x2 to x16 on an idle
+    /// machine (542 -> 558 K), so "the shallowest within 2%" lands at x8, x4, x2, x2 as each
+    /// run's steps fall, and the figure moves with the depth; and in a run
     /// whose curve fell 2.5% from x2 to x128 instead, a 2% test of the reach step moved the
     /// depth just as well. The reach step is measured in every run (the sweep may not stop
     /// before it), so its depth is fixed. Sweeps without a reach (`depth_reach` at or under
-    /// their first depth: all but random reads) keep the shallowest within `margin`.
+    /// their first depth) keep the shallowest within `margin`.
     pub fn confirm_index(&self, reach_margin: f64, margin: f64) -> usize {
         let reach_floor = self.best().rate() * (1.0 - reach_margin);
         let reach = (0..self.steps.len())
@@ -352,6 +403,7 @@ pub fn find_knee(
     let mut best = 0usize;
     let mut flat_steps = 0u32;
     let mut rechecked = false;
+    let mut end = SweepEnd::OutOfTime;
     loop {
         let decided_above = steps
             .get(best)
@@ -382,17 +434,29 @@ pub fn find_knee(
         steps.push(m);
         flat_steps = if gained { 0 } else { flat_steps + 1 };
         let reached = depth >= depth_reach;
-        if (reached && (flat_steps >= 2 || overloaded)) || depth >= depth_max {
+        if reached && flat_steps >= 2 {
+            end = SweepEnd::Flat;
+            break;
+        }
+        if reached && overloaded {
+            end = SweepEnd::Overloaded;
+            break;
+        }
+        if depth >= depth_max {
+            end = SweepEnd::DepthMax;
             break;
         }
         depth = depth.saturating_mul(2).min(depth_max);
     }
     // Also true when no step fitted at all: the reserve then buys the one that matters most.
     let short_of_reach = steps.iter().all(|m| m.load.depth < depth_reach);
+    // A sweep without a depth to reach that kept a reserve kept it for the deepest-depth
+    // probe: it runs even when the doubling used up the phase's share.
+    let probe_reserved = phase.reserve_ns > 0 && depth_reach <= depth_start.max(1);
     phase.release();
     if short_of_reach {
         best = probe_depth(meter, load, depth_reach, &mut steps, best, phase)?;
-    } else if !steps.is_empty() && !phase.budget_limited {
+    } else if !steps.is_empty() && (!phase.budget_limited || probe_reserved) {
         best = probe_deepest(meter, load, &mut steps, best, phase)?;
     }
     if steps.is_empty() {
@@ -409,6 +473,7 @@ pub fn find_knee(
         knee,
         depth_reach,
         budget_limited: phase.budget_limited,
+        end,
     })
 }
 
@@ -472,8 +537,8 @@ pub struct SaturationResult {
 }
 
 /// Halves the request size from the knee's, keeping the bytes in flight of the knee (so a
-/// smaller size is never judged with less parallelism than the big one had: the seeds' 1 MiB
-/// saturation length came from exactly that), until bandwidth falls more than `accuracy` below
+/// smaller size is never judged with less parallelism than the big one had: a 1 MiB
+/// saturation length comes from exactly that), until bandwidth falls more than `accuracy` below
 /// the best so far, which starts at `reference_rate` (the confirmed figure: the sweep's best
 /// step may be a lucky one no size could reach again). A failing size gets one retry at twice
 /// the depth before it is ruled out.
@@ -536,7 +601,12 @@ pub struct SectorResult {
     /// How much the reference size's IOPS moved between the start and the end of the sweep,
     /// as a fraction; large drift makes the sweep inconclusive.
     pub drift: f64,
+    /// Set when any measurement the sweep wanted found no time left.
     pub budget_limited: bool,
+    /// Sizes of the sweep that were never measured (no time left for them).
+    pub sizes_unmeasured: Vec<u32>,
+    /// Whether the reference size was measured again at the end, so `drift` was checked.
+    pub drift_checked: bool,
 }
 
 impl SectorResult {
@@ -573,7 +643,7 @@ pub fn detect_sector(
         .chain(others)
         .chain(std::iter::once(reference))
         .collect();
-    for size in order {
+    for &size in &order {
         let Some(m) = phase.measure(meter, &base.with_request_bytes(size))? else {
             break;
         };
@@ -583,6 +653,12 @@ pub fn detect_sector(
             points.push((size, m.iops));
         }
     }
+    let sizes_unmeasured: Vec<u32> = order[..order.len() - 1]
+        .iter()
+        .copied()
+        .filter(|&size| size != reference && !points.iter().any(|p: &(u32, f64)| p.0 == size))
+        .collect();
+    let drift_checked = reference_iops.len() == 2;
     if reference_iops.is_empty() {
         reference_iops.push(knee.knee().iops);
     }
@@ -600,6 +676,8 @@ pub fn detect_sector(
         physical_bytes: measured_bytes,
         drift,
         budget_limited: phase.budget_limited,
+        sizes_unmeasured,
+        drift_checked,
     };
     result.physical_bytes = verdict(&result, reported_bytes, phase.cfg.sector_disagreement_min);
     Ok(result)
@@ -692,12 +770,14 @@ mod tests {
             physical_bytes: measured_bytes,
             drift,
             budget_limited: false,
+            sizes_unmeasured: Vec::new(),
+            drift_checked: true,
         }
     }
 
     #[test]
     fn only_a_costly_under_report_overrides_the_kernel() {
-        // The seeds' lie: 512 B reported, every size under 4 KiB pays read-modify-write.
+        // A lying firmware: 512 B reported, every size under 4 KiB pays read-modify-write.
         let lie = result(
             &[
                 (512, 35e3),
@@ -769,6 +849,70 @@ mod tests {
         phase.release();
         assert_eq!(phase.left_ns(), 1_000_000_000);
         assert_eq!(phase.budget.reserved_ns, 0);
+    }
+
+    fn step(depth: u32, iops: f64) -> Measurement {
+        Measurement {
+            load: Load {
+                direction: weir_model::device::Direction::Read,
+                pattern: crate::meter::Pattern::Random,
+                request_bytes: 4096,
+                depth,
+            },
+            iops,
+            bandwidth_bytes_per_s: iops * 4096.0,
+            latency_us_mean: 100.0,
+            depth_observed: f64::from(depth),
+            spread: crate::steady::Spread::default(),
+            peak_rate: iops,
+            ended: crate::meter::StopReason::Steady,
+            steady: true,
+            elapsed_ns: 400_000_000,
+            samples: 4,
+            window_samples: 3,
+        }
+    }
+
+    fn sweep(steps: &[(u32, f64)], end: SweepEnd) -> KneeResult {
+        let steps: Vec<Measurement> = steps.iter().map(|&(d, r)| step(d, r)).collect();
+        let best = (0..steps.len())
+            .max_by(|&a, &b| steps[a].iops.total_cmp(&steps[b].iops))
+            .unwrap_or(0);
+        KneeResult {
+            steps,
+            best,
+            chosen: best,
+            knee: best,
+            depth_reach: 1,
+            budget_limited: end == SweepEnd::OutOfTime,
+            end,
+        }
+    }
+
+    #[test]
+    fn still_rising_only_when_time_cut_a_sweep_whose_deepest_step_gained() {
+        let rising = [(2, 10e3), (4, 20e3), (8, 30e3)];
+        assert!(sweep(&rising, SweepEnd::OutOfTime).cut_while_rising(0.04));
+        // The same curve, ended by the meter's deepest depth: not cut by time.
+        assert!(!sweep(&rising, SweepEnd::DepthMax).cut_while_rising(0.04));
+        // Cut by time on a plateau: the last step gained under 4%.
+        let flat = [(2, 10e3), (4, 20e3), (8, 20.5e3)];
+        assert!(!sweep(&flat, SweepEnd::OutOfTime).cut_while_rising(0.04));
+        // Cut by time after a fall: the deepest step is not the best.
+        let fell = [(2, 10e3), (4, 20e3), (8, 15e3)];
+        assert!(!sweep(&fell, SweepEnd::OutOfTime).cut_while_rising(0.04));
+        // A sweep that ended flat and then had no time for the deepest-depth probe.
+        let mut probed = sweep(&rising, SweepEnd::Flat);
+        probed.budget_limited = true;
+        assert!(!probed.cut_while_rising(0.04));
+        // One depth: nothing rose or fell; that is its own finding.
+        let one = sweep(&[(2, 10e3)], SweepEnd::OutOfTime);
+        assert!(!one.cut_while_rising(0.04));
+        assert!(one.cut_after_one_depth());
+        assert!(!sweep(&rising, SweepEnd::OutOfTime).cut_after_one_depth());
+        // A recheck of the same depth is not a second depth.
+        let again = sweep(&[(2, 10e3), (2, 11e3)], SweepEnd::OutOfTime);
+        assert!(again.cut_after_one_depth() && !again.cut_while_rising(0.04));
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub const LAYOUT_BYTES_MIN: u64 = 1 << 30;
 /// the data the reads read is written once and never overwritten. Why it matters: on XFS over
 /// zram, 1 MiB reads of data overwritten once ran 1.38x faster than of the same data written
 /// once into holes (3 rotated rounds, same meter, same minute: 19.4-20.1 against 14.2-14.5
-/// GB/s; docs/tune-zram-sessions-10-12.md, session 11), and a database reads files it wrote once.
+/// GB/s), and a database reads files it wrote once.
 pub const WRAP_ROOM_BYTES: u64 = 512 << 20;
 
 /// The least written data a shard's random writes get to themselves, outside the data any read
@@ -39,7 +39,7 @@ pub const RANDOM_WRITE_BYTES_MIN: u64 = 256 << 20;
 /// every run whose sequential writes left at least this much outside the reads' data writes
 /// randomly over the same amount of the same kind of data (data this run wrote, then
 /// overwrote on wrapping: on a 6 GiB zram XFS exactly this much, `WRAP_ROOM_BYTES`, in every
-/// quiet session-14 run, but the gaps of a layout that a busy run's sweep broke up
+/// run on an idle machine, but the gaps of a layout that a busy run's sweep broke up
 /// elsewhere). Random writes are always overwrites of data this run wrote, never fresh space
 /// or holes; `TuneReport::random_write_bytes` says how much per shard.
 pub const RANDOM_WRITE_BYTES_MAX: u64 = WRAP_ROOM_BYTES;
@@ -466,8 +466,8 @@ mod tests {
     /// Seeded mixes of sequential writes (64 KiB-1 MiB, 1-256 deep, the first loads shallow
     /// as tune's sweep starts) over a file they wrap many times: every byte the sequential
     /// reads then read was written exactly once. Overwritten data reads faster on XFS over
-    /// zram (1.38x at 1 MiB), so a read of it would flatter read bandwidth; before session
-    /// 11 the writes wrapped to 0 and shallow rewrites rejoined the layout, and this failed.
+    /// zram (1.38x at 1 MiB), so a read of it would flatter read bandwidth; writes that
+    /// wrapped to 0 and let shallow rewrites rejoin the layout fail this.
     #[test]
     fn sequential_reads_read_only_data_written_once() {
         const CHUNK: u64 = 64 << 10;
@@ -605,8 +605,8 @@ mod tests {
     /// sweep's 512 B-8 KiB, random reads, then the second opinions (sequential writes, reads
     /// of both kinds, random writes). No read ever reads a chunk a random write wrote, before
     /// or after it, nor one written more than once; random writes keep at least
-    /// `RANDOM_WRITE_BYTES_MIN` (or half the reads' data) to themselves. Before session 12
-    /// random writes covered everything written, and this failed at the first read after them.
+    /// `RANDOM_WRITE_BYTES_MIN` (or half the reads' data) to themselves. Random writes over
+    /// everything written fail this at the first read after them.
     #[test]
     fn no_read_reads_what_a_random_write_wrote() {
         for seed in 1..=16u64 {
@@ -666,8 +666,8 @@ mod tests {
     /// `read_ranges` (what tune reports as `sequential_read_ranges_bytes`, the bytes the bench
     /// has fio and the meter read beside it) is exactly what the sequential reads read: every
     /// read lies inside it and one pass covers all of it, with and without enough shallow data
-    /// and after wraps. Before session 14 the bench read the first 1 GiB of each kept file
-    /// instead, and on zram that region read 1.3-1.4x costlier per GB than the rest of tune's.
+    /// and after wraps: on zram the first 1 GiB of each file reads 1.3-1.4x costlier per GB
+    /// than the rest of tune's data, so a bench must read exactly these ranges.
     #[test]
     fn read_ranges_are_exactly_what_the_sequential_reads_read() {
         for seed in 1..=12u64 {

@@ -1,6 +1,6 @@
 //! An opt-in trace of every load a tune runs: one line per sample (`WEIR_TUNE_TRACE=1`, to
 //! stderr), so a figure can be followed back to the 100 ms samples it was formed from and set
-//! beside another meter's on the same bytes (docs/tune-zram.md, session 14). It wraps any
+//! beside another meter's on the same bytes (docs/tune-zram.md). It wraps any
 //! [`Meter`] and changes nothing it measures.
 
 use crate::error::TuneError;

@@ -135,8 +135,8 @@ fn noisy(seed: u64, channels: u32) -> TuneReport {
 }
 
 /// On a flat disk under ~2% noise the random-read depth is the same in every run (the
-/// shallowest within the noise of the best, not the luckiest step: session 10's quiet rounds
-/// moved it 8 / 16 / 32 / 64), and on a disk whose rate rises until depth 8 it is at least
+/// shallowest within the noise of the best, not the luckiest step, which moves it
+/// 8 / 16 / 32 / 64 between runs), and on a disk whose rate rises until depth 8 it is at least
 /// that knee, with the figure within 5% of the disk's rate.
 #[test]
 fn the_read_depth_is_the_shallowest_within_noise_and_finds_a_real_knee() {
@@ -167,9 +167,9 @@ fn the_read_depth_is_the_shallowest_within_noise_and_finds_a_real_knee() {
 }
 
 /// On the flat disk with one-sided bursts, a confirmation that lands in a burst gets a second
-/// opinion; taken at another depth, a winning second opinion moved the figure's depth with
-/// it (the quiet session-11 rounds: 4 KiB reads confirmed at depth 2, 2, 2 and, after a
-/// second opinion at the sweep's best other step, 256). A second opinion answers whether the
+/// opinion; taken at another depth, a winning second opinion would move the figure's depth
+/// with it (4 KiB reads confirmed at depth 2, 2, 2 and, after a second opinion at the
+/// sweep's best other step, 256). A second opinion answers whether the
 /// first window was disturbed, so it re-measures the same load: the depth of every figure is
 /// the depth its first confirmation chose, in every run, and the figures stay within 5% of
 /// the undisturbed rate.

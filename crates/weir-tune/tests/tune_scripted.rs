@@ -4,7 +4,7 @@
 
 use weir_model::device::Direction;
 use weir_tune::meter::{measure, Control, Sample, StopReason, StopRule};
-use weir_tune::search::{find_knee, Budget, Phase, SearchConfig, DEEP_STEP_MIN_STEPS};
+use weir_tune::search::{find_knee, Budget, Phase, SearchConfig, SweepEnd, DEEP_STEP_MIN_STEPS};
 use weir_tune::{tune, Load, Meter, Pattern, TuneConfig, TuneError};
 
 /// Emits samples at `rate(load, run index)` ops per second, with a +-2% zigzag so a window is
@@ -432,7 +432,7 @@ fn a_lucky_step_at_a_slower_depth_loses_to_the_runner_up() {
     );
 }
 
-/// zram's 4 KiB random reads in the quiet session-14 runs: 536 K at total depth 2, creeping up
+/// zram's 4 KiB random reads on an idle machine: 536 K at total depth 2, creeping up
 /// to 558 K by 16 and flat from there (in K/s); the other loads flat from depth 2.
 fn creeping(l: &Load) -> f64 {
     if (l.pattern, l.direction) != (Pattern::Random, Direction::Read) {
@@ -448,11 +448,10 @@ fn creeping(l: &Load) -> f64 {
 }
 
 /// Two consecutive tunes of the creeping curve: in the first, the sweep's step at depth 2
-/// reads 3% fast (a lucky window); in the second, no step is lucky. Before session 15 the
-/// figure was confirmed at the shallowest depth within 2% of the best step, so the lucky
-/// step put the first run's figure at depth 2 (536.8 K) and the second's at 8 (553.8 K):
-/// 3.2% apart on a disk that did not change (the quiet session-14 runs confirmed at 8, 4, 2,
-/// 2). Now it is confirmed at the depth every run's sweep has to measure (the scheduler's,
+/// reads 3% fast (a lucky window); in the second, no step is lucky. Confirmed at the shallowest
+/// depth within 2% of the best step, the lucky step would put the first run's figure at
+/// depth 2 (536.8 K) and the second's at 8 (553.8 K): 3.2% apart on a disk that did not
+/// change. It is confirmed at the depth every run's sweep has to measure (the scheduler's,
 /// 2 shards x 64) whenever that step is within 4% of the best (the knee's accuracy: on the
 /// plateau): the same depth, the same figure.
 #[test]
@@ -487,9 +486,9 @@ fn the_read_depth_is_the_same_every_run_on_a_curve_that_creeps_up() {
 
 /// Another thread takes 20% of the CPU for 0.3 s in the middle of every long random-read
 /// measurement (samples 6-8: the 1.5 s confirmations, never a 0.4 s sweep step). The
-/// confirmation's plain mean reads 4.6% low, its second opinion meets the same burst, and
-/// before session 15 the figure was 0.954 of the disk, 4.6% under a run without the burst.
-/// A confirmation is now judged on the middle half of its samples, which leaves a burst under
+/// confirmation's plain mean reads 4.6% low, its second opinion meets the same burst, so a
+/// plain mean would put the figure at 0.954 of the disk, 4.6% under a run without the burst.
+/// A confirmation is judged on the middle half of its samples, which leaves a burst under
 /// a quarter of the window out; a change over the whole window stays (`steady.rs`).
 #[test]
 fn a_short_burst_in_a_confirmation_is_left_out() {
@@ -526,4 +525,73 @@ fn a_short_burst_in_a_confirmation_is_left_out() {
         "consecutive change {change:.4}: {burst:?}\n{plain:?}"
     );
     assert!((plain.value / 80_000.0 - 1.0).abs() < 0.01, "{plain:?}");
+}
+
+/// Every finding a tune prints is checked against what the run measured, at budgets from
+/// ample to too short for every sweep: a sweep said to have run out of time while rising did
+/// end by time with its deepest step best, a sector sweep said to have run out of time left
+/// exactly the sizes it names unmeasured, and an ample run on a disk with a knee prints no
+/// time finding at all.
+#[test]
+fn every_finding_matches_what_its_run_did() {
+    for budget_ns in [
+        5_000_000_000u64,
+        8_000_000_000,
+        12_000_000_000,
+        30_000_000_000,
+    ] {
+        let r = tune_scripted(|l: &Load, _| plateau(l, 8), budget_ns);
+        let sweeps = [
+            ("sequential write", &r.sweeps.sequential_write),
+            ("sequential read", &r.sweeps.sequential_read),
+            ("random write", &r.sweeps.random_write),
+            ("random read", &r.sweeps.random_read),
+        ];
+        for f in &r.findings {
+            for (name, k) in sweeps {
+                if f.what
+                    .starts_with(&format!("the {name} depth sweep ran out of time"))
+                {
+                    assert_eq!(k.end, SweepEnd::OutOfTime, "{budget_ns}: {f:?} {k:?}");
+                    let deepest = k.steps.iter().max_by_key(|m| m.load.depth);
+                    assert_eq!(
+                        deepest.map(|m| m.load.depth),
+                        Some(k.best().load.depth),
+                        "{budget_ns}: {f:?}"
+                    );
+                }
+            }
+            if let Some(sizes) = f
+                .what
+                .strip_prefix("the physical-sector sweep ran out of time before measuring ")
+            {
+                for size in sizes.split(", ") {
+                    let bytes: u32 = size.trim_end_matches(" B").parse().expect("a size");
+                    assert!(
+                        r.sector.iops_at(bytes).is_none(),
+                        "{budget_ns}: {bytes} B named unmeasured but measured: {:?}",
+                        r.sector.points
+                    );
+                }
+            }
+        }
+        let all_sizes = r.sector.points.len() == TuneConfig::new(0).sector_sizes.len();
+        let says_unmeasured = r
+            .findings
+            .iter()
+            .any(|f| f.what.contains("physical-sector sweep ran out of time"));
+        assert_eq!(
+            says_unmeasured, !all_sizes,
+            "{budget_ns}: {:?} {:?}",
+            r.sector.points, r.findings
+        );
+        if budget_ns >= 30_000_000_000 {
+            assert!(all_sizes, "{:?}", r.sector.points);
+            assert!(
+                r.findings.iter().all(|f| !f.what.contains("out of time")),
+                "{:?}",
+                r.findings
+            );
+        }
+    }
 }

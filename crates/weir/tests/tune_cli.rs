@@ -271,3 +271,118 @@ fn zero_shards_is_refused_before_measuring() {
     assert!(err.contains("--shards must be at least 1"), "{err}");
     assert!(!props.exists());
 }
+
+/// `--cross-check` measures each of the four figures again with weir's engine and with fio,
+/// alternately, and records the pairs, the median ratio and the regime of each in the JSON;
+/// its files are removed. A short tune and short runs
+/// on a small data file keep it bounded (about 25 s); as root fio is installed by
+/// scripts/install-deps.sh, so there it never skips.
+#[test]
+fn cross_check_compares_every_figure_with_fio() {
+    let has_fio = Command::new("fio").arg("--version").output().is_ok();
+    if !has_fio {
+        // SAFETY: geteuid has no preconditions.
+        assert_ne!(unsafe { libc::geteuid() }, 0, "fio missing as root");
+        eprintln!("SKIP cross_check_compares_every_figure_with_fio: fio is not installed");
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("weir-tune-cross-check-")
+        .tempdir_in("/var/tmp")
+        .expect("tempdir in /var/tmp");
+    let yaml = dir.path().join("io.yaml");
+    let o = weir(&[
+        "tune",
+        "--dir",
+        dir.path().to_str().expect("utf8"),
+        "--duration",
+        "10s",
+        "--shards",
+        "1",
+        "--cross-check",
+        "--cross-check-run",
+        "250ms",
+        "--format",
+        "json",
+        "--properties-file",
+        yaml.to_str().expect("utf8"),
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "stdout {out}\nstderr {err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    let check = &doc["dirs"][0]["report"]["cross_check"];
+    let figures = check["figures"].as_array().expect("cross_check.figures");
+    let names: Vec<&str> = figures
+        .iter()
+        .filter_map(|f| f["figure"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "read_iops",
+            "read_bandwidth",
+            "write_iops",
+            "write_bandwidth"
+        ]
+    );
+    for f in figures {
+        let pairs = f["pairs"].as_array().expect("pairs");
+        assert_eq!(pairs.len(), 3, "{f}");
+        for p in pairs {
+            assert!(
+                p["weir"].as_f64() > Some(0.0) && p["fio"].as_f64() > Some(0.0),
+                "{f}"
+            );
+        }
+        // Each pair's ratio is weir / fio, and the median lies within the pairs' range.
+        let (lo, mid, hi) = (
+            f["ratio_min"].as_f64().unwrap_or(0.0),
+            f["ratio_median"].as_f64().unwrap_or(0.0),
+            f["ratio_max"].as_f64().unwrap_or(0.0),
+        );
+        assert!(lo > 0.0 && lo <= mid && mid <= hi, "{f}");
+        assert!(
+            f["fio_command"]
+                .as_str()
+                .is_some_and(|c| c.contains("--direct=1")),
+            "{f}"
+        );
+    }
+    let regimes: Vec<&str> = figures
+        .iter()
+        .filter_map(|f| f["regime"].as_str())
+        .collect();
+    assert_eq!(
+        regimes,
+        ["written_data", "written_data", "overwrite", "fresh_extents"]
+    );
+    // io-properties.yaml stays iotune's exact shape: the cross-check lives in the JSON.
+    let written = std::fs::read_to_string(&yaml).expect("yaml written");
+    IoProperties::parse(&written, "io.yaml").expect("Seastar's format");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".weir-"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Without fio, `--cross-check` says so, with the fix, before measuring anything.
+#[test]
+fn cross_check_without_fio_names_the_fix_before_measuring() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let props = dir.path().join("p.yaml");
+    let o = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["tune", "--cross-check", "--dir"])
+        .arg(dir.path())
+        .arg("--properties-file")
+        .arg(&props)
+        .env("PATH", dir.path())
+        .output()
+        .expect("run weir");
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "stdout {out}\nstderr {err}");
+    assert!(err.contains("install fio"), "{err}");
+    assert!(!props.exists());
+}

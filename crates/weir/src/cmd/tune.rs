@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use weir_engine::backend::Backend;
 use weir_model::units::parse_duration;
+use weir_tune::crosscheck::CrossCheckConfig;
 use weir_tune::output::{disk_properties, human_summary, io_properties_yaml, option_line};
 use weir_tune::plan::SustainedConfig;
-use weir_tune::real::{preflight, tune_dir, Preflight};
+use weir_tune::real::{cross_check_dir, preflight, tune_dir, Preflight};
 use weir_tune::{TuneConfig, TuneReport};
 
 #[derive(clap::Args)]
@@ -46,6 +47,15 @@ pub struct TuneArgs {
     /// to overwrite them).
     #[arg(long)]
     force: bool,
+    /// After the tune, measure each figure again with weir's engine and with fio, alternately
+    /// (3 pairs each, at the figure's request size, depth and file regime), and report the
+    /// ratios. Needs fio; its time is not part of --duration.
+    #[arg(long)]
+    cross_check: bool,
+    /// Counted time of each cross-check run (a ramp of a quarter of it, at most 0.5 s, runs
+    /// first); the data it writes per shard scales with it (64 MiB .. 1 GiB).
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    cross_check_run: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -103,6 +113,15 @@ pub fn run(args: TuneArgs) -> CliResult {
     if let Some(path) = &args.plot {
         super::guard::check_output("--plot", path, args.force)?;
     }
+    let cross_check = if args.cross_check {
+        let run = duration_flag("--cross-check-run", &args.cross_check_run)?;
+        let cfg = CrossCheckConfig::new(run.as_nanos() as u64);
+        // Before measuring: a missing fio must not cost the user a whole tune first.
+        weir_tune::crosscheck::fio_version(&cfg.fio)?;
+        Some(cfg)
+    } else {
+        None
+    };
     check_writable(&args.properties_file)?;
     for dir in &args.dirs {
         super::guard::sweep_leftovers(dir);
@@ -129,6 +148,19 @@ pub fn run(args: TuneArgs) -> CliResult {
         })?;
         results.push((pre, report));
     }
+    let tune_elapsed = start.elapsed();
+    if let Some(cfg) = &cross_check {
+        for (pre, report) in &mut results {
+            note(
+                quiet,
+                &format!("cross-checking {} against fio...", pre.dir.display()),
+            );
+            let check = cross_check_dir(pre, report, cfg, backend, &mut |line: &str| {
+                note(quiet, &format!("  {line}"))
+            })?;
+            report.cross_check = Some(check);
+        }
+    }
     let disks = results
         .iter()
         .map(|(pre, r)| disk_properties(&pre.mountpoint, r))
@@ -144,7 +176,7 @@ pub fn run(args: TuneArgs) -> CliResult {
     if let Some(path) = &args.plot {
         write_plot(path, &results)?;
     }
-    print_result(&args, &results, &yaml, elapsed)
+    print_result(&args, &results, &yaml, elapsed, tune_elapsed)
 }
 
 /// Fails on an unwritable --properties-file now rather than after the measuring, without
@@ -230,6 +262,7 @@ fn print_result(
     results: &[(Preflight, TuneReport)],
     yaml: &str,
     elapsed: Duration,
+    tune_elapsed: Duration,
 ) -> CliResult {
     let path = args.properties_file.display().to_string();
     let abs = std::fs::canonicalize(&args.properties_file)
@@ -242,8 +275,9 @@ fn print_result(
                 print!("{}", human_summary(r));
             }
             println!(
-                "wrote {path} in {:.1} s total:\n{yaml}",
-                elapsed.as_secs_f64()
+                "wrote {path} in {:.1} s total ({:.1} s tuning):\n{yaml}",
+                elapsed.as_secs_f64(),
+                tune_elapsed.as_secs_f64()
             );
         }
         Format::Seastar | Format::Envfile => {
@@ -259,6 +293,7 @@ fn print_result(
                 "properties_file": abs,
                 "io_properties_yaml": yaml,
                 "elapsed_s": elapsed.as_secs_f64(),
+                "tune_elapsed_s": tune_elapsed.as_secs_f64(),
                 "dirs": dirs,
             });
             let text =
