@@ -144,7 +144,8 @@ const client: Client = new cassandra.Client({
 
 async function main(): Promise<void> {
   const rs: types.ResultSet = await client.execute('SELECT release_version FROM system.local', [], { prepare: true });
-  const row: types.Row = rs.first();
+  const row: types.Row | null = rs.first();
+  if (row === null) throw new Error('system.local returned no row');
   const version: string = row.get('release_version');
   const err: errors.DriverError = new errors.ArgumentError('x');
   console.log(version.split('.').length >= 2, err instanceof Error);
