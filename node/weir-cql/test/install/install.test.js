@@ -127,12 +127,26 @@ try {
   assert.equal(node(['app.mjs']).trim(), 'true string true');
 });
 
-test('a TypeScript program type-checks against the shipped index.d.ts and runs', () => {
+test('TypeScript programs (CommonJS and ES module) type-check against the shipped index.d.ts and run', () => {
   fs.writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
     compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true,
       outDir: 'out', types: ['node'], skipLibCheck: false },
-    files: ['app.ts'],
+    files: ['app.ts', 'esm.mts'],
   }, null, 2));
+  // The same package from an ES module compiled by TypeScript (nodenext: .mts is ESM).
+  fs.writeFileSync(path.join(app, 'esm.mts'), `
+import cassandra, { Client, concurrent, types } from 'weir-cql';
+
+const client = new Client({ contactPoints: [process.env.CQL_CONTACT_POINTS as string], localDataCenter: 'datacenter1' });
+try {
+  const group: concurrent.ResultSetGroup = await cassandra.concurrent.executeConcurrent(client,
+    'SELECT key FROM system.local WHERE key = ?', [['local'], ['local']], { collectResults: true });
+  const first: types.ResultSet | Error | undefined = group.resultItems?.[0];
+  console.log(group.totalExecuted, first instanceof Error ? 'error' : first?.rowLength);
+} finally {
+  await client.shutdown();
+}
+`);
   fs.writeFileSync(path.join(app, 'app.ts'), `
 import cassandra, { Client, types, errors } from 'weir-cql';
 
@@ -159,6 +173,7 @@ main().catch((e: unknown) => { console.error(e); process.exitCode = 1; }).finall
   const emit = run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app, env: userEnv });
   assert.equal(emit.status, 0, `tsc:\n${emit.stdout}${emit.stderr}`);
   assert.equal(node([path.join('out', 'app.js')]).trim(), 'true true');
+  assert.equal(node([path.join('out', 'esm.mjs')]).trim(), '2 1');
 });
 
 test('every example runs against the installed package', () => {
