@@ -170,7 +170,8 @@ main().catch((e: unknown) => { console.error(e); process.exitCode = 1; }).finall
   const tsc = path.join(app, 'node_modules', 'typescript', 'bin', 'tsc');
   const check = run(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.json'], { cwd: app, env: userEnv });
   assert.equal(check.status, 0, `tsc --noEmit:\n${check.stdout}${check.stderr}`);
-  const emit = run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app, env: userEnv });
+  // Checked above; the emit only transpiles (--noCheck) so the programs can run.
+  const emit = run(process.execPath, [tsc, '-p', 'tsconfig.json', '--noCheck'], { cwd: app, env: userEnv });
   assert.equal(emit.status, 0, `tsc:\n${emit.stdout}${emit.stderr}`);
   assert.equal(node([path.join('out', 'app.js')]).trim(), 'true true');
   assert.equal(node([path.join('out', 'esm.mjs')]).trim(), '2 1');
