@@ -21,7 +21,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { platformName, addonFile, packageName } = require('../lib/native/platform');
+const { platformName, targetPlatform, addonFile, packageName } = require('../lib/native/platform');
 
 const root = path.resolve(__dirname, '..');
 
@@ -32,16 +32,6 @@ function run(cmd, args, cwd, capture) {
   if (r.error) die(`cannot run ${cmd}: ${r.error.message}`);
   if (r.status !== 0) die(`${cmd} ${args.join(' ')} (in ${cwd}) exited with ${r.status}`);
   return r.stdout;
-}
-
-/** napi-rs's platform name of a Rust target triple (x86_64-unknown-linux-gnu -> linux-x64-gnu). */
-function napiPlatform(triple) {
-  const [cpu, , os, abi] = triple.split('-');
-  const arch = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }[cpu] || cpu;
-  if (os === 'linux') return `linux-${arch}-${abi}`;
-  if (os === 'darwin') return `darwin-${arch}`;
-  if (os === 'windows') return `win32-${arch}-${abi}`;
-  return `${os}-${arch}`;
 }
 
 function pack(dir, dest) {
@@ -69,7 +59,7 @@ function main() {
     // binding for every target it is given, and the others are built by the release workflow.
     const manifest = path.join(main, 'package.json');
     const staged0 = JSON.parse(fs.readFileSync(manifest, 'utf8'));
-    const target = staged0.napi.targets.find((t) => napiPlatform(t) === name);
+    const target = staged0.napi.targets.find((t) => targetPlatform(t) === name);
     if (!target) die(`package.json napi.targets has no target for ${name} (targets: ${staged0.napi.targets.join(', ')})`);
     staged0.napi.targets = [target];
     fs.writeFileSync(manifest, JSON.stringify(staged0, null, 2) + '\n');

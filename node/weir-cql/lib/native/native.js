@@ -12,10 +12,10 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { platformName, addonFile, packageName } = require('./platform');
+const { platformName, addonFile, packageName, targetPlatform } = require('./platform');
 
-const PREBUILT = ['linux-x64-gnu', 'linux-x64-musl', 'linux-arm64-gnu', 'linux-arm64-musl',
-  'darwin-x64', 'darwin-arm64', 'win32-x64-msvc'];
+// The platforms the release builds: package.json's napi.targets, in napi-rs's names.
+const PREBUILT = require('../../package.json').napi.targets.map(targetPlatform);
 
 function load() {
   const name = platformName();

@@ -27,6 +27,16 @@ function platformName(platform = process.platform, arch = process.arch) {
   return `${platform}-${arch}`;
 }
 
+/** napi-rs's platform name of a Rust target triple (x86_64-unknown-linux-gnu -> linux-x64-gnu). */
+function targetPlatform(triple) {
+  const [cpu, , os, abi] = triple.split('-');
+  const arch = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }[cpu] || cpu;
+  if (os === 'linux') return `linux-${arch}-${abi}`;
+  if (os === 'darwin') return `darwin-${arch}`;
+  if (os === 'windows') return `win32-${arch}-${abi}`;
+  return `${os}-${arch}`;
+}
+
 const BINARY_NAME = 'weir-cql';
 
 /** The addon's file name for a platform name. */
@@ -35,4 +45,4 @@ function addonFile(name = platformName()) { return `${BINARY_NAME}.${name}.node`
 /** The npm package that carries the prebuilt addon for a platform name. */
 function packageName(name = platformName()) { return `${BINARY_NAME}-${name}`; }
 
-module.exports = { isMusl, platformName, addonFile, packageName, BINARY_NAME };
+module.exports = { isMusl, platformName, targetPlatform, addonFile, packageName, BINARY_NAME };

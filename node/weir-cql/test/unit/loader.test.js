@@ -9,7 +9,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { platformName, addonFile, packageName } = require('../../lib/native/platform');
+const { platformName, targetPlatform, addonFile, packageName } = require('../../lib/native/platform');
 
 const root = path.resolve(__dirname, '../..');
 const built = path.join(root, 'lib', 'native', addonFile());
@@ -18,9 +18,11 @@ test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /** A copy of the loader alone in a fresh directory: no binding beside it, no package. */
 function loaderCopy(name) {
-  const dir = path.join(tmp, name);
+  const dir = path.join(tmp, name, 'lib', 'native');
   fs.mkdirSync(dir, { recursive: true });
   for (const f of ['native.js', 'platform.js']) fs.copyFileSync(path.join(root, 'lib', 'native', f), path.join(dir, f));
+  // The loader reads napi.targets from the package's package.json.
+  fs.copyFileSync(path.join(root, 'package.json'), path.join(tmp, name, 'package.json'));
   return dir;
 }
 
@@ -39,6 +41,8 @@ test('platform names follow napi-rs: os-arch, with the libc on Linux and msvc on
   assert.match(platformName('linux', 'arm64'), /^linux-arm64-(gnu|musl)$/);
   assert.equal(addonFile('linux-x64-musl'), 'weir-cql.linux-x64-musl.node');
   assert.equal(packageName('darwin-x64'), 'weir-cql-darwin-x64');
+  assert.deepEqual(['x86_64-unknown-linux-gnu', 'aarch64-unknown-linux-musl', 'aarch64-apple-darwin', 'x86_64-pc-windows-msvc'].map(targetPlatform),
+    ['linux-x64-gnu', 'linux-arm64-musl', 'darwin-arm64', 'win32-x64-msvc']);
   if (process.platform === 'linux') {
     const glibc = process.report.getReport().header.glibcVersionRuntime;
     assert.equal(platformName().endsWith('-gnu'), Boolean(glibc), `glibc ${glibc} but platform ${platformName()}`);
