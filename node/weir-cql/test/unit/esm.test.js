@@ -19,3 +19,14 @@ test('the package exports map sends require, import and types to the shipped ent
   // Self-reference by name resolves through the exports map, as it does for a user.
   assert.equal(require.resolve('weir-cql'), require.resolve('../../index.js'));
 });
+
+test('every file an npm script runs exists', () => {
+  const pkg = require('../../package.json');
+  const fs = require('node:fs');
+  const path = require('node:path');
+  for (const [name, cmd] of Object.entries(pkg.scripts)) {
+    for (const m of cmd.matchAll(/\bnode (?:--[\w=-]+ )*((?:\.\.\/|[\w-]+\/)[\w./-]+)/g)) {
+      assert.ok(fs.existsSync(path.resolve(__dirname, '../..', m[1])), `npm run ${name}: ${m[1]} does not exist`);
+    }
+  }
+});
