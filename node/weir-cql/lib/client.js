@@ -240,7 +240,7 @@ class Client extends EventEmitter {
     const seq = ++this._runSeq;
     // Registered before the native call: a native side that answers from inside submit
     // (direct delivery from the JS-thread runtime's pump) must find the run, or its answer is
-    // dropped and the caller waits forever (the likely cause of session 9's hang in connect).
+    // dropped and the caller waits forever.
     this._runsInFlight.add(seq);
     this._waiting.set(seq, onResult);
     if (this._waiting.size === 1) this._keepAlive.ref();

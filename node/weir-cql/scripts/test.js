@@ -8,7 +8,9 @@
 //      one after another), runs the integration tests against it, then the cluster tests
 //      (test/cluster: routing counted on the servers, nodetool, kill -9 and SIGSTOP of a
 //      node; they run last because they stop and restart node 3), and stops every node by
-//      pid afterwards, also when tests fail or the run is interrupted;
+//      pid afterwards, also when tests fail or the run is interrupted; between the two, the
+//      install tests (test/install: the packed tarballs installed into an empty project
+//      without cargo, used from CommonJS, ESM and TypeScript, and examples/) run against it;
 //   4. fails when any test failed or when zero tests ran.
 // Set WEIR_CQL_CONTACT_POINT=host:port to use an already running server instead (nothing
 // is started or stopped then; the cluster tests print SKIP: they need nodes they may kill;
@@ -69,6 +71,7 @@ async function main() {
     });
   }
   let integration = { status: 1, tests: 0, pass: 0, fail: 0 };
+  let install = { status: 1, tests: 0, pass: 0, fail: 0 };
   let cluster = { status: 1, tests: 0, pass: 0, fail: 0 };
   try {
     if (!external) {
@@ -86,12 +89,13 @@ async function main() {
     }
     integration = await runTests('integration', 'test/integration', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_TLS_DIR: tlsDir,
       WEIR_CQL_NODES: started ? '3' : (process.env.WEIR_CQL_NODES || '') });
+    install = await runTests('install', 'test/install', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_TLS_DIR: tlsDir });
     cluster = await runTests('cluster', 'test/cluster', { WEIR_CQL_CONTACT_POINT: external, WEIR_CQL_CLUSTER: started ? '3' : '' });
   } finally {
     await stop();
   }
-  const counts = `${unit.tests} unit, ${integration.tests} integration and ${cluster.tests} cluster tests ran`;
-  if (unit.tests === 0 || integration.tests === 0 || cluster.tests === 0) {
+  const counts = `${unit.tests} unit, ${integration.tests} integration, ${install.tests} install and ${cluster.tests} cluster tests ran`;
+  if (unit.tests === 0 || integration.tests === 0 || install.tests === 0 || cluster.tests === 0) {
     console.error(`weir-cql: refusing to pass: ${counts}`);
     return 1;
   }
@@ -100,7 +104,11 @@ async function main() {
     console.error(`weir-cql: refusing to pass: ${cluster.skipped} cluster tests skipped on the cluster this command started`);
     return 1;
   }
-  for (const r of [unit, integration, cluster]) if (r.status !== 0 || r.fail) return 1;
+  if (started && install.skipped) {
+    console.error(`weir-cql: refusing to pass: ${install.skipped} install tests skipped on the cluster this command started`);
+    return 1;
+  }
+  for (const r of [unit, integration, install, cluster]) if (r.status !== 0 || r.fail) return 1;
   return 0;
 }
 

@@ -4,7 +4,7 @@
 //! a backing store with a finalizer, a weak callback per answer, the Vec freed later from
 //! V8's GC). For answers of a few hundred bytes that costs more than copying them: perf of
 //! 20,000 sequential selects put `node::Buffer::New` (external) at ~3.8 % of the client's
-//! samples, ~8 us per answer (issue 21). A copy into V8's own allocation has no finalizer
+//! samples, ~8 us per answer. A copy into V8's own allocation has no finalizer
 //! and the Vec is freed at once on the JS thread. The `js` runtime's direct delivery
 //! (src/direct.rs) already copies.
 

@@ -178,7 +178,7 @@ pub fn session_builder(o: &ConnectOptions) -> Result<SessionBuilder, ErrorInfo> 
     }
     // The crate's write coalescing (on by default: a connection's writer yields once before
     // flushing, to batch requests issued meanwhile). WEIR_CQL_WRITE_COALESCING=0 turns it
-    // off, for measuring its effect (README.md, "The sequential path", has the figures).
+    // off, for measuring its effect.
     if std::env::var("WEIR_CQL_WRITE_COALESCING").is_ok_and(|v| v == "0") {
         b = b.write_coalescing(false);
     }

@@ -98,7 +98,7 @@ impl Target {
                     &mut buf,
                 ) == sys::Status::napi_ok
                 // The receiver must be an object (napi_object_expected otherwise, and the
-                // answer is silently lost: the hang of session 9's attempt).
+                // answer is silently lost and its caller hangs).
                 && sys::napi_get_global(env, &mut recv) == sys::Status::napi_ok
                 && sys::napi_make_callback(env, self.ctx, recv, func, 1, &buf, &mut out)
                     == sys::Status::napi_pending_exception

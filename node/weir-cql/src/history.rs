@@ -56,7 +56,7 @@ impl AttemptLog {
         };
         // Addresses stay `SocketAddr` here (compared as numbers); their text is written once,
         // from a per-thread cache: formatting them twice per request was ~1 us of a
-        // sequential select's client CPU (perf, issue 21 session 17).
+        // sequential select's client CPU (perf).
         let mut tried: Vec<(SocketAddr, Option<String>)> = Vec::with_capacity(log.attempts.len());
         for a in &log.attempts {
             match tried.iter_mut().find(|(h, _)| *h == a.node) {

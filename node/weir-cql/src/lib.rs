@@ -442,7 +442,7 @@ async fn run_requests(
         // On one worker, the run and the connection's router share a thread: the router reads
         // a whole buffer of answers before the run issues their successors, which then reach
         // the server as one burst of ~50 requests per TCP segment instead of a trickle, and
-        // the one-CPU server serves the bursts slower (issue 21: concurrent select 0.68x the
+        // the one-CPU server serves the bursts slower (concurrent select takes 0.68x the
         // time with this, bench/cql/inflight.py shows 6-9 requests per segment, as raw's).
         let handle = tokio::runtime::Handle::current();
         let _ = tokio::task::spawn_blocking(move || {

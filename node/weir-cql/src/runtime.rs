@@ -1,12 +1,12 @@
 //! Where the sessions' tokio tasks run: `WEIR_CQL_RUNTIME`.
 //!
-//! - `js` (default on Linux since session 19): a current_thread runtime driven by the JS
+//! - `js` (the default on Linux): a current_thread runtime driven by the JS
 //!   thread itself. libuv watches the runtime's epoll descriptor (readable when a socket or a
 //!   cross-thread wake has an event), and its callback runs the runtime until it has nothing
 //!   left to do; a `submit` runs it once right away, so a request is written to its socket
-//!   before `submit` returns. No second thread takes part in a request. Quiet paired rounds
-//!   against `worker` (README, "The sequential path"): 6-12% less time and 6-8% less client
-//!   CPU per sequential request; concurrent runs are server-bound either way.
+//!   before `submit` returns. No second thread takes part in a request. Paired runs against
+//!   `worker` on an idle machine: 6-12% less time and 6-8% less client CPU per sequential
+//!   request; concurrent runs are server-bound either way.
 //! - `worker` (the default elsewhere, and the fallback when `js` cannot start; the
 //!   multi-thread runtime with `WEIR_CQL_WORKER_THREADS` workers, 1 by default): every request
 //!   wakes the worker (JS -> worker), and every answer wakes the JS thread (worker -> JS). On a
@@ -16,20 +16,19 @@
 //!
 //! Running "until idle" needs to know when tokio is about to block: tokio calls the
 //! `on_thread_park` hook only when its run queue is empty. The hook ends the pump by waking
-//! the `block_on` future; tokio then polls its driver once without blocking (tokio issue
-//! 8212), and the future returns only if that poll dispatched no I/O event and queued no
-//! task (tokio's event count and queue depths, tokio_unstable metrics enabled by
-//! .cargo/config.toml); otherwise the pump runs on. An event left on the epoll descriptor
+//! the `block_on` future; tokio then polls its driver once without blocking
+//! (<https://github.com/tokio-rs/tokio/issues/8212>), and the future returns only if that
+//! poll dispatched no I/O event and queued no task (tokio's event count and queue depths,
+//! tokio_unstable metrics enabled by .cargo/config.toml); otherwise the pump runs on. An event left on the epoll descriptor
 //! keeps it readable for libuv; an event that poll took would not be reported again, which
-//! is why the pump may not end before its task ran (the lost pump of session 9). Since
-//! session 15 the hook no longer asks the kernel first (a `poll` of the descriptor per
-//! park) and `submit`'s task is spawned inside the pump, not from outside it (which wrote
-//! tokio's eventfd): 13.6 -> 8.9 system calls per sequential select. A build without the
+//! is why the pump may not end before its task ran (else the answer is never delivered).
+//! The hook does not ask the kernel first (a `poll` of the descriptor per park) and
+//! `submit`'s task is spawned inside the pump, not from outside it (which would write
+//! tokio's eventfd): 8.9 system calls per sequential select instead of 13.6. A build without the
 //! metrics keeps the `poll` and leaves a taken event to the timer. Timers (request
 //! timeouts, speculative executions, heartbeats) fire when the runtime runs: an unref'd
 //! libuv timer, re-armed after every pump, runs it 1 ms later while a caller waits on a
-//! task, 10 ms later otherwise, so a timer fires at most that late (README,
-//! "The sequential path"). [`stats`] counts pumps and deliveries per [`Cause`], so a test
+//! task, 10 ms later otherwise, so a timer fires at most that late. [`stats`] counts pumps and deliveries per [`Cause`], so a test
 //! and the benchmarks can see that no answer waits for the timer.
 
 use std::future::Future;
@@ -327,8 +326,9 @@ pub fn pump(cause: Cause) {
         IDLE.store(false, Ordering::Relaxed);
         rt.block_on(UntilIdle);
         // After the hook ended the pump, tokio polled its driver once more without blocking
-        // (tokio issue 8212). An event it took there is off the epoll descriptor, so libuv
-        // will not report it: its task waits in tokio's queue. Run it now.
+        // (https://github.com/tokio-rs/tokio/issues/8212). An event it took there is off the
+        // epoll descriptor, so libuv will not report it: its task waits in tokio's queue. Run
+        // it now.
         if work_since_idle() {
             REPUMPS.fetch_add(1, Ordering::Relaxed);
             continue;
@@ -402,11 +402,10 @@ const RUN_APART_MIN_REQUESTS: usize = 64;
 
 /// Whether a run of `requests` requests is driven from a blocking-pool thread instead of
 /// the worker (worker mode only; opt-in with `WEIR_CQL_RUN_APART=1`, read once per process).
-/// Off by default: on a quiet machine it saved no time and cost ~28% more client CPU per
-/// request (node/weir-cql/README.md, "Session 11"), and session 12's quiet A/B with the
-/// server's CPU beside agreed (without it: time 0.94 / 0.87, server CPU 0.93 / 0.97, client
-/// CPU 0.68 / 0.79 for concurrent select / insert); its 0.4-0.7x times were contaminated runs,
-/// where a second thread got the client a larger share of a busy CPU.
+/// Off by default: on an idle machine it saves no time and costs ~28% more client CPU per
+/// request (A/B without it, server CPU measured beside: time 0.94 / 0.87, server CPU
+/// 0.93 / 0.97, client CPU 0.68 / 0.79 for concurrent select / insert). It only looks faster
+/// on a busy machine, where a second thread gets the client a larger share of a CPU.
 pub fn drive_run_apart(requests: usize) -> bool {
     static APART: OnceLock<bool> = OnceLock::new();
     let on = *APART.get_or_init(|| {

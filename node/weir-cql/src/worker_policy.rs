@@ -4,7 +4,7 @@
 //! may preempt the running one (EEVDF's wake-up preemption), so on a client whose threads
 //! share a CPU the worker switches the JS thread out in the middle of its turn: ~0.9
 //! involuntary context switches per sequential request and ~21 us of `finish_task_switch`
-//! (README, session 16). The kernel never lets a woken SCHED_BATCH task preempt a
+//! (perf). The kernel never lets a woken SCHED_BATCH task preempt a
 //! SCHED_NORMAL one (`check_preempt_wakeup_fair` returns early for it), so a batch worker runs
 //! when the JS thread next blocks, normally right after `submit`, when JS awaits the answer.
 //! Batch tasks keep their fair share of CPU time; only wake-up preemption is given up.

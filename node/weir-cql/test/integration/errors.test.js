@@ -99,7 +99,7 @@ test('missing keyspace at connect -> ResponseError invalid', async () => {
 });
 
 // The reply must be unable to arrive before the timeout: a 1 ms readTimeout against a fast
-// read raced the reply and lost under load (session 16). The server holds this answer for
+// read races the reply and loses under load. The server holds this answer for
 // HOLD_MS of wall time (a Java UDF spinning on System.nanoTime: the UDF sandbox has no
 // sleep), 10x the timeout, so only a client-side timeout can end the request early; if
 // client-side timeouts stopped working, the request would answer and the test would fail.

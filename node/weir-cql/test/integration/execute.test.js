@@ -30,8 +30,8 @@ test('prepared insert and select round-trip a row', async () => {
 test('a prepared SELECT * sees columns added and dropped after it was prepared', async () => {
   // Guards the EXECUTE flags: protocol v4 has no result-metadata id, and Cassandra 5.0 keeps
   // a prepared statement across ALTER TABLE ADD, so a driver that set SKIP_METADATA and read
-  // rows with the PREPARE answer's columns would silently miss 'b' here (issue 21, session
-  // 12: tried, this test failed with ['id', 'a'], so EXECUTE asks for the metadata).
+  // rows with the PREPARE answer's columns would silently miss 'b' here (it would see
+  // ['id', 'a']), so EXECUTE asks for the metadata).
   await env.client.execute('CREATE TABLE altered (id int PRIMARY KEY, a int)');
   await env.client.execute('INSERT INTO altered (id, a) VALUES (1, 10)');
   const select = 'SELECT * FROM altered WHERE id = ?';

@@ -1,6 +1,6 @@
 'use strict';
 // Rows built by lib/result.js: one generated Row constructor per distinct column set
-// (issue 21: the generic per-cell keyed store cost ~1 us per row). These tests pin what a
+// (a generic per-cell keyed store costs ~1 us per row). These tests pin what a
 // user can observe of a row, so the faster construction stays the same shape, and that a
 // changed column set (ALTER TABLE) never reuses another set's constructor. No server.
 const test = require('node:test');
