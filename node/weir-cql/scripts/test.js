@@ -56,6 +56,8 @@ async function main() {
     return 1;
   }
   const unit = await runTests('unit', 'test/unit', {});
+  // A stub server that misbehaves on purpose: timeouts, dropped and malformed frames.
+  const faults = await runTests('faults', 'test/faults', {});
   let external = process.env.WEIR_CQL_CONTACT_POINT;
   let tlsDir = process.env.WEIR_CQL_TLS_DIR || '';
   let started = false;
@@ -94,8 +96,8 @@ async function main() {
   } finally {
     await stop();
   }
-  const counts = `${unit.tests} unit, ${integration.tests} integration, ${install.tests} install and ${cluster.tests} cluster tests ran`;
-  if (unit.tests === 0 || integration.tests === 0 || install.tests === 0 || cluster.tests === 0) {
+  const counts = `${unit.tests} unit, ${faults.tests} faults, ${integration.tests} integration, ${install.tests} install and ${cluster.tests} cluster tests ran`;
+  if (unit.tests === 0 || faults.tests === 0 || integration.tests === 0 || install.tests === 0 || cluster.tests === 0) {
     console.error(`weir-cql: refusing to pass: ${counts}`);
     return 1;
   }
@@ -108,7 +110,7 @@ async function main() {
     console.error(`weir-cql: refusing to pass: ${install.skipped} install tests skipped on the cluster this command started`);
     return 1;
   }
-  for (const r of [unit, integration, install, cluster]) if (r.status !== 0 || r.fail) return 1;
+  for (const r of [unit, faults, integration, install, cluster]) if (r.status !== 0 || r.fail) return 1;
   return 0;
 }
 
