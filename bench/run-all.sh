@@ -17,7 +17,7 @@ benches=(
     "engine-vda|bench/engine-vs-fio.sh"
     "engine-zram|TIER=zram bench/engine-vs-fio.sh"
     "engine-zram-qd32|TIER=zram ROUNDS=9 DURATION_S=5 WORKLOADS=randread_qd32 BACKENDS='uring uring_eager_batch8' FIO_SIDES=fio_reg_batch bench/engine-vs-fio.sh"
-    "tune-zram|ZRAM=6G ROUNDS=4 bench/tune-vs-fio.sh"
+    "tune-fio|bench/tune-fio-depths.sh"
     "shares|BRACKET='vda:randwrite zram:randwrite' TIERS='vda zram' ROUNDS=6 PROPS=bench/vda-quiet.yaml ZRAM_PROPS=bench/zram-quiet.yaml bench/shares.sh"
     "shares-goals|TIERS=vda SIZES=4kB OPS=randread BRACKET=all ROUNDS=6 GOALS='0.75ms 1.5ms 3ms' PROPS=bench/vda-quiet.yaml bench/shares.sh"
     "qos|GOAL=1ms DURATION=5s ROUNDS=3 SWEEP='' bench/qos.sh"
@@ -28,6 +28,12 @@ benches=(
     "explore-repeat|SIZE=8G bench/explore-repeat.sh"
     "explore-replay|bench/explore-replay.sh /var/tmp/weir-explore-out/explore.json"
     "explore-sim-qos|bench/explore-sim-qos.sh"
+    "sched-soak|bench/soak.sh"
+    "sched-sim|bench/sched-sim.sh"
+    "lsm|bench/lsm.sh --dir /var/tmp/weir-lsm --duration 6 --out /var/tmp/weir-lsm.json"
+    "fuzz|bench/fuzz.sh"
+    "cql-client-cost|cd node/weir-cql/bench && npm ci --no-audit --no-fund && node client-cost.js"
+    "cql-soak|SOAK_MINUTES=30 node/weir-cql/bench/soak.sh"
 )
 
 if [[ ${1:-} == --list ]]; then

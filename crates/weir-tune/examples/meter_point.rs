@@ -1,5 +1,5 @@
 //! One load through `weir tune`'s own meter on files the caller prepared, for comparing the
-//! meter with fio on exactly the same file state (bench/tune-write-factors.sh).
+//! meter with fio on exactly the same file state.
 //!
 //! ```sh
 //! cargo run --release -p weir-tune --example meter_point -- \
@@ -128,7 +128,7 @@ fn run(load: Load, targets: Vec<ShardTarget>, seconds: f64) -> Result<(f64, f64)
     if std::env::var_os("UNREGISTERED").is_none() {
         meter = meter.with_registration(register_engine);
     }
-    // bench/tune-vs-fio.sh gives the meter fio's ramp, so both windows start alike.
+    // The cross-check gives the meter fio's ramp, so both windows start alike.
     let ramp_ns = std::env::var("RAMP_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())

@@ -203,13 +203,13 @@ pub struct TuneReport {
     /// it when there was too little of that. Set by the real meter's driver; 0 otherwise.
     pub sequential_read_bytes: u64,
     /// Per shard, the byte ranges `[start, end)` of its file the sequential reads read, in the
-    /// order read (real disk only; empty on a simulated one). bench/tune-vs-fio.sh reads exactly
+    /// order read (real disk only; empty on a simulated one). the cross-check reads exactly
     /// these bytes with fio and the meter: the data a writer lays down on zram reads at a rate
     /// of its own, region by region (docs/tune-zram.md).
     pub sequential_read_ranges_bytes: Vec<Vec<[u64; 2]>>,
     /// Per shard, the bytes its random writes wrote over: data this run wrote (sequentially)
     /// outside the reads' data, at most `weir_tune::target::RANDOM_WRITE_BYTES_MAX`. Random
-    /// writes are overwrites in every run (the regime bench/tune-repeat.sh compares). Real
+    /// writes are overwrites in every run (the regime repeated runs compare). Real
     /// disk only; empty on a simulated one.
     pub random_write_bytes: Vec<u64>,
     /// `--cross-check`: the four figures measured again by weir's engine and by fio,

@@ -78,7 +78,7 @@ function sameBytes(buf, pos, len, known) {
 
 // Column metadata repeats on every page of a statement; parse each distinct one once. The
 // last one seen is checked first by its bytes: most answers repeat it, and the Map's key (a
-// string made of the bytes, then hashed) cost ~0.3 us per answer (bench/cql/replay.js).
+// string made of the bytes, then hashed) cost ~0.3 us per answer.
 const specCache = new Map();
 let lastSpecBytes = null;
 let lastSpecs = null;

@@ -443,7 +443,7 @@ async fn run_requests(
         // a whole buffer of answers before the run issues their successors, which then reach
         // the server as one burst of ~50 requests per TCP segment instead of a trickle, and
         // the one-CPU server serves the bursts slower (concurrent select takes 0.68x the
-        // time with this, bench/cql/inflight.py shows 6-9 requests per segment, as raw's).
+        // time with this, a count of requests per socket write shows 6-9 requests per segment, as raw's).
         let handle = tokio::runtime::Handle::current();
         let _ = tokio::task::spawn_blocking(move || {
             handle.block_on(run_many(session, jobs, concurrency, token, deliver))
