@@ -102,7 +102,7 @@ pub fn write(path: &Path, bytes: &[u8], force: bool) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// [`write`] failed.
+/// [`write()`] failed.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum WriteError {

@@ -131,7 +131,7 @@ impl Confirmer {
     }
 
     /// After every sweep: each figure whose confirmation fell more than `accuracy` under its
-    /// sweep's best step gets a second opinion ([`second_opinion_step`]), in tune order. Running them after all sweeps, not right after their
+    /// sweep's best step gets a second opinion (`second_opinion_step`), in tune order. Running them after all sweeps, not right after their
     /// own confirmation, puts other measurements between the two windows, so one burst of
     /// interference is less likely to cover both. The higher of the two is the figure.
     /// Returns a progress line per second opinion.

@@ -382,7 +382,7 @@ fn knee_index(steps: &[Measurement], best: usize, reference: f64, accuracy: f64)
 /// fall is checked by measuring the best depth again: when that has fallen too, the disk
 /// drifted in time (its cache filled), the best is replaced by the new measurement, and the
 /// sweep goes on against the disk as it is now. A sweep that stopped short of the deepest depth
-/// measures that one too (see [`probe_deepest`]).
+/// measures that one too (see `probe_deepest`).
 ///
 /// Below `depth_reach` neither rule stops the sweep: it must measure the depth its figure
 /// will be driven at (random reads: the scheduler's, see `TuneConfig::read_depth_per_shard`),
@@ -500,7 +500,7 @@ fn probe_deepest(
     probe_depth(meter, load, depth_max, steps, best, phase)
 }
 
-/// One long step at `depth` (see [`probe_deepest`] for why it is long and never decided
+/// One long step at `depth` (see `probe_deepest` for why it is long and never decided
 /// early), kept as the best when it beats it by `depth_gain_min` (or when it is the first
 /// step). Returns the best's index.
 fn probe_depth(

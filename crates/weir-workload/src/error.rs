@@ -239,12 +239,12 @@ pub enum OptionsError {
     VerifyDevice,
     /// `--verify` with no directory (the null device).
     VerifyWithoutFiles,
-    /// More shards than [`crate::options::MAX_SHARDS`]: each is a thread with its own ring
+    /// More shards than 4096 (`MAX_SHARDS`): each is a thread with its own ring
     /// and buffers, so a typo (a million) would exhaust the machine before any I/O.
     TooManyShards { shards: usize },
     /// A run of zero length measures nothing.
     ZeroDuration,
-    /// Longer than [`crate::options::MAX_DURATION`].
+    /// Longer than one year (`MAX_DURATION`).
     DurationTooLong { seconds: u64 },
 }
 
