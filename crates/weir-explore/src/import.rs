@@ -170,24 +170,27 @@ pub fn import(
     Ok(map)
 }
 
-/// For each read rate of the grid, the most writes within the goal.
+/// For each read rate of the grid, the most writes within the goal. Walks the read indices the
+/// file holds, not every index up to the largest: an index is whatever the file says, and a
+/// file naming `r_idx=4294967295` must not cost four billion passes.
 fn grid_frontier(cells: &[(JobName, PointResult)]) -> Vec<FrontierPoint> {
-    let mut frontier: Vec<FrontierPoint> = Vec::new();
-    let max_r = cells.iter().map(|(n, _)| n.r_idx).max().unwrap_or(0);
-    for r in 0..=max_r {
-        let best = cells
-            .iter()
-            .filter(|(n, p)| n.r_idx == r && p.within_goal)
-            .map(|(_, p)| p)
-            .max_by(|a, b| a.write_bytes_per_s.total_cmp(&b.write_bytes_per_s));
-        if let Some(p) = best {
-            frontier.push(FrontierPoint {
-                read_iops: p.read_iops,
-                write_bytes_per_s: p.write_bytes_per_s,
-            });
-        }
-    }
-    frontier
+    let mut read_indices: Vec<u32> = cells.iter().map(|(n, _)| n.r_idx).collect();
+    read_indices.sort_unstable();
+    read_indices.dedup();
+    read_indices
+        .into_iter()
+        .filter_map(|r| {
+            cells
+                .iter()
+                .filter(|(n, p)| n.r_idx == r && p.within_goal)
+                .map(|(_, p)| p)
+                .max_by(|a, b| a.write_bytes_per_s.total_cmp(&b.write_bytes_per_s))
+                .map(|p| FrontierPoint {
+                    read_iops: p.read_iops,
+                    write_bytes_per_s: p.write_bytes_per_s,
+                })
+        })
+        .collect()
 }
 
 #[cfg(test)]
