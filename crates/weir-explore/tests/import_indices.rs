@@ -9,9 +9,18 @@ use weir_explore::import::import;
 #[test]
 fn a_huge_read_index_costs_no_more_than_the_indices_present() {
     let text = include_str!("data/diskplorer-huge-read-index.json");
-    let map = import(text, "diskplorer-huge-read-index.json", 1000.0, 4096, 131_072)
-        .expect("the file is a Diskplorer grid with odd names, which import accepts");
-    assert!(!map.points.is_empty(), "the grid's cells are kept as points");
+    let map = import(
+        text,
+        "diskplorer-huge-read-index.json",
+        1000.0,
+        4096,
+        131_072,
+    )
+    .expect("the file is a Diskplorer grid with odd names, which import accepts");
+    assert!(
+        !map.points.is_empty(),
+        "the grid's cells are kept as points"
+    );
     assert!(
         map.frontier.len() <= 3,
         "three read rates in the file, so at most three frontier points: {:?}",
