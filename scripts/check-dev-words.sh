@@ -14,7 +14,8 @@ root=${1:-"$(cd "$(dirname "$0")/.." && pwd)"}
 self=$(basename "$0")
 
 patterns=(
-    '\b[Ss]essions? [0-9]+\b'                     # session 12, sessions 8-9
+    '\b[Ss]essions?[ -][0-9]+\b'                  # session 12, sessions 8-9, the session-8 map
+    '\b(?:[Qq]uiet|[Ll]oaded|[Ee]arlier|[Pp]revious|[Ll]ast|[Tt]his|[Tt]hat|[Nn]ext) (?:working )?sessions?\b(?! (?:type|object|handle|option|pool|keyspace|per|to|of the driver))' # the quiet session
     '\b[Ss]ession [0-9]+'"'"'s\b'                 # session 15's
     '\b[Qq]uiet (window|rerun)s?\b'               # quiet window, quiet rerun
     '\b[Ee]ngineers?\b'                           # the other engineer

@@ -91,8 +91,8 @@ impl Fits {
     /// The linear model written to io-properties.yaml for the chosen fit, with write axis `bw`.
     ///
     /// A curve is not linear, and the largest line under it promises less than the frontier
-    /// everywhere but where it touches: on the session-8 vda map (a 0.71) that line was a
-    /// tenth under the frontier at half the reads, and since the reads take their share of
+    /// everywhere but where it touches: on a measured vda map with a concave frontier (a 0.71)
+    /// that line was a tenth under the frontier at half the reads, and since the reads take their share of
     /// the budget first, the writes lost a fifth (0.79 of the frontier, read p99 655 of 1,000
     /// us). Nothing gives that back: run-time K holds while the tail guard binds, which it
     /// does in any mixed load. A line that promises too much is corrected by the scheduler's
