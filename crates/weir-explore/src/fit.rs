@@ -92,9 +92,9 @@ impl Fits {
     ///
     /// A curve is not linear, and the largest line under it promises less than the frontier
     /// everywhere but where it touches: on a measured vda map with a concave frontier (a 0.71)
-    /// that line was a tenth under the frontier at half the reads, and since the reads take their share of
-    /// the budget first, the writes lost a fifth (0.79 of the frontier, read p99 655 of 1,000
-    /// us). Nothing gives that back: run-time K holds while the tail guard binds, which it
+    /// that line was a tenth under the frontier at half the reads, and since the reads take
+    /// their share of the budget first, the writes lost a fifth (0.79 of the frontier, read
+    /// p99 655 of 1,000 us). Nothing gives that back: run-time K holds while the tail guard binds, which it
     /// does in any mixed load. A line that promises too much is corrected by the scheduler's
     /// own feedback instead: the in-disk window and the tail guard hold the reads' tail
     /// whatever the model says. So the curve writes the least-squares line through the
