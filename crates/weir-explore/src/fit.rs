@@ -91,14 +91,14 @@ impl Fits {
     /// The linear model written to io-properties.yaml for the chosen fit, with write axis `bw`.
     ///
     /// A curve is not linear, and the largest line under it promises less than the frontier
-    /// everywhere but where it touches: on a measured vda map with a concave frontier (a 0.71)
-    /// that line was a tenth under the frontier at half the reads, and since the reads take
-    /// their share of the budget first, the writes lost a fifth (0.79 of the frontier, read
-    /// p99 655 of 1,000 us). Nothing gives that back: run-time K holds while the tail guard binds, which it
-    /// does in any mixed load. A line that promises too much is corrected by the scheduler's
-    /// own feedback instead: the in-disk window and the tail guard hold the reads' tail
-    /// whatever the model says. So the curve writes the least-squares line through the
-    /// frontier (the `half_duplex` fit's K) when that is above the safe line.
+    /// everywhere but where it touches: on a measured vda map with a concave frontier (a 0.71) that
+    /// line was a tenth under the frontier at half the reads, and since the reads take their share
+    /// of the budget first, the writes lost a fifth (0.79 of the frontier, read p99 655 of 1,000
+    /// us). Nothing gives that back: run-time K holds while the tail guard binds, which it does in
+    /// any mixed load. A line that promises too much is corrected by the scheduler's own feedback
+    /// instead: the in-disk window and the tail guard hold the reads' tail whatever the model says.
+    /// So the curve writes the least-squares line through the frontier (the `half_duplex` fit's K)
+    /// when that is above the safe line.
     pub fn written_line(&self, bw: f64) -> SeastarLine {
         let line = self.chosen_fit().seastar_line(bw);
         if self.chosen != ModelKind::Curve {
