@@ -28,6 +28,12 @@ impl Wake for ThreadWaker {
 /// assert_eq!(answer, 42);
 /// ```
 pub fn block_on<F: Future>(future: F) -> F::Output {
+    drive(future, std::thread::park)
+}
+
+/// Polls `future` on this thread until it is ready, calling `idle` between polls: `park` for
+/// [`block_on`], one turn of the ring for a local shard, whose completions are what wake it.
+pub(crate) fn drive<F: Future>(future: F, mut idle: impl FnMut()) -> F::Output {
     let mut future = pin!(future);
     let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
@@ -35,6 +41,6 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
             return out;
         }
-        std::thread::park();
+        idle();
     }
 }

@@ -5,10 +5,6 @@
 use std::cell::RefCell;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::Thread;
 
 use weir_model::device::Direction;
 use weir_sched::{ClassMetrics, ShardMetrics};
@@ -46,14 +42,6 @@ pub struct LocalShard {
     core: RefCell<ShardCore>,
     /// The ring belongs to this thread.
     _not_send: PhantomData<*const ()>,
-}
-
-struct ThreadWaker(Thread);
-
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
 }
 
 impl LocalShard {
@@ -119,15 +107,7 @@ impl LocalShard {
     /// next refill, and polls the future again. Combine several requests with a join (e.g.
     /// `futures::future::join_all`) to keep many in flight.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        let mut future = pin!(future);
-        let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
-        let mut cx = Context::from_waker(&waker);
-        loop {
-            if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-                return out;
-            }
-            self.turn();
-        }
+        crate::block_on::drive(future, || self.turn())
     }
 
     /// One turn of the ring: dispatch, wait for a completion (or the next refill), complete.
