@@ -9,6 +9,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "no development words in the tree"
 scripts/check-dev-words.sh
 
+step "library crates read no environment, print nothing, install no signal handler"
+scripts/check-library-manners.sh
+
 step "system packages (xfsprogs, e2fsprogs, fio)"
 scripts/install-deps.sh
 

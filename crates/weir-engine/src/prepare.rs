@@ -123,7 +123,7 @@ impl std::error::Error for UnknownPrepare {}
 pub const SLOPPY_SIZE_HINT_BYTES: u64 = 1 << 20;
 
 /// Options for [`PreparedFile::create`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PrepareOptions {
     pub mode: Prepare,
     /// The file's final size (io_tester `data_size` for this shard).
@@ -145,6 +145,8 @@ pub struct PrepareOptions {
     /// io_tester's `extent_allocation_size_hint`: set on the new file before it is prepared
     /// (see [`crate::extent`]); [`PreparedFile::extent_hint`] says whether it took.
     pub extent_size_hint_bytes: Option<u32>,
+    /// Stops an `overwrite` prefill early (the file is then removed and the error is EINTR).
+    pub cancel: Option<crate::Cancel>,
 }
 
 impl PrepareOptions {
@@ -159,6 +161,7 @@ impl PrepareOptions {
             reuse_existing: false,
             backend: Backend::Uring,
             extent_size_hint_bytes: None,
+            cancel: None,
         }
     }
 }
@@ -334,7 +337,9 @@ impl PreparedFile {
         }
         match opts.mode {
             Prepare::Overwrite if reuse => prepared.size_bytes = opts.size_bytes,
-            Prepare::Overwrite => prepared.prefill(opts.size_bytes, opts.backend)?,
+            Prepare::Overwrite => {
+                prepared.prefill(opts.size_bytes, opts.backend, opts.cancel.clone())?
+            }
             Prepare::Append | Prepare::Sloppy => {}
             Prepare::Pretruncate => prepared.truncate_to(opts.size_bytes)?,
             Prepare::Fallocate => prepared.fallocate(opts.size_bytes)?,
@@ -454,7 +459,12 @@ impl PreparedFile {
     }
 
     /// Writes real data over the whole file: 1 MiB direct writes, 8 in flight.
-    fn prefill(&mut self, size_bytes: u64, backend: Backend) -> Result<(), FileError> {
+    fn prefill(
+        &mut self,
+        size_bytes: u64,
+        backend: Backend,
+        cancel: Option<crate::Cancel>,
+    ) -> Result<(), FileError> {
         let t0 = crate::clock::monotonic_ns();
         if size_bytes == 0 {
             return Ok(());
@@ -469,6 +479,7 @@ impl PreparedFile {
         let dev = EngineDevice::open(backend, depth).map_err(FileError::Backend)?;
         let options = LoopOptions {
             offset_align_bytes: self.alignment.offset_align_bytes.max(1),
+            cancel,
             ..LoopOptions::default()
         };
         let mut shard = ShardLoop::new(dev, vec![pool], options);

@@ -516,7 +516,6 @@ fn qd32_raw(path: &Path, secs: u64) -> (f64, f64) {
     let pool = DmaBufferPool::new(32, BLOCK as usize, &align).expect("pool");
     let dev = EngineDevice::open(Backend::Uring, 32).expect("ring");
     let options = LoopOptions {
-        stop_on_interrupt: false,
         offset_align_bytes: align.offset_align_bytes,
         ..LoopOptions::default()
     };

@@ -1,6 +1,6 @@
-//! The progress line on a terminal: which phase runs, how long it has left and how long the
-//! whole report has left, redrawn twice a second by a small thread. Off a terminal it draws
-//! nothing (the page is the output; logs stay clean).
+//! The progress line: which phase runs, how long it has left and how long the whole report
+//! has left, redrawn twice a second by a small thread into the writer the caller gives (the
+//! `weir` binary gives its terminal's stderr, and nothing off a terminal, so logs stay clean).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +24,8 @@ struct State {
 pub struct Progress {
     state: Arc<Mutex<Option<State>>>,
     stop: Arc<AtomicBool>,
-    ticker: Option<JoinHandle<()>>,
+    /// The ticker thread, and the writer it hands back when it ends.
+    ticker: Option<JoinHandle<Box<dyn Write + Send>>>,
 }
 
 /// `m:ss`.
@@ -47,8 +48,9 @@ fn line(state: &State, spent: Duration) -> String {
 }
 
 impl Progress {
-    /// A progress line on stderr.
-    pub fn on_terminal() -> Self {
+    /// A progress line redrawn in place on `out` (a terminal: the line starts with a carriage
+    /// return and an erase-line sequence).
+    pub fn drawing_to(mut out: Box<dyn Write + Send>) -> Self {
         let state: Arc<Mutex<Option<State>>> = Arc::new(Mutex::new(None));
         let stop = Arc::new(AtomicBool::new(false));
         let (s, st) = (Arc::clone(&state), Arc::clone(&stop));
@@ -61,12 +63,12 @@ impl Progress {
                         .ok()
                         .and_then(|g| g.as_ref().map(|st| line(st, st.started.elapsed())));
                     if let Some(text) = text {
-                        let mut err = std::io::stderr().lock();
-                        let _ = err.write_all(text.as_bytes());
-                        let _ = err.flush();
+                        let _ = out.write_all(text.as_bytes());
+                        let _ = out.flush();
                     }
                     std::thread::sleep(Duration::from_millis(500));
                 }
+                out
             })
             .ok();
         Progress {
@@ -111,10 +113,10 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.ticker.take() {
-            let _ = t.join();
+        if let Some(Ok(mut out)) = self.ticker.take().map(JoinHandle::join) {
             // Clear the line so the caller's next message starts clean.
-            eprint!("\r\x1b[K");
+            let _ = out.write_all(b"\r\x1b[K");
+            let _ = out.flush();
         }
     }
 }

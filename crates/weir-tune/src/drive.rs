@@ -91,8 +91,7 @@ pub fn drive<D: Device>(
         // Request offsets are multiples of the request size, itself a multiple of the
         // logical sector (512 bytes at least).
         offset_align_bytes: 512,
-        // The meters poll the interrupt themselves and stop through `tick`.
-        stop_on_interrupt: false,
+        // No cancel token: the meters poll theirs and stop through `tick`.
         ..LoopOptions::default()
     };
     let mut shard = ShardLoop::new(dev, vec![pool], options);
@@ -110,7 +109,7 @@ pub fn drive<D: Device>(
         Ok(()) => Ok(source.counters),
         Err(RunError::Source(e)) => Err(e),
         Err(RunError::Loop(e)) => Err(TuneError::Ring(e)),
-        // Not asked for (`stop_on_interrupt: false`), but if the loop saw Ctrl-C it is one.
+        // Not asked for (no token in the options), but a cancelled loop is an interrupt.
         Err(RunError::Interrupted) => Err(TuneError::Interrupted),
         // The engine's error is non-exhaustive: a cause added there keeps its own words.
         Err(other) => Err(TuneError::LoopStopped(Box::new(other))),

@@ -34,8 +34,6 @@ pub enum TuneError {
     FileRefused(FileError),
     /// Ctrl-C: the load stopped and the test files were removed.
     Interrupted,
-    /// The Ctrl-C handler could not be installed (`sigaction` failed with this errno).
-    InterruptHandler { errno: i32 },
     /// A test file could not be created or prepared, for a reason the operator cannot fix.
     File(FileError),
     /// A shard's I/O ring (io_uring or AIO context) could not be opened.
@@ -141,9 +139,6 @@ impl fmt::Display for TuneError {
             TuneError::FileRefused(e) => e.fmt(f),
             TuneError::Interrupted => {
                 f.write_str("interrupted: the load stopped and the test files were removed")
-            }
-            TuneError::InterruptHandler { errno } => {
-                write!(f, "cannot install the Ctrl-C handler: {}", os(*errno))
             }
             TuneError::File(e) => e.fmt(f),
             TuneError::RingOpen(e) => e.fmt(f),

@@ -13,7 +13,7 @@ use std::time::Instant;
 use weir_engine::backend::{Backend, EngineDevice};
 use weir_engine::file::{DirectIo, FileError};
 use weir_engine::prepare::{Prepare, PrepareOptions, PreparedFile};
-use weir_engine::{interrupt, shards};
+use weir_engine::{shards, Cancel};
 use weir_model::units::format_bytes;
 use weir_probe::PathFacts;
 
@@ -164,20 +164,33 @@ fn pitfalls(facts: &PathFacts) -> Vec<Warning> {
     out
 }
 
+/// How one directory's measurement runs: what the caller (the `weir` binary, or an
+/// embedding program) decides rather than the tune.
+pub struct DirRun<'a> {
+    pub backend: Backend,
+    /// When the whole command must be done; the measuring budget is what is left of it minus
+    /// a reserve for cleanup.
+    pub deadline: Instant,
+    /// Stops the load early (the binary cancels it on Ctrl-C); the files are removed and the
+    /// tune returns [`TuneError::Interrupted`].
+    pub cancel: &'a Cancel,
+    /// Where to write the trace of every load's samples ([`crate::trace`]); None: no trace.
+    pub trace: Option<&'a mut dyn std::io::Write>,
+}
+
 /// Creates the test files, runs the tune on all shards at once, removes the files.
-/// `deadline` is when the whole command must be done; the measuring budget is what is left
-/// of it minus a reserve for cleanup.
 pub fn tune_dir(
     pre: &Preflight,
     cfg: &TuneConfig,
-    backend: Backend,
-    deadline: Instant,
+    run: DirRun<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<TuneReport, TuneError> {
-    // Ctrl-C only raises a flag; the shards stop, and dropping the files removes them.
-    if let Err(errno) = interrupt::install() {
-        return Err(TuneError::InterruptHandler { errno });
-    }
+    let DirRun {
+        backend,
+        deadline,
+        cancel,
+        trace,
+    } = run;
     let files = create_files(pre)?;
     let request_bytes_min = files
         .iter()
@@ -196,7 +209,7 @@ pub fn tune_dir(
         let _ = shards::pin_current_thread(shard as usize % cores);
         EngineDevice::open(backend, depth).map_err(TuneError::RingOpen)
     };
-    let interrupted = interrupt::requested;
+    let interrupted = || cancel.is_cancelled();
     let mut meter = ShardedMeter::new(
         &factory,
         targets,
@@ -214,13 +227,13 @@ pub fn tune_dir(
         .saturating_duration_since(Instant::now() + reserve)
         .as_nanos() as u64;
     cfg.reported_physical_sector_bytes = pre.reported_physical_sector_bytes;
-    let result = if crate::trace::trace_requested() {
-        let mut traced = Traced::new(&mut meter, std::io::stderr());
+    let result = if let Some(out) = trace {
+        let mut traced = Traced::new(&mut meter, out);
         tune_with_progress(&mut traced, &cfg, progress)
     } else {
         tune_with_progress(&mut meter, &cfg, progress)
     };
-    if interrupt::requested() {
+    if cancel.is_cancelled() {
         drop(files);
         return Err(TuneError::Interrupted);
     }
@@ -286,18 +299,16 @@ fn file_error(e: FileError) -> TuneError {
 }
 
 /// `--cross-check` for one tuned directory: [`crate::crosscheck::cross_check`] in `pre.dir`
-/// with the tune's shards, stopped by Ctrl-C like the tune (its files are removed either way).
+/// with the tune's shards, stopped by `cancel` like the tune (its files are removed either way).
 pub fn cross_check_dir(
     pre: &Preflight,
     report: &TuneReport,
     cfg: &crate::crosscheck::CrossCheckConfig,
     backend: Backend,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(&str),
 ) -> Result<crate::crosscheck::CrossCheck, TuneError> {
-    if let Err(errno) = interrupt::install() {
-        return Err(TuneError::InterruptHandler { errno });
-    }
-    let interrupted = interrupt::requested;
+    let interrupted = || cancel.is_cancelled();
     crate::crosscheck::cross_check(
         &pre.dir,
         pre.shards,

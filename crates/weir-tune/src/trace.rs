@@ -1,19 +1,11 @@
-//! An opt-in trace of every load a tune runs: one line per sample (`WEIR_TUNE_TRACE=1`, to
-//! stderr), so a figure can be followed back to the 100 ms samples it was formed from and set
-//! beside another meter's on the same bytes (docs/tune-zram.md). It wraps any
+//! An opt-in trace of every load a tune runs: one line per sample (the `weir` binary writes
+//! it to stderr under `WEIR_TUNE_TRACE=1`), so a figure can be followed back to the 100 ms samples it was formed from and set
+//! beside another meter's on the same bytes. It wraps any
 //! [`Meter`] and changes nothing it measures.
 
 use crate::error::TuneError;
 use crate::load::{direction_name, pattern_name};
 use crate::meter::{Control, Load, Meter, Sample};
-
-/// The environment variable that turns the trace on for `weir tune`.
-pub const TRACE_ENV: &str = "WEIR_TUNE_TRACE";
-
-/// Whether `weir tune` should trace its loads.
-pub fn trace_requested() -> bool {
-    std::env::var_os(TRACE_ENV).is_some_and(|v| !v.is_empty() && v != "0")
-}
 
 /// A meter that writes each load's samples to `out` as it forwards them.
 pub struct Traced<'m, W: std::io::Write> {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use weir_engine::{Backend, DirectIo};
+use weir_engine::{Backend, Cancel, DirectIo};
 use weir_model::cost::CostModel;
 use weir_sched::SchedConfig;
 
@@ -50,6 +50,9 @@ pub struct RunOptions {
     /// Write to a `device` that holds a filesystem, partition table or other data weir
     /// recognises (`--destroy-data`). Off: such a device is refused for every plan that writes.
     pub destroy_data: bool,
+    /// Stops the run early when cancelled (the `weir` binary cancels it on SIGINT/SIGTERM):
+    /// the shards drain, the files are removed and the report covers the time until then.
+    pub cancel: Cancel,
 }
 
 /// The scheduler's disk model and settings for a run.
@@ -87,6 +90,7 @@ impl Default for RunOptions {
             seed: 0x5745_4952,
             scheduler: None,
             destroy_data: false,
+            cancel: Cancel::new(),
         }
     }
 }

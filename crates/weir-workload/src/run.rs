@@ -151,7 +151,7 @@ pub fn run_with<F: DeviceFactory>(
         while let Ok(elapsed_ns) = tick_rx.recv() {
             // Shard 0 ended window `window`; the others end it on their own clocks.
             window += 1;
-            await_window(&shared.marks, window, wait);
+            await_window(&shared.marks, window, wait, &shared.cancel);
             let progress = shared.progress(plan, elapsed_ns);
             let keep_going = on_sample(&progress) == Control::Continue;
             if !keep_going {
@@ -290,7 +290,6 @@ fn shard_main<F: DeviceFactory>(
     // and leaks them if the device broke with requests still in the kernel.
     let engine_options = weir_engine::LoopOptions {
         offset_align_bytes,
-        stop_on_interrupt: false,
         ..weir_engine::LoopOptions::default()
     };
     let mut lp = ShardLoop::new(&mut device, pools, engine_options);
@@ -504,7 +503,7 @@ fn assemble<F: DeviceFactory>(
         }
         jobs.push(JobReport::merge(job, &per_shard, window_s));
     }
-    let interrupted = weir_engine::interrupt::requested();
+    let interrupted = shared.cancel.is_cancelled();
     let failure = shared.failure();
     let stopped_early = if let Some(f) = &failure {
         Some(f.to_string())
@@ -586,6 +585,7 @@ struct Shared {
     published: Vec<Vec<Mutex<Published>>>,
     /// Indexed by shard: windows ended, loop over (see `sampled`).
     marks: Vec<ShardMark>,
+    cancel: weir_engine::Cancel,
 }
 
 impl Shared {
@@ -612,6 +612,7 @@ impl Shared {
                 .map(|d| (d.as_nanos() as u64).max(1_000_000)),
             published,
             marks: (0..shard_count).map(|_| ShardMark::default()).collect(),
+            cancel: options.cancel.clone(),
         }
     }
 
@@ -619,7 +620,7 @@ impl Shared {
     fn barrier(&self) -> bool {
         self.ready.fetch_add(1, Ordering::SeqCst);
         loop {
-            if self.setup_failed.load(Ordering::SeqCst) || weir_engine::interrupt::requested() {
+            if self.setup_failed.load(Ordering::SeqCst) || self.cancel.is_cancelled() {
                 return false;
             }
             if self.ready.load(Ordering::SeqCst) >= self.shard_count {
@@ -683,7 +684,7 @@ struct ShardSignal<'a> {
 
 impl StopSignal for ShardSignal<'_> {
     fn should_stop(&self) -> bool {
-        self.shared.stop.load(Ordering::Relaxed) || weir_engine::interrupt::requested()
+        self.shared.stop.load(Ordering::Relaxed) || self.shared.cancel.is_cancelled()
     }
 
     fn fail(&self, failure: Failure) {

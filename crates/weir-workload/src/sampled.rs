@@ -114,11 +114,16 @@ pub(crate) enum ShardWait {
 }
 
 /// Waits until every shard has ended `window` (counted from 1) or finished, or the wait limit.
-pub(crate) fn await_window(marks: &[ShardMark], window: u64, wait: ShardWait) {
+pub(crate) fn await_window(
+    marks: &[ShardMark],
+    window: u64,
+    wait: ShardWait,
+    cancel: &weir_engine::Cancel,
+) {
     let start = Instant::now();
     while !marks.iter().all(|m| m.has(window)) {
         let limit_passed = wait == ShardWait::Limited && start.elapsed() >= SHARD_WAIT_LIMIT;
-        if limit_passed || weir_engine::interrupt::requested() {
+        if limit_passed || cancel.is_cancelled() {
             return;
         }
         std::thread::sleep(SHARD_POLL);
@@ -159,7 +164,7 @@ mod tests {
         assert!(!marks[1].has(1));
         drop(FinishedOnDrop(&marks[1]));
         assert!(marks.iter().all(|m| m.has(1)));
-        await_window(&marks, 1, ShardWait::Limited);
+        await_window(&marks, 1, ShardWait::Limited, &weir_engine::Cancel::new());
         assert!(!marks[0].has(2));
     }
 
@@ -174,7 +179,12 @@ mod tests {
                 std::thread::sleep(SHARD_WAIT_LIMIT * 3);
                 marks[1].window_ended();
             });
-            await_window(&marks, 1, ShardWait::EveryShard);
+            await_window(
+                &marks,
+                1,
+                ShardWait::EveryShard,
+                &weir_engine::Cancel::new(),
+            );
             assert!(marks[1].has(1), "the sampler gave up on shard 1");
         });
     }

@@ -4,6 +4,7 @@
 
 mod cmd;
 mod error;
+mod interrupt;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -53,7 +54,7 @@ fn main() {
         cli.command,
         Command::Run(_) | Command::Tune(_) | Command::Explore(_) | Command::Report(_)
     ) {
-        let _ = weir_engine::interrupt::install();
+        let _ = interrupt::install();
     }
     let outcome = match cli.command {
         Command::Run(args) => cmd::run::run(args),

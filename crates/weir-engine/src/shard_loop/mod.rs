@@ -61,7 +61,7 @@ pub enum SubmitPolicy {
 }
 
 /// How the loop behaves; the defaults suit a benchmark on a real disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct LoopOptions {
     pub submit: SubmitPolicy,
     /// File offsets and op lengths must be multiples of this (the file's direct-I/O offset
@@ -70,9 +70,9 @@ pub struct LoopOptions {
     /// Record [`SubmitFacts`] for every call that submits (costs two `getrusage` calls each):
     /// for `weir qualify`, which asks whether submitting blocks the submitting thread.
     pub probe_submits: bool,
-    /// [`ShardLoop::run`] stops (and drains) when SIGINT/SIGTERM arrived
-    /// ([`crate::interrupt`]).
-    pub stop_on_interrupt: bool,
+    /// [`ShardLoop::run`] stops issuing (and drains) once this token is cancelled; None runs
+    /// until the source finishes.
+    pub cancel: Option<crate::Cancel>,
 }
 
 impl Default for LoopOptions {
@@ -81,7 +81,7 @@ impl Default for LoopOptions {
             submit: SubmitPolicy::Eager,
             offset_align_bytes: 512,
             probe_submits: false,
-            stop_on_interrupt: true,
+            cancel: None,
         }
     }
 }

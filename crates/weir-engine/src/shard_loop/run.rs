@@ -50,7 +50,7 @@ pub enum RunError<E> {
     Source(E),
     /// The device failed.
     Loop(LoopError),
-    /// SIGINT or SIGTERM arrived ([`super::LoopOptions::stop_on_interrupt`]).
+    /// The loop's token was cancelled ([`super::LoopOptions::cancel`]).
     Interrupted,
 }
 
@@ -85,8 +85,11 @@ impl<D: Device> ShardLoop<D> {
         loop {
             if failure.is_none()
                 && !finished
-                && self.options.stop_on_interrupt
-                && crate::interrupt::requested()
+                && self
+                    .options
+                    .cancel
+                    .as_ref()
+                    .is_some_and(crate::Cancel::is_cancelled)
             {
                 failure = Some(RunError::Interrupted);
             }

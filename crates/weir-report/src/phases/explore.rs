@@ -67,6 +67,7 @@ pub(crate) fn explore(opts: &ReportOptions, carry: &mut Carry) -> Section {
             dir: Some(opts.dir.clone()),
             shards,
             backend: opts.backend,
+            cancel: opts.cancel.clone(),
             ..RunOptions::default()
         },
         read_bytes: 4096,
@@ -88,18 +89,22 @@ pub(crate) fn explore(opts: &ReportOptions, carry: &mut Carry) -> Section {
         SearchSettings::quick(GOAL_US, regime, budget)
     };
     let outcome = weir_explore::search(&mut meter, &settings, &mut |_| {});
-    for file in leftover_files(&opts.dir, shards) {
-        // Already gone is fine; anything else is left for the operator to see.
-        if let Err(e) = std::fs::remove_file(&file) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                eprintln!("weir report: cannot remove {}: {e}", file.display());
-            }
-        }
-    }
+    // Already gone is fine; a file that cannot be removed is named in the section, so the
+    // operator sees it on the page and in the JSON.
+    let not_removed: Vec<String> = leftover_files(&opts.dir, shards)
+        .into_iter()
+        .filter_map(|file| match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Some(format!(
+                "cannot remove {}: {e}; remove it by hand",
+                file.display()
+            )),
+            _ => None,
+        })
+        .collect();
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
-            section.status = Status::Failed(e.to_string());
+            section.status = Status::Failed(with_leftovers(e.to_string(), &not_removed));
             return section;
         }
     };
@@ -127,5 +132,21 @@ pub(crate) fn explore(opts: &ReportOptions, carry: &mut Carry) -> Section {
     .map(|(id, d)| Chart::from_figure(id, &heatmap(&map, *d)))
     .collect();
     section.json = json!({ "map": map, "charts": charts, "io_properties_yaml": yaml });
+    if !not_removed.is_empty() {
+        let reason = match &section.status {
+            Status::Partial(r) => r.clone(),
+            _ => "the map is complete, but test files remain".into(),
+        };
+        section.status = Status::Partial(with_leftovers(reason, &not_removed));
+    }
     section
+}
+
+/// `reason`, followed by every test file that could not be removed.
+fn with_leftovers(reason: String, not_removed: &[String]) -> String {
+    if not_removed.is_empty() {
+        reason
+    } else {
+        format!("{reason}; {}", not_removed.join("; "))
+    }
 }

@@ -89,6 +89,9 @@ pub struct ReportOptions {
     pub backend: Backend,
     /// The command line as typed, for the page.
     pub command: String,
+    /// Stops the report early (the `weir` binary cancels it on Ctrl-C): the running phase
+    /// winds down and the phases after it are marked not run.
+    pub cancel: weir_engine::Cancel,
 }
 
 /// What the phases hand each other: the tune's model feeds the QoS demo.
@@ -113,7 +116,7 @@ pub fn run_report(opts: &ReportOptions, progress: &Progress) -> ReportDoc {
             .map(|k| budget.estimate(*k))
             .sum();
         progress.phase(i, count, kind.id(), budget.estimate(kind), after);
-        if weir_engine::interrupt::requested() {
+        if opts.cancel.is_cancelled() {
             sections.push(Section::not_run(
                 kind,
                 "interrupted (Ctrl-C) before this phase started",
@@ -184,6 +187,6 @@ fn machine_meta(opts: &ReportOptions, started: Instant) -> Meta {
         memory_bytes,
         started_unix_s,
         elapsed_s: started.elapsed().as_secs_f64(),
-        interrupted: weir_engine::interrupt::requested(),
+        interrupted: opts.cancel.is_cancelled(),
     }
 }

@@ -93,7 +93,7 @@ pub(crate) fn demo(opts: &ReportOptions, budget: &Budget, carry: &Carry) -> Sect
     let mut runs = Vec::new();
     let mut status = Status::Done;
     for spec in &specs {
-        if weir_engine::interrupt::requested() {
+        if opts.cancel.is_cancelled() {
             runs.push(
                 json!({ "name": spec.name, "status": "not run", "reason": "interrupted (Ctrl-C)" }),
             );
@@ -114,7 +114,7 @@ pub(crate) fn demo(opts: &ReportOptions, budget: &Budget, carry: &Carry) -> Sect
             jobs: mixed.clone(),
             scheduled: Some(true),
         };
-        let run = if weir_engine::interrupt::requested() {
+        let run = if opts.cancel.is_cancelled() {
             json!({ "name": spec.name, "status": "not run", "reason": "interrupted (Ctrl-C)" })
         } else {
             one_run(opts, budget, carry.explored.as_ref(), &spec)
@@ -220,6 +220,7 @@ fn one_run(
         backend: opts.backend,
         sample_interval: Some(SAMPLE_INTERVAL),
         scheduler,
+        cancel: opts.cancel.clone(),
         ..RunOptions::default()
     };
     let mut timeline = Timeline::default();

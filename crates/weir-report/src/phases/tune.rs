@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 use weir_tune::output::{disk_properties, io_properties_yaml};
-use weir_tune::real::{preflight, tune_dir};
+use weir_tune::real::{preflight, tune_dir, DirRun};
 use weir_tune::{TuneConfig, TuneError};
 
 use super::probe::backend_flag;
@@ -39,7 +39,13 @@ pub(crate) fn tune(opts: &ReportOptions, budget: &Budget, carry: &mut Carry) -> 
     // The preflight's own time counts against the budget, as `weir tune --duration` does.
     let deadline = start + budget.tune;
     let cfg = TuneConfig::new(0);
-    match tune_dir(&pre, &cfg, opts.backend, deadline, &mut |_| {}) {
+    let run = DirRun {
+        backend: opts.backend,
+        deadline,
+        cancel: &opts.cancel,
+        trace: None,
+    };
+    match tune_dir(&pre, &cfg, run, &mut |_| {}) {
         Ok(report) => {
             let disk = disk_properties(&pre.mountpoint, &report);
             let yaml = io_properties_yaml(vec![disk.clone()]);

@@ -179,13 +179,10 @@ pub fn run(args: ExploreArgs) -> CliResult {
     let budget =
         parse_duration(&budget_text).map_err(|e| unit_error("--budget", &budget_text, e))?;
     let backend: Backend = args.backend.parse().map_err(UsageError::Backend)?;
-    if let Err(errno) = weir_engine::interrupt::install() {
-        return Err(RuntimeError::InterruptHandler {
-            signal: "Ctrl-C",
-            errno,
-        }
-        .into());
-    }
+    crate::interrupt::install().map_err(|errno| RuntimeError::InterruptHandler {
+        signal: "Ctrl-C",
+        errno,
+    })?;
     let shards = args
         .shards
         .unwrap_or_else(weir_engine::available_cores)
@@ -330,6 +327,7 @@ fn measure(
             dir: Some(args.dir.clone()),
             shards,
             backend,
+            cancel: crate::interrupt::token(),
             ..RunOptions::default()
         },
         read_bytes,

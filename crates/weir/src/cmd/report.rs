@@ -45,13 +45,10 @@ pub fn run(args: ReportArgs) -> CliResult {
         error,
     })?;
     weir_guard::output::mark(&args.out);
-    if let Err(errno) = weir_engine::interrupt::install() {
-        return Err(RuntimeError::InterruptHandler {
-            signal: "Ctrl-C",
-            errno,
-        }
-        .into());
-    }
+    crate::interrupt::install().map_err(|errno| RuntimeError::InterruptHandler {
+        signal: "Ctrl-C",
+        errno,
+    })?;
     let mode = if args.quick {
         Mode::Quick
     } else if args.full {
@@ -64,9 +61,10 @@ pub fn run(args: ReportArgs) -> CliResult {
         mode,
         backend,
         command: std::env::args().collect::<Vec<_>>().join(" "),
+        cancel: crate::interrupt::token(),
     };
     let progress = if std::io::stderr().is_terminal() {
-        Progress::on_terminal()
+        Progress::drawing_to(Box::new(std::io::stderr()))
     } else {
         Progress::hidden()
     };

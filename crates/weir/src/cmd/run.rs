@@ -200,15 +200,13 @@ pub fn run(args: RunArgs) -> CliResult {
         seed: args.seed,
         scheduler,
         destroy_data: args.destroy_data,
+        cancel: crate::interrupt::token(),
     };
     // Without the handler Ctrl-C would kill the process and leave the test files behind.
-    if let Err(errno) = weir_engine::interrupt::install() {
-        return Err(RuntimeError::InterruptHandler {
-            signal: "SIGINT",
-            errno,
-        }
-        .into());
-    }
+    crate::interrupt::install().map_err(|errno| RuntimeError::InterruptHandler {
+        signal: "SIGINT",
+        errno,
+    })?;
     if let Some(dir) = &options.dir {
         super::guard::sweep_leftovers(dir);
     }

@@ -10,7 +10,7 @@ use weir_model::units::parse_duration;
 use weir_tune::crosscheck::CrossCheckConfig;
 use weir_tune::output::{disk_properties, human_summary, io_properties_yaml, option_line};
 use weir_tune::plan::SustainedConfig;
-use weir_tune::real::{cross_check_dir, preflight, tune_dir, Preflight};
+use weir_tune::real::{cross_check_dir, preflight, tune_dir, DirRun, Preflight};
 use weir_tune::{TuneConfig, TuneReport};
 
 #[derive(clap::Args)]
@@ -127,6 +127,13 @@ pub fn run(args: TuneArgs) -> CliResult {
         super::guard::sweep_leftovers(dir);
     }
     let quiet = args.format != Format::Human;
+    // Ctrl-C cancels the measurement; the test files are removed either way.
+    let cancel = crate::interrupt::install().map_err(|errno| RuntimeError::InterruptHandler {
+        signal: "Ctrl-C",
+        errno,
+    })?;
+    // WEIR_TUNE_TRACE=1 writes every load's samples to stderr (see weir_tune::trace).
+    let trace = std::env::var_os("WEIR_TUNE_TRACE").is_some_and(|v| !v.is_empty() && v != "0");
     let pres = preflights(&args.dirs, shards, quiet)?;
     let deadline = start + duration;
     let mut results: Vec<(Preflight, TuneReport)> = Vec::new();
@@ -143,7 +150,14 @@ pub fn run(args: TuneArgs) -> CliResult {
                 left.as_secs_f64() / f64::from(count - i as u32)
             ),
         );
-        let report = tune_dir(&pre, &cfg, backend, dir_deadline, &mut |line: &str| {
+        let mut stderr = std::io::stderr();
+        let run = DirRun {
+            backend,
+            deadline: dir_deadline,
+            cancel: &cancel,
+            trace: trace.then_some(&mut stderr as &mut dyn std::io::Write),
+        };
+        let report = tune_dir(&pre, &cfg, run, &mut |line: &str| {
             note(quiet, &format!("  {line}"))
         })?;
         results.push((pre, report));
@@ -155,7 +169,7 @@ pub fn run(args: TuneArgs) -> CliResult {
                 quiet,
                 &format!("cross-checking {} against fio...", pre.dir.display()),
             );
-            let check = cross_check_dir(pre, report, cfg, backend, &mut |line: &str| {
+            let check = cross_check_dir(pre, report, cfg, backend, &cancel, &mut |line: &str| {
                 note(quiet, &format!("  {line}"))
             })?;
             report.cross_check = Some(check);
