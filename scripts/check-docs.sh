@@ -16,6 +16,8 @@
 # $DOCS_TMP a scratch directory under target/ (on the repository's filesystem, removed after).
 #
 # Usage: scripts/check-docs.sh [--links-only | PAGE.md...]   (pages: run only their commands)
+# Environment: CARGO_FEATURES, features to build weir with (scripts/test-all.sh passes the ones
+#   its test step built with, so the binary is reused instead of rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -25,7 +27,7 @@ links_only=
 pages=("$@")
 
 if [[ -z $links_only ]]; then
-    cargo build --locked -q -p weir
+    cargo build --locked -q -p weir ${CARGO_FEATURES:+--features "$CARGO_FEATURES"}
     tmp=$(mktemp -d "$root/target/docs-tmp.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/bin"

@@ -4,7 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says how long the one before it took, and the last line the whole run's time.
+started=$SECONDS
+step_started=$SECONDS
+step() {
+  if [ "${step_name:-}" ]; then
+    printf '(%s: %d s)\n' "$step_name" $((SECONDS - step_started))
+  fi
+  step_name=$*
+  step_started=$SECONDS
+  printf '\n==> %s\n' "$*"
+}
 
 step "no development words in the tree"
 scripts/check-dev-words.sh
@@ -21,11 +31,11 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-step "cargo test (unit, simulation, real files, loop-mounted filesystems)"
-cargo test --workspace --locked
+step "cargo test (unit, simulation, real files, loop-mounted filesystems, the system tier)"
+cargo test --workspace --locked --features weir/system-tests
 
 step "docs: links, cli.md against --help, every runnable command in README and the guide"
-scripts/check-docs.sh
+CARGO_FEATURES=weir/system-tests scripts/check-docs.sh
 
 step "cargo doc --no-deps without warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
@@ -48,3 +58,4 @@ if [ -f node/weir-cql/package.json ]; then
 fi
 
 step "all tests passed"
+printf 'total: %d min %d s\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60))

@@ -147,6 +147,10 @@ fn a_bad_dir_is_refused_before_anything_starts() {
 /// The other slice on a real file: 128 KiB reads x 4 KiB writes by default, shown as read
 /// bandwidth x write IOPS in explore.json, the CSV, the summary and the heatmap.
 #[test]
+#[cfg_attr(
+    not(feature = "system-tests"),
+    ignore = "system tier: cargo test --workspace --features weir/system-tests"
+)]
 fn quick_map_of_the_read_bandwidth_x_write_iops_slice_on_loop_xfs() {
     let test = "quick_map_of_the_read_bandwidth_x_write_iops_slice_on_loop_xfs";
     let Some(fs) = loop_xfs(test) else {
@@ -194,6 +198,10 @@ fn quick_map_of_the_read_bandwidth_x_write_iops_slice_on_loop_xfs() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "system-tests"),
+    ignore = "system tier: cargo test --workspace --features weir/system-tests"
+)]
 fn quick_map_on_loop_xfs_writes_every_output() {
     let test = "quick_map_on_loop_xfs_writes_every_output";
     let Some(fs) = loop_xfs(test) else {
@@ -297,6 +305,10 @@ fn compare_prints_the_frontier_spread_beside_the_pure_loads() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "system-tests"),
+    ignore = "system tier: cargo test --workspace --features weir/system-tests"
+)]
 fn grid_on_loop_xfs_measures_diskplorers_loads() {
     let test = "grid_on_loop_xfs_measures_diskplorers_loads";
     let Some(fs) = loop_xfs(test) else {

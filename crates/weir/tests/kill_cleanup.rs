@@ -116,6 +116,10 @@ fn wait_for(child: &mut Child, limit: Duration) -> Option<std::process::ExitStat
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "system-tests"),
+    ignore = "system tier: cargo test --workspace --features weir/system-tests"
+)]
 fn kills_at_random_moments_leave_the_users_files_and_nothing_of_weirs() {
     let s = Scratch::new();
     let dir = s.dir().join("data");

@@ -42,6 +42,10 @@ fn interrupted_report(scratch: &Scratch, after: Duration) -> (String, ReportDoc)
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "system-tests"),
+    ignore = "system tier: cargo test --workspace --features weir/system-tests"
+)]
 fn ctrl_c_writes_the_page_with_what_finished() {
     let scratch = Scratch::new();
     // Doctor takes well under a second on a quiet machine, so at 6 s the interrupt lands in

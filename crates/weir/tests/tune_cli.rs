@@ -151,6 +151,10 @@ fn too_little_space_says_how_much_is_needed() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "system-tests"),
+    ignore = "system tier: cargo test --workspace --features weir/system-tests"
+)]
 fn ctrl_c_stops_the_run_and_removes_the_test_files() {
     let dir = tempfile::Builder::new()
         .prefix("weir-tune-sigint-")
@@ -202,6 +206,10 @@ fn ctrl_c_stops_the_run_and_removes_the_test_files() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "system-tests"),
+    ignore = "system tier: cargo test --workspace --features weir/system-tests"
+)]
 fn a_short_run_on_loop_xfs_writes_yaml_seastar_accepts() {
     let Some(root) = require_root_with(
         "a_short_run_on_loop_xfs_writes_yaml_seastar_accepts",
@@ -278,6 +286,10 @@ fn zero_shards_is_refused_before_measuring() {
 /// on a small data file keep it bounded (about 25 s); as root fio is installed by
 /// scripts/install-deps.sh, so there it never skips.
 #[test]
+#[cfg_attr(
+    not(feature = "system-tests"),
+    ignore = "system tier: cargo test --workspace --features weir/system-tests"
+)]
 fn cross_check_compares_every_figure_with_fio() {
     let has_fio = Command::new("fio").arg("--version").output().is_ok();
     if !has_fio {
