@@ -13,6 +13,7 @@
 //! (5K reads/s, 250 MB/s; goal 50 ms, as in the truth tests).
 
 use std::time::Duration;
+use weir_workload::DeviceOpenError;
 
 use weir_explore::meter::{WorkloadMeter, WriteRegime};
 use weir_explore::{output, search, Map, SearchSettings, Slice, SteadyRule};
@@ -30,7 +31,7 @@ impl<D: Device, F: Fn() -> D + Sync> DeviceFactory for Factory<D, F> {
         "sim".into()
     }
 
-    fn open(&self, _shard: usize, _depth: u32) -> Result<D, String> {
+    fn open(&self, _shard: usize, _depth: u32) -> Result<D, DeviceOpenError> {
         Ok((self.0)())
     }
 

@@ -12,6 +12,7 @@ use weir_explore::meter::{WorkloadMeter, WriteRegime};
 use weir_explore::search::{search_clocked, Judge};
 use weir_explore::{Map, SearchSettings, Slice, SteadyRule};
 use weir_sim::mixed::{Boundary, MixedConfig, MixedDisk, Stalls};
+use weir_workload::DeviceOpenError;
 use weir_workload::{DeviceFactory, RunOptions};
 
 struct Factory {
@@ -40,9 +41,12 @@ impl DeviceFactory for Factory {
         "sim-mixed".into()
     }
 
-    fn open(&self, shard: usize, _depth: u32) -> Result<MixedDisk, String> {
+    fn open(&self, shard: usize, _depth: u32) -> Result<MixedDisk, DeviceOpenError> {
         let n = {
-            let mut opened = self.opened.lock().map_err(|e| e.to_string())?;
+            let mut opened = self
+                .opened
+                .lock()
+                .map_err(|e| DeviceOpenError::other(e.to_string()))?;
             if opened.len() <= shard {
                 opened.resize(shard + 1, 0);
             }

@@ -151,7 +151,7 @@ fn probe_dio(dir: &Path) -> Result<DioFacts, String> {
 }
 
 /// An anonymous (already unlinked) file in `dir`, or a message saying why there is none.
-pub fn open_probe_file(dir: &Path) -> Result<std::fs::File, String> {
+fn open_probe_file(dir: &Path) -> Result<std::fs::File, String> {
     use std::os::unix::fs::OpenOptionsExt;
     let tmp = std::fs::OpenOptions::new()
         .read(true)

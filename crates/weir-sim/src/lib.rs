@@ -51,7 +51,7 @@ mod shared;
 mod stall;
 
 pub use disk_file::{DiskFileError, SimDiskFile};
-pub use shared::{SharedSim, SharedSimHandle};
+pub use shared::{SharedSim, SharedSimHandle, SimOpenError};
 
 const EINVAL: i32 = 22;
 

@@ -74,16 +74,18 @@ impl SharedSim {
     /// Shard `shard`'s handle, taking at least `depth` requests in flight (the shard's ring
     /// is sized to what it needs, as a real one is; the disk's `queue_depth` only raises it).
     /// Errors: a shard out of range, or one already open.
-    pub fn open(self: &Arc<Self>, shard: usize, depth: u32) -> Result<SharedSimHandle, String> {
+    pub fn open(
+        self: &Arc<Self>,
+        shard: usize,
+        depth: u32,
+    ) -> Result<SharedSimHandle, SimOpenError> {
         let mut state = self.lock();
-        let count = state.shards.len();
+        let shards = state.shards.len();
         let Some(s) = state.shards.get_mut(shard) else {
-            return Err(format!(
-                "the simulated disk was made for {count} shard(s); shard {shard} is not one"
-            ));
+            return Err(SimOpenError::NoSuchShard { shard, shards });
         };
         if s.open || s.closed {
-            return Err(format!("shard {shard} already had the simulated disk open"));
+            return Err(SimOpenError::AlreadyOpen { shard });
         }
         s.open = true;
         Ok(SharedSimHandle {
@@ -254,6 +256,32 @@ impl Drop for SharedSimHandle {
         }
     }
 }
+
+/// Why [`SharedSim::open`] gave no handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SimOpenError {
+    /// The disk was made for `shards` shards and `shard` is not one of them.
+    NoSuchShard { shard: usize, shards: usize },
+    /// The shard already opened its handle (or gave it up with `close_unopened`).
+    AlreadyOpen { shard: usize },
+}
+
+impl std::fmt::Display for SimOpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimOpenError::NoSuchShard { shard, shards } => write!(
+                f,
+                "the simulated disk was made for {shards} shard(s); shard {shard} is not one"
+            ),
+            SimOpenError::AlreadyOpen { shard } => {
+                write!(f, "shard {shard} already had the simulated disk open")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimOpenError {}
 
 #[cfg(test)]
 #[path = "shared_tests.rs"]

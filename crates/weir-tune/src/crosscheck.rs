@@ -284,7 +284,7 @@ pub fn fio_args(
 }
 
 /// The rate fio's JSON report gives for `load` (all jobs together: `group_reporting`).
-pub fn parse_fio_rate(json: &str, load: &Load) -> Result<f64, String> {
+pub(crate) fn parse_fio_rate(json: &str, load: &Load) -> Result<f64, String> {
     let start = json
         .find('{')
         .ok_or_else(|| "no JSON in its output".to_string())?;

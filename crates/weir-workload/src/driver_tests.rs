@@ -1,6 +1,7 @@
 //! The driver on a deterministic fake disk (virtual clock, fixed service time, an optional
 //! stall), through the public [`crate::run_with`] API.
 
+use crate::run::DeviceOpenError;
 use std::time::Duration;
 
 use weir_model::device::{Device, DeviceError, IoCompletion, IoOp};
@@ -89,7 +90,7 @@ impl DeviceFactory for Fake {
         "fake".into()
     }
 
-    fn open(&self, _shard: usize, _depth: u32) -> Result<FakeDisk, String> {
+    fn open(&self, _shard: usize, _depth: u32) -> Result<FakeDisk, DeviceOpenError> {
         Ok(FakeDisk {
             now_ns: 1_000_000,
             service_ns: 100_000,

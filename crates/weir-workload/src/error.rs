@@ -103,9 +103,11 @@ pub enum UsageError {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SetupError {
-    /// The I/O backend (io_uring, AIO, a caller's factory) could not open `shard`'s device;
-    /// `message` is the factory's own (its trait reports a string).
-    Backend { shard: usize, message: String },
+    /// The I/O backend (io_uring, AIO, a caller's factory) could not open `shard`'s device.
+    Backend {
+        shard: usize,
+        error: crate::run::DeviceOpenError,
+    },
     /// The buffer pool could not be allocated.
     Buffers(BufferError),
     /// A test file could not be made or written back (EIO, ...).
@@ -214,7 +216,7 @@ impl fmt::Display for UsageError {
 impl fmt::Display for SetupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SetupError::Backend { message, .. } => f.write_str(message),
+            SetupError::Backend { error, .. } => error.fmt(f),
             SetupError::Buffers(e) => e.fmt(f),
             SetupError::Device(e) => e.fmt(f),
             SetupError::ShardPanicked(panic) => panic.fmt(f),

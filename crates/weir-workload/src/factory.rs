@@ -1,7 +1,7 @@
 //! Where a shard's device comes from: [`DeviceFactory`], and the real engine's
 //! [`EngineFactory`] (callers bring their own for simulated disks).
 
-use weir_engine::{Backend, EngineDevice, NowaitRetry, ShardLoop};
+use weir_engine::{Backend, BackendError, EngineDevice, NowaitRetry, ShardLoop};
 use weir_model::device::Device;
 
 use crate::eagain::EagainSpy;
@@ -13,7 +13,7 @@ pub trait DeviceFactory: Sync {
     /// A short name for reports ("uring", "aio", "sim").
     fn name(&self) -> String;
     /// Opens shard `shard`'s device for up to `depth` requests in flight.
-    fn open(&self, shard: usize, depth: u32) -> Result<Self::Device, String>;
+    fn open(&self, shard: usize, depth: u32) -> Result<Self::Device, DeviceOpenError>;
     /// EAGAIN retries the device performed so far (0 when it does not retry).
     fn eagain_retries(&self, _device: &Self::Device) -> u64 {
         0
@@ -40,6 +40,41 @@ pub trait DeviceFactory: Sync {
     }
 }
 
+/// Why a [`DeviceFactory`] could not open a shard's device.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DeviceOpenError {
+    /// The engine's io_uring ring or AIO context could not be set up.
+    Backend(BackendError),
+    /// A caller's own device failed to open (a simulated disk, a test double), with its error.
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl DeviceOpenError {
+    /// Wraps a caller's device error.
+    pub fn other(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        DeviceOpenError::Other(e.into())
+    }
+}
+
+impl std::fmt::Display for DeviceOpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceOpenError::Backend(e) => e.fmt(f),
+            DeviceOpenError::Other(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for DeviceOpenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DeviceOpenError::Backend(e) => Some(e),
+            DeviceOpenError::Other(e) => Some(e.as_ref()),
+        }
+    }
+}
+
 /// The real engine: io_uring or Linux AIO, wrapped to retry RWF_NOWAIT refusals.
 pub struct EngineFactory {
     pub backend: Backend,
@@ -53,8 +88,8 @@ impl DeviceFactory for EngineFactory {
         self.backend.as_str().to_string()
     }
 
-    fn open(&self, _shard: usize, depth: u32) -> Result<Self::Device, String> {
-        let device = EngineDevice::open(self.backend, depth).map_err(|e| e.to_string())?;
+    fn open(&self, _shard: usize, depth: u32) -> Result<Self::Device, DeviceOpenError> {
+        let device = EngineDevice::open(self.backend, depth).map_err(DeviceOpenError::Backend)?;
         Ok(NowaitRetry::new(EagainSpy::new(device), self.nowait))
     }
 

@@ -74,6 +74,6 @@ pub use job::{Job, JobType, Plan, Prepare};
 pub use report::Report;
 pub use request::Failure;
 pub use run::{
-    run, run_with, Control, DeviceFactory, EngineFactory, JobProgress, Progress, RunError,
-    RunOptions, SchedulerOptions, SetupError, UsageError,
+    run, run_with, Control, DeviceFactory, DeviceOpenError, EngineFactory, JobProgress, Progress,
+    RunError, RunOptions, SchedulerOptions, SetupError, UsageError,
 };

@@ -3,6 +3,7 @@
 //! overhead (arrivals, the shard loop, accounting). Times come from CLOCK_MONOTONIC, as on
 //! the real rings.
 
+use crate::run::DeviceOpenError;
 use weir_model::device::{Device, DeviceError, IoCompletion, IoOp};
 
 use crate::run::DeviceFactory;
@@ -17,7 +18,7 @@ impl DeviceFactory for NullFactory {
         "null".into()
     }
 
-    fn open(&self, _shard: usize, depth: u32) -> Result<NullDevice, String> {
+    fn open(&self, _shard: usize, depth: u32) -> Result<NullDevice, DeviceOpenError> {
         Ok(NullDevice {
             depth,
             ready: Vec::with_capacity(depth as usize),

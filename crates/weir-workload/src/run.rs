@@ -15,7 +15,7 @@ use weir_sched::{ClassConfig, GroupConfig, SchedConfig, ShardMetrics, ShardQueue
 
 use crate::driver::{self, Failure, JobRun, JobSetup, LoopOptions, Scheduling, StopSignal};
 pub use crate::error::{RunError, SetupError, UsageError};
-pub use crate::factory::{DeviceFactory, EngineFactory};
+pub use crate::factory::{DeviceFactory, DeviceOpenError, EngineFactory};
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Plan;
 use crate::merge::MergeCounts;
@@ -269,7 +269,7 @@ fn shard_main<F: DeviceFactory>(
         Ok(d) => d,
         Err(e) => {
             signal.shared.setup_failed.store(true, Ordering::SeqCst);
-            result.setup_error = Some(RunError::Setup(SetupError::Backend { shard, message: e }));
+            result.setup_error = Some(RunError::Setup(SetupError::Backend { shard, error: e }));
             return result;
         }
     };

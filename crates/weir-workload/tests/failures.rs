@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::time::Duration;
+use weir_workload::DeviceOpenError;
 
 use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoOp};
 use weir_workload::null_device::{NullDevice, NullFactory};
@@ -58,7 +59,7 @@ impl DeviceFactory for FullFactory {
         "full".into()
     }
 
-    fn open(&self, shard: usize, depth: u32) -> Result<FullDevice, String> {
+    fn open(&self, shard: usize, depth: u32) -> Result<FullDevice, DeviceOpenError> {
         Ok(FullDevice {
             inner: NullFactory.open(shard, depth)?,
             writes: HashSet::new(),
@@ -76,8 +77,8 @@ impl DeviceFactory for BrokenFactory {
         "broken".into()
     }
 
-    fn open(&self, _shard: usize, _depth: u32) -> Result<NullDevice, String> {
-        Err("io_uring_setup: ENOMEM".into())
+    fn open(&self, _shard: usize, _depth: u32) -> Result<NullDevice, DeviceOpenError> {
+        Err(DeviceOpenError::other("io_uring_setup: ENOMEM"))
     }
 }
 
@@ -130,8 +131,8 @@ fn a_device_that_cannot_open_is_a_backend_setup_error() {
         Control::Continue
     });
     match result {
-        Err(RunError::Setup(SetupError::Backend { message, .. })) => {
-            assert_eq!(message, "io_uring_setup: ENOMEM")
+        Err(RunError::Setup(SetupError::Backend { error, .. })) => {
+            assert_eq!(error.to_string(), "io_uring_setup: ENOMEM")
         }
         other => panic!("expected a backend setup error, got {other:?}"),
     }

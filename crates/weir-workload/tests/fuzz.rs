@@ -12,6 +12,7 @@ mod mutate;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use weir_workload::DeviceOpenError;
 
 use mutate::Mutator;
 use weir_model::io_properties::IoProperties;
@@ -116,8 +117,8 @@ impl DeviceFactory for Sim {
     fn name(&self) -> String {
         "sim".into()
     }
-    fn open(&self, shard: usize, depth: u32) -> Result<SharedSimHandle, String> {
-        self.0.open(shard, depth)
+    fn open(&self, shard: usize, depth: u32) -> Result<SharedSimHandle, DeviceOpenError> {
+        self.0.open(shard, depth).map_err(DeviceOpenError::other)
     }
 }
 

@@ -274,7 +274,11 @@ impl<'a> DeviceFactory for &'a SegmentSpy {
     fn name(&self) -> String {
         self.engine.name()
     }
-    fn open(&self, shard: usize, depth: u32) -> Result<Self::Device, String> {
+    fn open(
+        &self,
+        shard: usize,
+        depth: u32,
+    ) -> Result<Self::Device, weir_workload::DeviceOpenError> {
         Ok(SpyDevice {
             inner: self.engine.open(shard, depth)?,
             seen: &self.seen,

@@ -2,6 +2,7 @@
 
 use weir_sim::{SimConfig, SimDisk};
 use weir_workload::DeviceFactory;
+use weir_workload::DeviceOpenError;
 
 /// One simulated disk per shard: `config`, its seed offset by the shard index.
 pub struct Sim {
@@ -15,7 +16,7 @@ impl DeviceFactory for Sim {
         "sim".into()
     }
 
-    fn open(&self, shard: usize, _depth: u32) -> Result<SimDisk, String> {
+    fn open(&self, shard: usize, _depth: u32) -> Result<SimDisk, DeviceOpenError> {
         let seed = self.config.seed + shard as u64;
         Ok(SimDisk::new(SimConfig {
             seed,

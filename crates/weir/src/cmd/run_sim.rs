@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use weir_workload::DeviceOpenError;
 
 use weir_sim::{SharedSim, SharedSimHandle, SimDiskFile};
 use weir_workload::DeviceFactory;
@@ -21,8 +22,8 @@ impl DeviceFactory for SimFactory {
         "sim".into()
     }
 
-    fn open(&self, shard: usize, depth: u32) -> Result<SharedSimHandle, String> {
-        self.sim.open(shard, depth)
+    fn open(&self, shard: usize, depth: u32) -> Result<SharedSimHandle, DeviceOpenError> {
+        self.sim.open(shard, depth).map_err(DeviceOpenError::other)
     }
 }
 
