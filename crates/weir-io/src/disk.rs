@@ -170,32 +170,27 @@ impl Disk {
         buf: IoBuf,
         offset_bytes: u64,
     ) -> IoFuture {
-        if let Err(e) = self
-            .shared
-            .policy
-            .check(class)
-            .and_then(|()| file.check(offset_bytes, buf.len()))
-        {
-            return IoFuture::ready((Err(e), buf));
-        }
+        let (submit, future) = match Submit::checked(
+            &self.shared.policy,
+            file,
+            class,
+            direction,
+            buf,
+            offset_bytes,
+        ) {
+            Ok(pair) => pair,
+            Err(resolved) => return resolved,
+        };
         let loops = &self.shared.loops;
         if loops.is_empty() {
-            return IoFuture::ready((Err(Error::LoopStopped), buf));
+            return IoFuture::ready((Err(Error::LoopStopped), submit.buf));
         }
         let i = if loops.len() == 1 {
             0
         } else {
             self.shared.next_loop.fetch_add(1, Ordering::Relaxed) % loops.len()
         };
-        let (future, state) = IoFuture::pending();
-        loops[i].send(Msg::Op(Submit {
-            class,
-            direction,
-            file: file.clone(),
-            offset_bytes,
-            buf,
-            state,
-        }));
+        loops[i].send(Msg::Op(submit));
         future
     }
 

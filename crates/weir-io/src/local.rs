@@ -78,27 +78,14 @@ impl LocalShard {
         buf: IoBuf,
         offset_bytes: u64,
     ) -> IoFuture {
-        if let Err(e) = self
-            .policy
-            .check(class)
-            .and_then(|()| file.check(offset_bytes, buf.len()))
-        {
-            return IoFuture::ready((Err(e), buf));
-        }
-        let (future, state) = IoFuture::pending();
+        let (submit, future) =
+            match Submit::checked(&self.policy, file, class, direction, buf, offset_bytes) {
+                Ok(pair) => pair,
+                Err(resolved) => return resolved,
+            };
         let mut core = self.core.borrow_mut();
         let now = core.now_ns();
-        core.submit(
-            Submit {
-                class,
-                direction,
-                file: file.clone(),
-                offset_bytes,
-                buf,
-                state,
-            },
-            now,
-        );
+        core.submit(submit, now);
         future
     }
 

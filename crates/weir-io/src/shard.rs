@@ -99,6 +99,37 @@ pub(crate) struct Submit {
     pub(crate) state: Arc<OpState>,
 }
 
+impl Submit {
+    /// A request checked against the policy (a known class) and the file (alignment, open
+    /// for the direction), with the future its completion resolves. Err: the check failed,
+    /// and the future has already resolved with that error and the buffer.
+    pub(crate) fn checked(
+        policy: &Policy,
+        file: &File,
+        class: IoClass,
+        direction: Direction,
+        buf: IoBuf,
+        offset_bytes: u64,
+    ) -> Result<(Submit, IoFuture), IoFuture> {
+        if let Err(e) = policy
+            .check(class)
+            .and_then(|()| file.check(offset_bytes, buf.len()))
+        {
+            return Err(IoFuture::ready((Err(e), buf)));
+        }
+        let (future, state) = IoFuture::pending();
+        let submit = Submit {
+            class,
+            direction,
+            file: file.clone(),
+            offset_bytes,
+            buf,
+            state,
+        };
+        Ok((submit, future))
+    }
+}
+
 struct InFlight {
     submit: Submit,
     len_bytes: u64,
