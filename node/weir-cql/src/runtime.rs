@@ -32,7 +32,11 @@
 //! and the benchmarks can see that no answer waits for the timer.
 
 use std::future::Future;
+#[cfg(unix)]
 use std::os::fd::RawFd;
+/// A descriptor number; `js` mode, the only user, runs on Linux alone.
+#[cfg(not(unix))]
+type RawFd = i32;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -202,6 +206,7 @@ pub fn epoll_fd() -> RawFd {
 }
 
 /// Whether the epoll descriptor has an event waiting (does not consume it).
+#[cfg(unix)]
 fn epoll_has_event() -> bool {
     let mut p = libc::pollfd {
         fd: epoll_fd(),
@@ -211,6 +216,12 @@ fn epoll_has_event() -> bool {
     // SAFETY: one valid pollfd, timeout 0: poll only writes p.revents.
     let n = unsafe { libc::poll(&mut p, 1, 0) };
     n > 0 && (p.revents & libc::POLLIN) != 0
+}
+
+/// Without `poll` there is no `js` mode (see [`init`]), so nothing asks.
+#[cfg(not(unix))]
+fn epoll_has_event() -> bool {
+    false
 }
 
 /// tokio's park hook (JS thread, run queue empty): end the pump. tokio then polls its
