@@ -40,6 +40,7 @@ pub mod radial;
 pub mod regions;
 pub mod search;
 pub mod slice;
+pub mod tail;
 
 pub use error::ExploreError;
 pub use map::Map;

@@ -45,7 +45,7 @@ pub enum Steady {
     /// outside the boundary whatever more windows would say.
     Abandoned,
     /// A verifying measurement stopped after its minimum windows because the share of its
-    /// reads over the goal was already far from the 1% line (`pooled::clear_miss`).
+    /// reads over the goal was already far from the 1% line (`tail::clear_miss`).
     Decided,
 }
 
@@ -113,7 +113,7 @@ pub struct SteadyRule {
     /// bad second counts by its share of the reads rather than ending the point.
     pub verify_windows: u32,
     /// A verifying measurement may stop after this many windows when the share of its reads
-    /// over the goal is already clear (`pooled::clear_miss`); `verify_windows` or more: never.
+    /// over the goal is already clear (`tail::clear_miss`); `verify_windows` or more: never.
     pub verify_min_windows: u32,
     /// Set by [`SteadyRule::verifying`]: stop on a clear miss from this many windows on.
     pub decide_after_windows: Option<u32>,
@@ -234,7 +234,7 @@ impl SteadyRule {
         for w in windows {
             read.add(&w.read_latency);
         }
-        read.count() > 0 && crate::pooled::clear_miss(share_above(&read, goal_us))
+        read.count() > 0 && crate::tail::clear_miss(share_above(&read, goal_us))
     }
 }
 

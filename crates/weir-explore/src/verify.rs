@@ -3,7 +3,7 @@
 use super::{Ray, Search};
 use crate::error::ExploreError;
 use crate::point::Load;
-use crate::pooled::TAIL_SHARE;
+use crate::tail::TAIL_SHARE;
 
 impl Search<'_> {
     /// `Judge::Pooled`'s end of a ray. The bracket is the lowest load judged outside and the

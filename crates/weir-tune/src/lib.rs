@@ -47,6 +47,7 @@ pub mod meters;
 pub mod output;
 pub mod plan;
 pub mod real;
+pub mod regime;
 pub mod search;
 pub mod steady;
 pub mod target;

@@ -2,9 +2,10 @@
 //! findings drawn from them. Pure orchestration over a [`Meter`].
 
 use crate::confirm::{Confirmer, Pending};
-use crate::crosscheck::{CrossCheck, Regime};
+use crate::crosscheck::report::CrossCheck;
 use crate::error::TuneError;
 use crate::meter::{Load, Measurement, Meter, Pattern, StopRule};
+use crate::regime::Regime;
 use crate::search::{
     detect_sector, find_knee, find_saturation, Budget, KneeResult, Phase, SaturationResult,
     SearchConfig, SectorResult, DEEP_STEP_MIN_STEPS,

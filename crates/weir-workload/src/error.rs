@@ -106,7 +106,7 @@ pub enum SetupError {
     /// The I/O backend (io_uring, AIO, a caller's factory) could not open `shard`'s device.
     Backend {
         shard: usize,
-        error: crate::run::DeviceOpenError,
+        error: crate::factory::DeviceOpenError,
     },
     /// The buffer pool could not be allocated.
     Buffers(BufferError),

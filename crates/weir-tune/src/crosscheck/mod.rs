@@ -23,6 +23,8 @@ use crate::error::TuneError;
 use crate::meter::{Control, Load, Meter, Pattern, Sample};
 use crate::meters::{split_depth, ShardedMeter};
 use crate::plan::{Figure, TuneReport};
+pub use crate::regime::Regime;
+pub use report::{CrossCheck, FigureCheck, Pair};
 use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,6 +35,8 @@ use weir_engine::payload::{fill_incompressible, stamp_blocks};
 use weir_engine::prepare::{Prepare, PrepareOptions, PreparedFile};
 use weir_engine::{shards, AlignmentSource, DioAlignment};
 use weir_model::device::Direction;
+
+pub mod report;
 
 /// How a cross-check runs.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -68,99 +72,6 @@ impl CrossCheckConfig {
             fresh_file_bytes_per_shard: 16 << 30,
         }
     }
-}
-
-/// Where a figure's requests land, for both the tune and its cross-check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Regime {
-    /// Reads of data written once by 1 MiB sequential writes a few requests deep.
-    WrittenData,
-    /// Writes into space never written before (pre-truncated, sparse): the filesystem
-    /// allocates as they go.
-    FreshExtents,
-    /// Writes over data written before (allocated, holding data).
-    Overwrite,
-}
-
-impl Regime {
-    /// The regime of a load as tune runs it.
-    pub fn of(load: &Load) -> Regime {
-        match (load.pattern, load.direction) {
-            (_, Direction::Read) => Regime::WrittenData,
-            (Pattern::Sequential, Direction::Write) => Regime::FreshExtents,
-            (Pattern::Random, Direction::Write) => Regime::Overwrite,
-        }
-    }
-
-    /// Two or three words for a summary row.
-    pub fn short(self) -> &'static str {
-        match self {
-            Regime::WrittenData => "written data",
-            Regime::FreshExtents => "fresh extents",
-            Regime::Overwrite => "overwrite",
-        }
-    }
-
-    pub fn describe(self) -> &'static str {
-        match self {
-            Regime::WrittenData => "reads of data written once by 1 MiB sequential writes",
-            Regime::FreshExtents => {
-                "writes into fresh extents (never-written, pre-truncated space)"
-            }
-            Regime::Overwrite => "overwrites of data written before",
-        }
-    }
-}
-
-/// One pair of runs.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Pair {
-    /// weir's engine: IOPS (random loads) or bytes/s (sequential ones).
-    pub weir: f64,
-    pub fio: f64,
-    /// weir / fio.
-    pub ratio: f64,
-    pub weir_first: bool,
-}
-
-/// One figure's cross-check.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct FigureCheck {
-    /// `read_iops`, `write_iops`, `read_bandwidth` or `write_bandwidth`.
-    pub figure: &'static str,
-    pub load: Load,
-    pub regime: Regime,
-    /// "IOPS" or "B/s".
-    pub unit: &'static str,
-    /// The figure tune reported (io-properties.yaml).
-    pub tune_value: f64,
-    pub pairs: Vec<Pair>,
-    pub weir_median: f64,
-    pub fio_median: f64,
-    /// Median over the pairs of weir / fio, and the lowest and highest pair.
-    pub ratio_median: f64,
-    pub ratio_min: f64,
-    pub ratio_max: f64,
-    /// tune's figure / fio's median: how far the reported number is from fio's at its point.
-    pub tune_over_fio: f64,
-    /// fio's spread over the pairs: (max - min) / median of its runs.
-    pub fio_spread: f64,
-    /// The fio command of this figure's runs (file names are the cross-check's own).
-    pub fio_command: String,
-}
-
-/// The cross-check of one tuned directory.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct CrossCheck {
-    /// `fio --version`.
-    pub fio_version: String,
-    pub pairs: u32,
-    pub run_s: f64,
-    pub ramp_s: f64,
-    pub data_bytes_per_shard: u64,
-    pub shards: u32,
-    pub figures: Vec<FigureCheck>,
 }
 
 /// `fio --version`, or [`TuneError::FioMissing`] when it cannot be run.
