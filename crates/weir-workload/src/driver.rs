@@ -91,18 +91,10 @@ pub fn run_loop<D: Device>(
         if window.closed_at_ns.is_none() && (now >= window.end_ns || stop.should_stop()) {
             window.close(now);
         }
-        if let (None, Some(at)) = (window.closed_at_ns, next_sample_ns) {
-            if now >= at {
-                if !stop.sample(now - start_ns, jobs) {
-                    window.close(now);
-                }
-                for job in jobs.iter_mut() {
-                    if let Some(recent) = &mut job.recent {
-                        **recent = JobHistograms::default();
-                    }
-                }
-                next_sample_ns = Some(at + sample_every.unwrap_or(u64::MAX / 4));
-            }
+        if window.closed_at_ns.is_none()
+            && !sample_if_due(now, start_ns, &mut next_sample_ns, sample_every, jobs, stop)
+        {
+            window.close(now);
         }
         if window.closed_at_ns.is_some() && requests.in_flight == 0 {
             break;
@@ -139,73 +131,133 @@ pub fn run_loop<D: Device>(
                 device_broken: requests.in_flight > 0,
             };
         }
-        if let Some(s) = sched.as_deref_mut() {
-            settled.clear();
-            while let Some(d) = lp.next_done() {
-                settled.push(IoCompletion {
-                    user_data: d.tag,
-                    result: d.result(),
-                    completed_at_ns: d.completed_at_ns,
-                });
+        let settled = match sched.as_deref_mut() {
+            Some(s) => {
+                settle_scheduled(lp, s, &mut requests.slots, &mut settled);
+                Some(&settled[..])
             }
-            settle_completions(s, &mut requests.slots, &mut settled);
+            None => None,
+        };
+        account_completions(lp, jobs, &mut requests, &mut window, settled, options, stop);
+    }
+    let window_end = window.closed_at_ns.unwrap_or(window.end_ns);
+    count_unsent(jobs, window_end);
+    LoopOutcome {
+        window_ns: window_end.saturating_sub(start_ns),
+        device_broken: false,
+    }
+}
+
+/// At a sample point, hands the progress to the sampler and starts the jobs' recent
+/// histograms afresh. False when the sampler asks the run to stop.
+fn sample_if_due(
+    now: u64,
+    start_ns: u64,
+    next_sample_ns: &mut Option<u64>,
+    sample_every: Option<u64>,
+    jobs: &mut [JobRun],
+    stop: &dyn StopSignal,
+) -> bool {
+    let Some(at) = *next_sample_ns else {
+        return true;
+    };
+    if now < at {
+        return true;
+    }
+    let keep_going = stop.sample(now - start_ns, jobs);
+    for job in jobs.iter_mut() {
+        if let Some(recent) = &mut job.recent {
+            **recent = JobHistograms::default();
         }
-        let mut next_settled = 0;
-        loop {
-            // Scheduler runs: requests whose last piece is done; plain runs: the loop's
-            // completions, one at a time, so each freed slot is refilled at once.
-            let (slot_id, result, at_ns) = if sched.is_some() {
-                let Some(c) = settled.get(next_settled) else {
-                    break;
-                };
-                next_settled += 1;
-                (
-                    c.user_data as usize,
-                    Settled::Raw(c.result),
-                    c.completed_at_ns,
-                )
-            } else {
-                let Some(d) = lp.next_done() else {
-                    break;
-                };
-                (d.tag as usize, Settled::Named(d.outcome), d.completed_at_ns)
+    }
+    *next_sample_ns = Some(at + sample_every.unwrap_or(u64::MAX / 4));
+    keep_going
+}
+
+/// Scheduler runs: moves the loop's completions (pieces) into the scheduler and leaves in
+/// `settled` the requests whose last piece is done.
+fn settle_scheduled<D: Device>(
+    lp: &mut ShardLoop<D>,
+    s: &mut Scheduling,
+    slots: &mut [Option<Slot>],
+    settled: &mut Vec<IoCompletion>,
+) {
+    settled.clear();
+    while let Some(d) = lp.next_done() {
+        settled.push(IoCompletion {
+            user_data: d.tag,
+            result: d.result(),
+            completed_at_ns: d.completed_at_ns,
+        });
+    }
+    settle_completions(s, slots, settled);
+}
+
+/// Accounts one wake-up's finished requests: `settled` (scheduler runs) or, without a
+/// scheduler, the loop's completions one at a time, refilling each freed slot at once.
+fn account_completions<D: Device>(
+    lp: &mut ShardLoop<D>,
+    jobs: &mut [JobRun],
+    requests: &mut Requests,
+    window: &mut Window,
+    settled: Option<&[IoCompletion]>,
+    options: &LoopOptions,
+    stop: &dyn StopSignal,
+) {
+    let mut next_settled = 0;
+    loop {
+        // Scheduler runs: requests whose last piece is done; plain runs: the loop's
+        // completions, one at a time, so each freed slot is refilled at once.
+        let (slot_id, result, at_ns) = if let Some(settled) = settled {
+            let Some(c) = settled.get(next_settled) else {
+                break;
             };
-            let done = finish_request(
-                lp.buffers_mut(),
-                jobs,
-                &mut requests,
-                &window,
-                slot_id,
-                result,
-                at_ns,
-            );
-            if let Err(failure) = done {
+            next_settled += 1;
+            (
+                c.user_data as usize,
+                Settled::Raw(c.result),
+                c.completed_at_ns,
+            )
+        } else {
+            let Some(d) = lp.next_done() else {
+                break;
+            };
+            (d.tag as usize, Settled::Named(d.outcome), d.completed_at_ns)
+        };
+        let done = finish_request(
+            lp.buffers_mut(),
+            jobs,
+            requests,
+            window,
+            slot_id,
+            result,
+            at_ns,
+        );
+        if let Err(failure) = done {
+            stop.fail(failure);
+            window.close(at_ns);
+        }
+        // Reuse the freed slot at once rather than after accounting every completion of
+        // this wake-up: a wake-up often brings the whole queue depth at once, and the
+        // disk would otherwise sit idle while the rest are accounted (~15% of 4 KiB QD32
+        // IOPS on the development VM). The scheduler path keeps its own dispatch order.
+        if settled.is_none() && window.closed_at_ns.is_none() && at_ns < window.end_ns {
+            if let Err(failure) = issue(lp, jobs, requests, at_ns, options, None) {
                 stop.fail(failure);
                 window.close(at_ns);
             }
-            // Reuse the freed slot at once rather than after accounting every completion of
-            // this wake-up: a wake-up often brings the whole queue depth at once, and the
-            // disk would otherwise sit idle while the rest are accounted (~15% of 4 KiB QD32
-            // IOPS on the development VM). The scheduler path keeps its own dispatch order.
-            if sched.is_none() && window.closed_at_ns.is_none() && at_ns < window.end_ns {
-                if let Err(failure) = issue(lp, jobs, &mut requests, at_ns, options, None) {
-                    stop.fail(failure);
-                    window.close(at_ns);
-                }
-            }
         }
     }
-    let window_end = window.closed_at_ns.unwrap_or(window.end_ns);
+}
+
+/// Requests still waiting to be sent when the window ended: the backlog and the arrivals due.
+fn count_unsent(jobs: &mut [JobRun], window_end_ns: u64) {
     for job in jobs.iter_mut() {
         job.stats.unsent_at_end = job.backlog_ns.len() as u64
             + job
                 .arrivals
                 .as_ref()
-                .map_or(0, |a| count_due(a, window_end));
-    }
-    LoopOutcome {
-        window_ns: window_end.saturating_sub(start_ns),
-        device_broken: false,
+                .map_or(0, |a| count_due(a, window_end_ns));
     }
 }
 

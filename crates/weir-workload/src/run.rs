@@ -178,6 +178,7 @@ pub fn run_with<F: DeviceFactory>(
 }
 
 /// What one shard hands back.
+#[derive(Default)]
 pub(crate) struct ShardResult {
     window_ns: u64,
     /// CPU time of the shard's thread during the loop.
@@ -214,62 +215,20 @@ fn shard_main<F: DeviceFactory>(
     factory: &F,
     signal: &ShardSignal,
 ) -> ShardResult {
-    let ShardContext {
-        plan,
-        options,
-        checked,
-        budget,
-        placements,
-    } = *context;
-    let mut result = ShardResult {
-        window_ns: 0,
-        busy_ns: 0,
-        eagain_retries: 0,
-        setup_error: None,
-        jobs: Vec::new(),
-        sched_metrics: None,
-        merge_counts: MergeCounts::default(),
-        warnings: Vec::new(),
-    };
+    let ShardContext { plan, options, .. } = *context;
+    let mut result = ShardResult::default();
     // The default timer slack (50 us) would let every timed wait, i.e. every open-loop
     // arrival and think time, wake up to 50 us late; ask for exact wakeups on this thread.
     // SAFETY: PR_SET_TIMERSLACK only changes the calling thread's timer slack.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
-    let prepared = setup::prepare_shard(shard, plan, options, checked, signal.shared.shard_count);
-    let setups = match prepared {
-        Ok((s, warnings)) => {
+    let (setups, mut scheduling, mut device) = match set_up_shard(shard, context, factory, signal) {
+        Ok((setups, scheduling, device, warnings)) => {
             result.warnings = warnings;
-            s
+            (setups, scheduling, device)
         }
         Err(e) => {
             signal.shared.setup_failed.store(true, Ordering::SeqCst);
             result.setup_error = Some(e);
-            return result;
-        }
-    };
-    // Unlimited (--no-scheduler) holds nothing back, so nothing waits to be merged: the
-    // kernel then sees what it would without the scheduler.
-    let merge_adjacent = options
-        .scheduler
-        .as_ref()
-        .is_some_and(|s| s.merge_adjacent && !s.config.unlimited);
-    let mut scheduling = match budget
-        .map(|b| shard_scheduling(b, shard, plan, placements, merge_adjacent))
-        .transpose()
-    {
-        Ok(s) => s,
-        Err(e) => {
-            signal.shared.setup_failed.store(true, Ordering::SeqCst);
-            result.setup_error = Some(e);
-            return result;
-        }
-    };
-    let depth = shard_depth(&setups, budget);
-    let mut device = match factory.open(shard, depth) {
-        Ok(d) => d,
-        Err(e) => {
-            signal.shared.setup_failed.store(true, Ordering::SeqCst);
-            result.setup_error = Some(RunError::Setup(SetupError::Backend { shard, error: e }));
             return result;
         }
     };
@@ -293,14 +252,7 @@ fn shard_main<F: DeviceFactory>(
         ..weir_engine::LoopOptions::default()
     };
     let mut lp = ShardLoop::new(&mut device, pools, engine_options);
-    let mut fds: Vec<i32> = jobs
-        .iter()
-        .map(|j| j.target.fd)
-        .filter(|&fd| fd >= 0)
-        .collect();
-    fds.sort_unstable();
-    fds.dedup();
-    factory.register(&mut lp, &fds);
+    factory.register(&mut lp, &job_fds(&jobs));
     if !signal.shared.barrier() {
         return result;
     }
@@ -331,12 +283,7 @@ fn shard_main<F: DeviceFactory>(
         return result;
     }
     if options.verify && signal.shared.failure().is_none() {
-        for job in jobs.iter_mut() {
-            if let Err(f) = crate::check::final_verify_pass(&mut lp, job) {
-                signal.fail(f);
-                break;
-            }
-        }
+        verify_files(&mut lp, &mut jobs, signal);
     }
     drop(lp);
     result.eagain_retries = factory.eagain_retries(&device);
@@ -344,6 +291,69 @@ fn shard_main<F: DeviceFactory>(
     finish_jobs(jobs, shard, &by_fd, signal, &mut result);
     drop(device);
     result
+}
+
+/// The distinct files the shard's jobs use (for the device to register).
+fn job_fds(jobs: &[JobRun]) -> Vec<i32> {
+    let mut fds: Vec<i32> = jobs
+        .iter()
+        .map(|j| j.target.fd)
+        .filter(|&fd| fd >= 0)
+        .collect();
+    fds.sort_unstable();
+    fds.dedup();
+    fds
+}
+
+/// `--verify`: reads every job's file back once the load is over; the first failure stops it.
+fn verify_files<D: weir_model::device::Device>(
+    lp: &mut ShardLoop<D>,
+    jobs: &mut [JobRun],
+    signal: &ShardSignal,
+) {
+    for job in jobs.iter_mut() {
+        if let Err(f) = crate::check::final_verify_pass(lp, job) {
+            signal.fail(f);
+            break;
+        }
+    }
+}
+
+/// What a shard runs with once set up: its jobs' files and buffers, its scheduler queue (when
+/// the run schedules), its device, and the warnings setup gave.
+type ShardParts<D> = (Vec<JobSetup>, Option<Scheduling>, D, Vec<String>);
+
+/// Prepares the shard's files, its scheduler queue and its device, in that order (the
+/// device's depth follows from the jobs and the scheduler's pieces).
+fn set_up_shard<F: DeviceFactory>(
+    shard: usize,
+    context: &ShardContext,
+    factory: &F,
+    signal: &ShardSignal,
+) -> Result<ShardParts<F::Device>, RunError> {
+    let ShardContext {
+        plan,
+        options,
+        checked,
+        budget,
+        placements,
+    } = *context;
+    let (setups, warnings) =
+        setup::prepare_shard(shard, plan, options, checked, signal.shared.shard_count)?;
+    // Unlimited (--no-scheduler) holds nothing back, so nothing waits to be merged: the
+    // kernel then sees what it would without the scheduler.
+    let merge_adjacent = options
+        .scheduler
+        .as_ref()
+        .is_some_and(|s| s.merge_adjacent && !s.config.unlimited);
+    let scheduling = budget
+        .map(|b| shard_scheduling(b, shard, plan, placements, merge_adjacent))
+        .transpose()?;
+    let depth = shard_depth(&setups, budget);
+    let device = factory
+        .open(shard, depth)
+        .map_err(|error| RunError::Setup(SetupError::Backend { shard, error }))?;
+    Ok((setups, scheduling, device, warnings))
 }
 
 /// The requests a shard's device must hold at once: every buffer of every job, and with the
