@@ -40,6 +40,9 @@ CARGO_FEATURES=weir/system-tests scripts/check-docs.sh
 step "cargo doc --no-deps without warnings"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
+step "cargo package: every crate's manifest, metadata and file list"
+cargo package --workspace --exclude weir-testfs --no-verify --locked --allow-dirty --quiet
+
 step "fuzz targets: 8 s each from the seed corpus (installs cargo-fuzz when missing)"
 scripts/fuzz.sh 8
 
