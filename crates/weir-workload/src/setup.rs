@@ -462,6 +462,8 @@ pub fn prepare_shard(
                 opts.keep_until_exit = options.keep_files_until_exit;
                 opts.reuse_existing = true;
                 opts.backend = options.backend;
+                // Ctrl-C during an `overwrite` prefill stops it; the file is then removed.
+                opts.cancel = Some(options.cancel.clone());
                 if let Some(hint) = job.sloppy_size_hint_bytes {
                     opts.sloppy_size_hint_bytes = hint;
                 }

@@ -302,3 +302,63 @@ fn ctrl_c_stops_prints_results_and_removes_files() {
     );
     assert!(files_in(s.dir()).is_empty(), "{:?}", files_in(s.dir()));
 }
+
+/// Ctrl-C while an `overwrite` job's file is being filled (the prepare phase, before any load
+/// runs) stops the fill within moments, removes the half-filled file and says the run was
+/// interrupted. 8 GiB take 4 s or more to fill on any disk this runs on; the signal comes
+/// once the file exists.
+#[test]
+fn ctrl_c_during_the_overwrite_prefill_stops_it_and_removes_the_file() {
+    let dir = tempfile::Builder::new()
+        .prefix("weir-prefill-sigint-")
+        .tempdir_in("/var/tmp")
+        .expect("tempdir in /var/tmp");
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "- name: fill\n  type: randread\n  prepare: overwrite\n  data_size: 8GB\n  shard_info:\n    \
+         parallelism: 1\n    reqsize: 4kB\n",
+    )
+    .expect("job file");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let child = common::weir()
+        .args(["run", "--shards", "1", "--duration", "1s", "--dir"])
+        .arg(&data)
+        .arg(&job)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn weir run");
+    // A wait, not a speed check: the bound only stops a run that never starts.
+    let start = Instant::now();
+    while common::files_in(&data).is_empty() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !common::files_in(&data).is_empty(),
+        "the prefill never started"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: plain kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let signalled = Instant::now();
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("interrupt"), "{err}");
+    // Bounds a prefill that ignored the signal and ran to its end (4 s or more).
+    assert!(
+        signalled.elapsed() < Duration::from_secs(3),
+        "the prefill went on {:?} after SIGINT: {err}",
+        signalled.elapsed()
+    );
+    assert!(
+        common::files_in(&data).is_empty(),
+        "left behind: {:?}",
+        common::files_in(&data)
+    );
+}
