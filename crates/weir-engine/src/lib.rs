@@ -23,9 +23,10 @@
 //! - [`ShardLoop`]: the one loop that keeps requests in flight, over any device, with
 //!   buffer handles instead of pointers, checks at both ends of every op and a drain on drop.
 //! - [`shards`]: one pinned thread per core; a shard's panic becomes an error.
-//! - [`interrupt`]: SIGINT/SIGTERM as a flag that loops poll.
+//! - [`cancel`]: the token that stops long loops; the program that owns the process decides
+//!   what cancels it.
 //!
-//! Design notes live with each module; the user-facing summary is `docs/engine.md`.
+//! Design notes live with each module; the user-facing summary is `docs/design/engine.md`.
 
 pub mod aio;
 pub mod aio_sys;
