@@ -35,10 +35,13 @@ patterns=(
 )
 regex=$(IFS='|'; echo "${patterns[*]}")
 
-hits=$(grep -rnIP --exclude-dir=target --exclude-dir=node_modules --exclude-dir=.git \
-    --exclude="$self" -e "$regex" "$root" || true)
+# The files of the tree: tracked ones and new ones not ignored (build output, downloaded
+# jars and node_modules are ignored, and none of them is the project's own words).
+hits=$(cd "$root" && git ls-files -z --cached --others --exclude-standard |
+    grep -zv -e "^scripts/$(basename "$self")\$" |
+    xargs -0 grep -snIP -e "$regex" -- 2>/dev/null || true)
 if [[ -n "$hits" ]]; then
-    echo "$hits" | sed "s|^$root/||"
+    echo "$hits"
     echo "check-dev-words: $(echo "$hits" | wc -l) line(s) speak of how the project was built" \
         "(say what the code does and why, in present tense)" >&2
     exit 1
