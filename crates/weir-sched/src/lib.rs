@@ -7,6 +7,7 @@ mod depth;
 mod error;
 mod group;
 mod lane_counters;
+pub mod merge;
 pub mod metrics;
 mod queue;
 mod rate;

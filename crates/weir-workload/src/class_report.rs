@@ -9,8 +9,8 @@ use weir_sched::{ClassMetrics, ShardMetrics};
 
 use crate::job_report::JobReport;
 use crate::measures::{JobHistograms, Latencies, Throughput};
-use crate::merge::MergeCounts;
 use crate::options::SchedulerOptions;
+use weir_sched::merge::MergeCounts;
 
 /// The scheduler section of a report.
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +28,7 @@ pub struct SchedulerReport {
     pub rate_factor: f64,
     /// Pieces sent merged with their neighbours in the file, and the requests that carried
     /// them (all classes and shards).
+    #[serde(serialize_with = "merge_counts_json")]
     pub merged: MergeCounts,
     pub classes: Vec<ClassReport>,
 }
@@ -193,4 +194,13 @@ impl SchedulerReport {
         crate::text_table::write_table(&mut out, &rows);
         out
     }
+}
+
+/// `MergeCounts` as `{"pieces": .., "requests": ..}` (weir-sched has no serde).
+fn merge_counts_json<S: serde::Serializer>(m: &MergeCounts, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut out = s.serialize_struct("MergeCounts", 2)?;
+    out.serialize_field("pieces", &m.pieces)?;
+    out.serialize_field("requests", &m.requests)?;
+    out.end()
 }

@@ -18,12 +18,12 @@ pub use crate::error::{RunError, SetupError, UsageError};
 pub use crate::factory::{DeviceFactory, DeviceOpenError, EngineFactory};
 use crate::hist::{LatencyHistogram, LatencySummary};
 use crate::job::Plan;
-use crate::merge::MergeCounts;
 pub use crate::options::{RunOptions, SchedulerOptions};
 use crate::report::{cpu_usage, JobReport, Report, VerifyReport, SCHEMA_VERSION};
 use crate::sampled::{await_window, FinishedOnDrop, Published, ShardMark, ShardWait};
 use crate::sched_groups::ClassPlacement;
 use crate::setup;
+use weir_sched::merge::MergeCounts;
 
 /// What the sampling callback sees: cumulative totals since the start.
 #[derive(Debug, Clone)]

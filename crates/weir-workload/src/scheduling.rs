@@ -7,38 +7,39 @@ use weir_model::device::{Device, Direction, IoCompletion};
 use weir_sched::{ClassId, Dispatched, Request, ShardQueue};
 
 use crate::job_run::JobRun;
-pub use crate::merge::MergeCounts;
-use crate::merge::Merger;
+use crate::merge::{to_op, Staged};
 use crate::request::{Failure, LoopOptions, Slot};
+pub use weir_sched::merge::MergeCounts;
+use weir_sched::merge::Merger;
 
 /// The scheduler on one shard: its queue and the class of each job (by job index).
 pub struct Scheduling {
     pub queue: ShardQueue,
     pub class_by_job: Vec<Option<ClassId>>,
     dispatched: Vec<Dispatched>,
-    merger: Merger,
+    merger: Merger<Staged>,
     /// Piece completions fanned out of merged requests, reused between wake-ups.
     pieces: Vec<IoCompletion>,
 }
 
 impl Scheduling {
     /// `merge_adjacent`: submit pieces that continue each other in one file as one vectored
-    /// request (see the `merge` module).
+    /// request (see [`weir_sched::merge`]).
     pub fn new(
         queue: ShardQueue,
         class_by_job: Vec<Option<ClassId>>,
         merge_adjacent: bool,
     ) -> Scheduling {
-        let max_bytes = if merge_adjacent {
-            [Direction::Read, Direction::Write].map(|d| queue.max_request_bytes(d))
+        let merger = if merge_adjacent {
+            Merger::for_queue(&queue)
         } else {
-            [0, 0]
+            Merger::new(0, 0)
         };
         Scheduling {
             queue,
             class_by_job,
             dispatched: Vec::new(),
-            merger: Merger::new(max_bytes),
+            merger,
             pieces: Vec::new(),
         }
     }
@@ -54,7 +55,7 @@ impl Scheduling {
 
     /// How many pieces went out merged, and in how many requests.
     pub fn merge_counts(&self) -> MergeCounts {
-        self.merger.counts
+        self.merger.counts()
     }
 }
 
@@ -121,14 +122,14 @@ pub(crate) fn dispatch_scheduled<D: Device>(
             }),
             flags: options.io_flags(job.index),
         };
-        s.merger.add(op);
+        s.merger.add(Staged(op));
     }
     // While the device is busy the loop submits each request as it is pushed, as the
     // unscheduled path does (its `SubmitPolicy::Eager`): a virtio disk starts none of a
     // batch until the whole batch is in, which cost pure 4 KiB reads through the scheduler
     // ~15-20% of their IOPS.
-    s.merger.flush(|op| {
-        lp.push(op).map_err(|e| Failure::Device {
+    s.merger.flush(|out| {
+        lp.push(to_op(out)).map_err(|e| Failure::Device {
             detail: format!(
                 "the I/O backend refused a piece the scheduler dispatched ({e}); the device \
                  queue is smaller than the scheduler's window"
