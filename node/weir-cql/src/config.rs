@@ -176,10 +176,17 @@ pub fn session_builder(o: &ConnectOptions) -> Result<SessionBuilder, ErrorInfo> 
     if let Some(fetch) = o.fetch_schema_metadata {
         b = b.fetch_schema_metadata(fetch);
     }
-    // The crate's write coalescing (on by default: a connection's writer yields once before
-    // flushing, to batch requests issued meanwhile). WEIR_CQL_WRITE_COALESCING=0 turns it
-    // off, for measuring its effect.
-    if std::env::var("WEIR_CQL_WRITE_COALESCING").is_ok_and(|v| v == "0") {
+    // The crate's write coalescing: a connection's writer yields once before flushing, to
+    // batch requests issued meanwhile. Off in the `js` runtime, where that yield costs a
+    // driver poll (an epoll_wait) per write and gathers nothing: the requests of one pump are
+    // all queued before the writer runs (src/direct.rs). On in the other runtimes, as the
+    // crate has it. WEIR_CQL_WRITE_COALESCING=0 or 1 overrides, for measuring its effect.
+    let coalesce = match std::env::var("WEIR_CQL_WRITE_COALESCING").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => crate::runtime::mode() != crate::runtime::Mode::Js,
+    };
+    if !coalesce {
         b = b.write_coalescing(false);
     }
     Ok(b)

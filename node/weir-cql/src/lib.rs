@@ -35,7 +35,8 @@ pub mod wire_hooks;
 use errors::{ErrorInfo, ErrorKind};
 use exec::PreparedMap;
 use futures::StreamExt;
-use napi::bindgen_prelude::{Buffer, Function, PromiseRaw};
+use napi::bindgen_prelude::{Buffer, Function, PromiseRaw, Unknown};
+use napi::JsValue;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Env;
 use napi::Status;
@@ -251,10 +252,17 @@ impl NativeSession {
             .unwrap_or(0)
     }
 
-    /// Registers the function that receives the results of `submit`.
+    /// Registers the function that receives the results of `submit`: each answer as a
+    /// Buffer, or, in `js` mode when it fits in `answers` (a Buffer the caller keeps for
+    /// this client), as its length after it was copied into `answers` (src/direct.rs).
     /// Also makes libuv watch the JS-thread runtime (WEIR_CQL_RUNTIME=js, src/runtime.rs).
-    #[napi]
-    pub fn set_completion(&self, env: &Env, callback: Function<Buffer, ()>) -> napi::Result<()> {
+    #[napi(ts_args_type = "callback: (answer: Buffer | number) => void, answers?: Buffer")]
+    pub fn set_completion(
+        &self,
+        env: &Env,
+        callback: Function<Buffer, ()>,
+        answers: Option<Unknown>,
+    ) -> napi::Result<()> {
         runtime::watch(env).map_err(|e| {
             napi::Error::from_reason(format!(
                 "weir-cql: cannot watch the runtime from libuv ({e}); set WEIR_CQL_RUNTIME=worker"
@@ -269,7 +277,8 @@ impl NativeSession {
             *slot = Some(Arc::new(tsfn));
         }
         if runtime::mode() == runtime::Mode::Js {
-            let target = direct::Target::new(env, &callback).map_err(|e| {
+            let answers = answers.map_or(std::ptr::null_mut(), |a| a.raw());
+            let target = direct::Target::new(env, &callback, answers).map_err(|e| {
                 napi::Error::from_reason(format!(
                     "weir-cql: cannot hold the completion function ({e}); set WEIR_CQL_RUNTIME=worker"
                 ))
@@ -310,8 +319,8 @@ impl NativeSession {
                     concurrency,
                     token,
                     move |out| match &direct {
-                        // `js` mode: handed over after the pump returns (src/direct.rs).
-                        Some(target) => direct::queue(target, out),
+                        // `js` mode: handed to JS inside the pump (src/direct.rs).
+                        Some(target) => direct::deliver(target, out),
                         None => {
                             completion.call(out, ThreadsafeFunctionCallMode::NonBlocking);
                         }
@@ -363,13 +372,15 @@ impl NativeSession {
 
 /// The `js` runtime's counters (src/runtime.rs), for tests and benchmarks: the runtime mode,
 /// pumps and answers delivered per cause (`call`, `readable`, `timer`; answers after a timer
-/// pump waited for it), the extra rounds of pumps, and the tokio workers' scheduling policy
+/// pump waited for it; `continue`: the pump right after one that ended on its budget), the extra rounds of pumps, and the tokio workers' scheduling policy
 /// (src/worker_policy.rs: `workerPolicy`, and `workerPolicyFallback` saying why when it is not
 /// the one asked for), as JSON.
 #[napi]
 pub fn runtime_stats() -> String {
     let (pumps, answers, repumps) = runtime::stats();
-    let by_cause = |a: [u64; 3]| serde_json::json!({"call": a[0], "readable": a[1], "timer": a[2]});
+    let by_cause = |a: [u64; 4]| {
+        serde_json::json!({"call": a[0], "readable": a[1], "timer": a[2], "continue": a[3]})
+    };
     let (worker_policy, fallback) = worker_policy::outcome();
     serde_json::json!({
         "mode": format!("{:?}", runtime::mode()).to_lowercase(),

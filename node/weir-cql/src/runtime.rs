@@ -4,7 +4,8 @@
 //!   thread itself. libuv watches the runtime's epoll descriptor (readable when a socket or a
 //!   cross-thread wake has an event), and its callback runs the runtime until it has nothing
 //!   left to do; a `submit` runs it once right away, so a request is written to its socket
-//!   before `submit` returns. No second thread takes part in a request. Paired runs against
+//!   before `submit` returns (a `submit` from a completion callback run inside a pump, see
+//!   src/direct.rs, adds its task to that pump). No second thread takes part in a request. Paired runs against
 //!   `worker` on an idle machine: 6-12% less time and 6-8% less client CPU per sequential
 //!   request; concurrent runs are server-bound either way.
 //! - `worker` (the default elsewhere, and the fallback when `js` cannot start; the
@@ -38,7 +39,7 @@ use std::os::fd::RawFd;
 #[cfg(not(unix))]
 type RawFd = i32;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
@@ -275,10 +276,24 @@ fn widen_race_window() {
 /// Its first poll spawns the tasks `submit` left in [`PENDING`].
 struct UntilIdle;
 
+/// Driver polls one pump may run through before it ends with work left, so that a client
+/// whose answers keep coming (completion callbacks submit inside the pump, src/direct.rs)
+/// still gives libuv's other callbacks and timers their turn; the timer runs the next pump
+/// in the following loop turn.
+const PUMP_BUDGET: u32 = 256;
+/// The running pump's driver polls so far.
+static PUMP_POLLS: AtomicU32 = AtomicU32::new(0);
+/// Set when a pump ended on its budget with work left: the next pump is due at once.
+static OVER_BUDGET: AtomicBool = AtomicBool::new(false);
+
 impl Future for UntilIdle {
     type Output = ();
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         spawn_pending();
+        if PUMP_POLLS.fetch_add(1, Ordering::Relaxed) >= PUMP_BUDGET {
+            OVER_BUDGET.store(true, Ordering::Relaxed);
+            return Poll::Ready(());
+        }
         if IDLE.swap(false, Ordering::Relaxed) {
             if !work_since_idle() {
                 return Poll::Ready(());
@@ -295,19 +310,21 @@ impl Future for UntilIdle {
 }
 
 /// What started a pump: a native call (`submit`, `pump`, `shutdown`), libuv seeing the
-/// epoll descriptor readable, or the timer.
+/// epoll descriptor readable, the timer, or the timer run at once after a pump that ended on
+/// its budget with work left (its answers are not replies that waited for the timer).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Cause {
     Call = 0,
     Readable = 1,
     Timer = 2,
+    Continue = 3,
 }
 
 /// Per [`Cause`]: pumps run, and answers delivered to JS right after them. Answers after a
 /// timer pump are replies that waited for the timer (a lost wake-up); `runtimeStats()`
 /// shows them to tests and benchmarks.
-static PUMPS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
-static ANSWERS: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+static PUMPS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+static ANSWERS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 /// Whether the running pump is a timer pump (for the test hook [`widen_race_window`]).
 static TIMER_PUMP: AtomicBool = AtomicBool::new(false);
 /// Times a pump went on after the park hook had ended it, because tokio's last driver poll
@@ -315,8 +332,8 @@ static TIMER_PUMP: AtomicBool = AtomicBool::new(false);
 static REPUMPS: AtomicU64 = AtomicU64::new(0);
 
 /// The counters above, as `(pumps per cause, answers per cause, repumps)`.
-pub fn stats() -> ([u64; 3], [u64; 3], u64) {
-    let read = |a: &[AtomicU64; 3]| [0, 1, 2].map(|i| a[i].load(Ordering::Relaxed));
+pub fn stats() -> ([u64; 4], [u64; 4], u64) {
+    let read = |a: &[AtomicU64; 4]| [0, 1, 2, 3].map(|i| a[i].load(Ordering::Relaxed));
     (
         read(&PUMPS),
         read(&ANSWERS),
@@ -332,10 +349,16 @@ pub fn pump(cause: Cause) {
         return;
     }
     PUMPS[cause as usize].fetch_add(1, Ordering::Relaxed);
+    CAUSE.store(cause as u8, Ordering::Relaxed);
     TIMER_PUMP.store(cause == Cause::Timer, Ordering::Relaxed);
+    PUMP_POLLS.store(0, Ordering::Relaxed);
+    OVER_BUDGET.store(false, Ordering::Relaxed);
     loop {
         IDLE.store(false, Ordering::Relaxed);
         rt.block_on(UntilIdle);
+        if OVER_BUDGET.load(Ordering::Relaxed) {
+            break;
+        }
         // After the hook ended the pump, tokio polled its driver once more without blocking
         // (https://github.com/tokio-rs/tokio/issues/8212). An event it took there is off the
         // epoll descriptor, so libuv will not report it: its task waits in tokio's queue. Run
@@ -348,9 +371,29 @@ pub fn pump(cause: Cause) {
     }
     PUMPING.store(false, Ordering::Release);
     arm_timer();
-    // Answers of this pump go to JS now, outside block_on (src/direct.rs).
+    // Answers went to JS from their tasks (src/direct.rs); any left queued go now.
     let delivered = crate::direct::drain();
     ANSWERS[cause as usize].fetch_add(delivered, Ordering::Relaxed);
+}
+
+/// The [`Cause`] of the running (or last) pump.
+static CAUSE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Whether the caller runs inside a pump of the `js` runtime (a task of it, on the JS
+/// thread), where an answer can go to JS at once (src/direct.rs).
+pub fn in_pump() -> bool {
+    mode() == Mode::Js && PUMPING.load(Ordering::Relaxed)
+}
+
+/// Whether at most one awaited task is in flight (the one about to deliver its answer).
+pub fn alone() -> bool {
+    IN_FLIGHT.load(Ordering::Relaxed) <= 1
+}
+
+/// Counts an answer delivered inside the running pump, under its [`Cause`].
+pub fn count_answer() {
+    let cause = CAUSE.load(Ordering::Relaxed) as usize;
+    ANSWERS[cause.min(3)].fetch_add(1, Ordering::Relaxed);
 }
 
 /// Whether the runtime got work after the park hook ended the pump: an I/O event its last
@@ -469,8 +512,9 @@ pub type Busy = Option<InFlight>;
 
 /// `submit`'s spawn: `make` builds the run's boxed future around the [`Busy`] guard it is
 /// given. In `js` mode (on the JS thread, outside a pump) the task is spawned by the pump
-/// run right after, which writes its requests before this returns; in the other modes,
-/// [`spawn`]. Either way the future is boxed once (it was boxed twice in `js` mode: once by
+/// run right after, which writes its requests before this returns; inside a pump (a
+/// completion callback submitting the next request, src/direct.rs) and in the other modes,
+/// [`spawn`]: the running pump runs it before it ends. Either way the future is boxed once (it was boxed twice in `js` mode: once by
 /// `submit`, once more here to carry the guard).
 pub fn spawn_and_pump(make: impl FnOnce(Busy) -> LocalTask) {
     if mode() == Mode::Js && JS_RUNTIME.get().is_some() && !PUMPING.load(Ordering::Relaxed) {
@@ -539,13 +583,18 @@ static TIMER: std::sync::atomic::AtomicPtr<libc::c_void> =
     std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
 
 /// While a caller waits on a task, the next pump is at most 1 ms away; otherwise 10 ms
-/// (timers of idle connections: heartbeats, reconnection).
+/// (timers of idle connections: heartbeats, reconnection); at once (the next loop turn)
+/// after a pump that ended on its budget with work left.
 fn arm_timer() {
     let t = TIMER.load(Ordering::Relaxed);
     if t.is_null() {
         return;
     }
-    let ms = if IN_FLIGHT.load(Ordering::Relaxed) > 0 {
+    let continues = OVER_BUDGET.load(Ordering::Relaxed);
+    CONTINUE_DUE.store(continues, Ordering::Relaxed);
+    let ms = if continues {
+        0
+    } else if IN_FLIGHT.load(Ordering::Relaxed) > 0 {
         1
     } else {
         10
@@ -554,8 +603,15 @@ fn arm_timer() {
     unsafe { uv_timer_start(t, on_timer, ms, 0) };
 }
 
+/// Whether the armed timer continues a pump that ended on its budget.
+static CONTINUE_DUE: AtomicBool = AtomicBool::new(false);
+
 extern "C" fn on_timer(_handle: *mut libc::c_void) {
-    pump(Cause::Timer);
+    if CONTINUE_DUE.load(Ordering::Relaxed) {
+        pump(Cause::Continue);
+    } else {
+        pump(Cause::Timer);
+    }
 }
 
 /// A zeroed, leaked, suitably aligned block for a libuv handle of `kind`.

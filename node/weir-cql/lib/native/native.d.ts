@@ -38,8 +38,12 @@ export declare class NativeSession {
   release(handle: number): void
   /** Number of prepared statements held (for tests of the bounded cache). */
   preparedCount(): number
-  /** Registers the function that receives the results of `submit`. */
-  setCompletion(callback: (arg: Buffer) => void): void
+  /**
+   * Registers the function that receives the results of `submit`: each answer as a
+   * Buffer, or, in `js` mode when it fits in `answers` (a Buffer the caller keeps for
+   * this client), as its length after it was copied into `answers` (src/direct.rs).
+   */
+  setCompletion(callback: (answer: Buffer | number) => void, answers?: Buffer): void
   /**
    * The one execution path of `execute`, `batch` and `executeConcurrent`: executes every
    * request of `requests` with at most `concurrency` in flight and hands the results,
