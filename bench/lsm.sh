@@ -28,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     case $1 in
         --dir) dir=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        --duration|--rounds|--goal-us|--caps|--model|--read-rate|--append-rate|--qd32-secs|--only)
+        --duration|--rounds|--goal-us|--caps|--model|--read-rate|--append-rate|--qd32-secs|--only|--spin-us|--qd32-workers)
             shift 2 ;;
         *) echo "lsm.sh: unknown argument $1 (see the usage at the top of bench/lsm.sh)" >&2
            exit 2 ;;
