@@ -3,7 +3,8 @@
 #
 # Usage: bench/lsm.sh --dir DIR --duration SECS --out FILE [--rounds N] [--goal-us US]
 #                     [--caps MB/s,...] [--model io-properties.yaml] [--read-rate N]
-#                     [--append-rate N] [--qd32-secs N]
+#                     [--append-rate N] [--qd32-secs N] [--only MODE,...] [--spin-us US]
+#                     [--qd32-workers N]
 #
 # On files in DIR (a directory on the disk to measure; 2 GiB are prefilled once and kept for
 # later runs), foreground 4 KiB point reads (--read-rate per second, default 2000) and 4 KiB
@@ -19,6 +20,9 @@
 # scheduler) and tokio-fs. Every round runs every mode, in an order rotated per round; the
 # JSON holds the medians over rounds (and each round's values). Prints one summary line.
 # Regimes: background writes overwrite; appends extend a fresh file; everything is O_DIRECT.
+# --only runs just the named rows (LSM modes by name; QD32 rows raw-engine, weir-io,
+# weir-io-scheduled, tokio-fs); --spin-us sets weir-io's loop spin (DiskBuilder::spin, off by
+# default); --qd32-workers sets the QD32 part's tokio worker threads (default 2, as the LSM part).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 source "$REPO/bench/lib.sh"
@@ -28,7 +32,7 @@ while [[ $# -gt 0 ]]; do
     case $1 in
         --dir) dir=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        --duration|--rounds|--goal-us|--caps|--model|--read-rate|--append-rate|--qd32-secs|--only)
+        --duration|--rounds|--goal-us|--caps|--model|--read-rate|--append-rate|--qd32-secs|--only|--spin-us|--qd32-workers)
             shift 2 ;;
         *) echo "lsm.sh: unknown argument $1 (see the usage at the top of bench/lsm.sh)" >&2
            exit 2 ;;

@@ -48,6 +48,10 @@ struct Args {
     read_rate: u64,
     append_rate: u64,
     qd32_secs: u64,
+    /// How long weir-io's loop watches for work before sleeping; None: the library default.
+    spin_us: Option<u64>,
+    /// Tokio worker threads for the QD32 part (the LSM part always uses 2).
+    qd32_workers: usize,
     /// Only these modes (names as in the report), for a quick look; empty: all.
     only: Vec<String>,
 }
@@ -64,6 +68,8 @@ fn parse_args() -> Result<Args, String> {
         read_rate: 2000,
         append_rate: 500,
         qd32_secs: 4,
+        spin_us: None,
+        qd32_workers: 2,
         only: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -80,6 +86,8 @@ fn parse_args() -> Result<Args, String> {
             "--read-rate" => a.read_rate = num(value()?)?,
             "--append-rate" => a.append_rate = num(value()?)?,
             "--qd32-secs" => a.qd32_secs = num(value()?)?,
+            "--qd32-workers" => a.qd32_workers = num(value()?)?.max(1) as usize,
+            "--spin-us" => a.spin_us = Some(num(value()?)?),
             "--only" => a.only = value()?.split(',').map(String::from).collect(),
             "--caps" => {
                 a.caps_mb_s = value()?
@@ -428,9 +436,11 @@ fn weir_path(args: &Args, model: &DiskModel, unlimited: bool, log_name: &str) ->
     let background = policy
         .class(ClassSpec::new("background", 100))
         .expect("class");
-    let disk = Disk::builder(&policy.build().expect("policy"))
-        .build()
-        .expect("disk");
+    let mut disk = Disk::builder(&policy.build().expect("policy"));
+    if let Some(us) = args.spin_us {
+        disk = disk.spin(Duration::from_micros(us));
+    }
+    let disk = disk.build().expect("disk");
     let open = |name: &str, create: bool| {
         disk.open(
             args.dir.join(name),
@@ -562,7 +572,8 @@ async fn qd32_async(path: Path2, secs: u64) -> (f64, f64) {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+    // NaN for a row left out with --only.
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn median_rows(rounds: &[Value], name: &str) -> Value {
@@ -600,6 +611,11 @@ fn main() {
     prefill(&args.dir.join("bg.dat"), BG_FILE_BYTES);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let qd32_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.qd32_workers)
         .enable_all()
         .build()
         .expect("tokio");
@@ -652,15 +668,15 @@ fn main() {
         for name in q {
             let (iops, cpu) = match name {
                 "raw-engine" => qd32_raw(&reads, args.qd32_secs),
-                "weir-io" => rt.block_on(qd32_async(
+                "weir-io" => qd32_rt.block_on(qd32_async(
                     weir_path(&args, &model, true, "qd32.log"),
                     args.qd32_secs,
                 )),
-                "weir-io-scheduled" => rt.block_on(qd32_async(
+                "weir-io-scheduled" => qd32_rt.block_on(qd32_async(
                     weir_path(&args, &model, false, "qd32.log"),
                     args.qd32_secs,
                 )),
-                _ => rt.block_on(qd32_async(std_path(&args, "qd32.log"), args.qd32_secs)),
+                _ => qd32_rt.block_on(qd32_async(std_path(&args, "qd32.log"), args.qd32_secs)),
             };
             eprintln!("round {round} qd32 {name:>18}: {iops:.0} IOPS, {cpu:.1} us CPU/read");
             qd32_rows

@@ -74,6 +74,7 @@ pub struct DiskBuilder {
     local_shards: usize,
     backend: Backend,
     depth: u32,
+    spin_ns: u64,
 }
 
 enum Msg {
@@ -84,6 +85,8 @@ enum Msg {
 
 struct Inbox {
     msgs: Mutex<Vec<Msg>>,
+    /// `msgs` holds something: what a spinning loop watches instead of taking the lock.
+    has_msgs: AtomicBool,
     /// The loop is (about to be) asleep: the next sender wakes it.
     sleeping: AtomicBool,
     closed: AtomicBool,
@@ -99,6 +102,7 @@ impl Inbox {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(msg);
+        self.has_msgs.store(true, Ordering::SeqCst);
         if self.sleeping.swap(false, Ordering::SeqCst) {
             self.wake();
         }
@@ -129,6 +133,7 @@ impl Disk {
             local_shards: 0,
             backend: Backend::Uring,
             depth: DEFAULT_DEPTH,
+            spin_ns: 0,
         }
     }
 
@@ -287,6 +292,17 @@ impl DiskBuilder {
         self
     }
 
+    /// How long a loop with I/O in flight stays awake, watching its inbox and its ring,
+    /// before it sleeps in the kernel (io_uring only; default zero: it sleeps at once). An
+    /// awake loop sees a completion without a wake-up, and a caller's next request without
+    /// the caller's eventfd write; the watch costs the loop's CPU time, and on a machine
+    /// with no CPU to spare the spinning loop delays the very callers it waits for, so it
+    /// is off unless asked for.
+    pub fn spin(mut self, spin: Duration) -> Self {
+        self.spin_ns = spin.as_nanos().min(u128::from(u64::MAX)) as u64;
+        self
+    }
+
     /// Starts the loops. Errors: no shard at all, the backend cannot start.
     pub fn build(self) -> Result<Disk, Error> {
         let shards = self.loops + self.local_shards;
@@ -335,6 +351,7 @@ impl DiskBuilder {
         };
         let inbox = Arc::new(Inbox {
             msgs: Mutex::new(Vec::new()),
+            has_msgs: AtomicBool::new(false),
             sleeping: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             eventfd,
@@ -343,7 +360,7 @@ impl DiskBuilder {
         let (ready_tx, ready_rx) = mpsc::channel();
         let policy = self.policy.clone();
         let budget = budget.clone();
-        let (backend, depth) = (self.backend, self.depth);
+        let (backend, depth, spin_ns) = (self.backend, self.depth, self.spin_ns);
         let for_loop = inbox.clone();
         let thread = std::thread::Builder::new()
             .name(format!("weir-io-{shard}"))
@@ -352,7 +369,7 @@ impl DiskBuilder {
                 match ShardCore::new(&policy, budget, shard, backend, depth, reserved) {
                     Ok(core) => {
                         let _ = ready_tx.send(Ok(()));
-                        loop_main(&for_loop, core);
+                        loop_main(&for_loop, core, spin_ns);
                     }
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -398,17 +415,18 @@ impl Drop for DiskShared {
 
 /// One loop thread: take requests from the inbox, dispatch, wait, complete; until the disk is
 /// dropped and nothing is left.
-fn loop_main(inbox: &Inbox, mut core: ShardCore) {
+fn loop_main(inbox: &Inbox, mut core: ShardCore, spin_ns: u64) {
     // The eventfd read's target: boxed so it stays put while the ring holds its address.
     let mut wake_buf = Box::new([0u8; 8]);
     let mut armed = false;
     let mut batch = Vec::new();
     let mut failed = false;
     loop {
-        std::mem::swap(
-            &mut batch,
-            &mut *inbox.msgs.lock().unwrap_or_else(|p| p.into_inner()),
-        );
+        {
+            let mut msgs = inbox.msgs.lock().unwrap_or_else(|p| p.into_inner());
+            inbox.has_msgs.store(false, Ordering::SeqCst);
+            std::mem::swap(&mut batch, &mut *msgs);
+        }
         let now = core.now_ns();
         for msg in batch.drain(..) {
             match msg {
@@ -437,6 +455,23 @@ fn loop_main(inbox: &Inbox, mut core: ShardCore) {
                 if unsafe { core.push_wake_read(fd.as_raw_fd(), wake_buf.as_mut_ptr()) }.is_ok() {
                     armed = true;
                 }
+            }
+        }
+        if spin_ns > 0
+            && inbox.eventfd.is_some()
+            && !failed
+            && core.pieces_in_device() > 0
+            && !closed
+        {
+            match spin(inbox, &mut core, spin_ns) {
+                Spun::Work { woke } => {
+                    if woke {
+                        armed = false;
+                    }
+                    continue;
+                }
+                Spun::Failed => failed = true,
+                Spun::Idle => {}
             }
         }
         inbox.sleeping.store(true, Ordering::SeqCst);
@@ -474,6 +509,49 @@ fn loop_main(inbox: &Inbox, mut core: ShardCore) {
     drop(core);
     drop(wake_buf);
 }
+
+enum Spun {
+    /// A message came in or requests completed: the loop goes round again.
+    Work {
+        woke: bool,
+    },
+    /// Nothing within the spin: the loop sleeps in the kernel.
+    Idle,
+    Failed,
+}
+
+/// Watches the inbox and the ring for up to `spin_ns`, completing what the ring posts. The
+/// inbox is an atomic load; the ring is looked at every [`SPIN_RING_LOOK_NS`] only, as each
+/// look is a system call (with `DEFER_TASKRUN` completions are posted only inside one).
+fn spin(inbox: &Inbox, core: &mut ShardCore, spin_ns: u64) -> Spun {
+    let start_ns = core.now_ns();
+    let until_ns = start_ns + spin_ns;
+    let mut look_ns = start_ns;
+    loop {
+        if inbox.has_msgs.load(Ordering::SeqCst) {
+            return Spun::Work { woke: false };
+        }
+        let now_ns = core.now_ns();
+        if now_ns >= look_ns {
+            look_ns = now_ns + SPIN_RING_LOOK_NS;
+            if core.poll_device().is_err() {
+                return Spun::Failed;
+            }
+            let before = core.pieces_in_device();
+            let woke = core.reap();
+            if woke || core.pieces_in_device() < before {
+                return Spun::Work { woke };
+            }
+        }
+        if now_ns >= until_ns {
+            return Spun::Idle;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// How often a spinning loop looks at its ring.
+const SPIN_RING_LOOK_NS: u64 = 4_000;
 
 /// AIO, nothing in flight: sleep until a message or the queue's next wakeup.
 fn idle_wait(inbox: &Inbox, deadline_ns: Option<u64>, now_ns: u64) {

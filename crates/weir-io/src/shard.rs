@@ -322,6 +322,22 @@ impl ShardCore {
         }
     }
 
+    /// Submits what is queued and posts what completed, without waiting.
+    pub(crate) fn poll_device(&mut self) -> Result<(), Error> {
+        match self.device.submit_and_wait(0, None) {
+            Ok(_) => Ok(()),
+            Err(DeviceError::Os { errno, .. })
+                if errno == libc::EINTR || errno == libc::EAGAIN || errno == libc::EBUSY =>
+            {
+                Ok(())
+            }
+            Err(DeviceError::QueueFull) => Ok(()),
+            Err(e) => Err(Error::Device {
+                message: e.to_string(),
+            }),
+        }
+    }
+
     /// Moves completions in and finishes the requests whose last piece came back. Returns
     /// whether the wake-up read completed.
     pub(crate) fn reap(&mut self) -> bool {

@@ -75,6 +75,36 @@ fn a_split_write_reads_back_byte_for_byte() {
 }
 
 #[test]
+fn a_spinning_loop_reads_back_what_it_wrote() {
+    let mut policy = Policy::builder(model());
+    let fg = policy.class(ClassSpec::new("fg", 1000)).expect("class");
+    let disk = Disk::builder(&policy.build().expect("policy"))
+        .spin(std::time::Duration::from_micros(50))
+        .build()
+        .expect("disk");
+    let dir = real_dir();
+    let file = disk
+        .open(dir.path().join("data"), FileOptions::new().create(true))
+        .expect("open");
+    let writes: Vec<_> = (0..16u8)
+        .map(|i| disk.write_at(&file, fg, pattern(4096, i), u64::from(i) * 4096))
+        .collect();
+    for w in writes {
+        assert_eq!(block_on(w).0.expect("write"), 4096);
+    }
+    let reads: Vec<_> = (0..16u64)
+        .map(|i| disk.read_at(&file, fg, IoBuf::zeroed(4096), i * 4096))
+        .collect();
+    for (i, r) in reads.into_iter().enumerate() {
+        let (n, buf) = block_on(r);
+        assert_eq!(n.expect("read"), 4096);
+        assert!(buf[..] == pattern(4096, i as u8)[..], "block {i} differs");
+    }
+    // The loop drains and stops with the disk, spinning or not.
+    drop(disk);
+}
+
+#[test]
 fn concurrent_appends_land_in_distinct_ranges() {
     let (disk, _, bg) = disk(1, 0);
     let dir = real_dir();
