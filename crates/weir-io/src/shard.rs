@@ -13,7 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use weir_engine::{Backend, EngineDevice};
-use weir_model::device::{Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp};
+use weir_model::device::{
+    Device, DeviceError, Direction, IoCompletion, IoFlags, IoOp, IoVec, IoVecs,
+};
+use weir_sched::merge::{Merger, Outgoing, Piece, MERGED_TAG};
 use weir_sched::{ClassId, Dispatched, Request, ShardMetrics, ShardQueue, SharedBudget};
 
 use crate::{Error, File, IoBuf, IoClass, Policy};
@@ -139,8 +142,41 @@ struct InFlight {
     errno: Option<i32>,
 }
 
-/// A device tag no scheduler token uses (tokens never set bit 63) and the ring accepts.
-pub(crate) const WAKE_TAG: u64 = 1 << 63;
+/// A device tag no scheduler token (bit 63 clear) and no merged request (bit 63 and a
+/// 32-bit entry index) uses, below the tags the ring keeps for its own timer.
+pub(crate) const WAKE_TAG: u64 = 3 << 62;
+
+/// One dispatched piece as the merger sees it: where it goes and whose memory it uses.
+struct DevicePiece {
+    token: u64,
+    direction: Direction,
+    fd: i32,
+    offset_bytes: u64,
+    len_bytes: u32,
+    buf: *mut u8,
+}
+
+impl Piece for DevicePiece {
+    fn tag(&self) -> u64 {
+        self.token
+    }
+
+    fn direction(&self) -> Direction {
+        self.direction
+    }
+
+    fn offset_bytes(&self) -> u64 {
+        self.offset_bytes
+    }
+
+    fn len_bytes(&self) -> u64 {
+        u64::from(self.len_bytes)
+    }
+
+    fn same_target(&self, other: &Self) -> bool {
+        self.fd == other.fd
+    }
+}
 
 pub(crate) struct ShardCore {
     device: EngineDevice,
@@ -151,8 +187,16 @@ pub(crate) struct ShardCore {
     /// Pieces the queue dispatched that the device had no room for yet.
     backlog: VecDeque<Dispatched>,
     completions: Vec<IoCompletion>,
+    /// Piece completions fanned out of merged requests, reused between reaps.
+    pieces_done: Vec<IoCompletion>,
+    /// Joins pieces that continue each other in a file into one vectored request.
+    merger: Merger<DevicePiece>,
+    /// The segments of each merged request in flight, by its entry index; each inner
+    /// vector's heap array stays put while the kernel reads it.
+    segments: Vec<Vec<IoVec>>,
     /// Device slots the shard keeps for itself (the wake-up read).
     reserved: u32,
+    /// Requests at the device (a merged request counts once).
     pieces_in_device: u32,
     capacity: u32,
 }
@@ -170,6 +214,7 @@ impl ShardCore {
     ) -> Result<ShardCore, Error> {
         let device = EngineDevice::open(backend, depth + reserved).map_err(Error::Backend)?;
         let queue = policy.queue(budget, shard)?;
+        let merger = Merger::for_queue(&queue);
         Ok(ShardCore {
             capacity: device.capacity().saturating_sub(reserved).max(1),
             device,
@@ -179,6 +224,9 @@ impl ShardCore {
             dispatched: Vec::new(),
             backlog: VecDeque::new(),
             completions: Vec::new(),
+            pieces_done: Vec::new(),
+            merger,
+            segments: Vec::new(),
             reserved,
             pieces_in_device: 0,
         })
@@ -221,55 +269,28 @@ impl ShardCore {
         });
     }
 
-    /// Dispatches what the budget allows and hands it to the device.
+    /// Dispatches what the budget allows and hands it to the device, pieces that continue
+    /// each other in a file merged into one vectored request.
     pub(crate) fn pump(&mut self, now_ns: u64) -> Result<(), Error> {
         let mut out = std::mem::take(&mut self.dispatched);
         self.queue.dispatch(now_ns, &mut out);
         self.backlog.extend(out.drain(..));
         self.dispatched = out;
-        while self.pieces_in_device < self.capacity {
-            let Some(d) = self.backlog.front().copied() else {
-                break;
-            };
-            let Some(Some(req)) = self.requests.get_mut(d.user_data as usize) else {
-                unreachable!(
-                    "a dispatched piece of request {} that is not in flight",
-                    d.user_data
-                );
-            };
-            let op = IoOp {
-                user_data: d.token,
-                direction: d.direction,
-                fd: req.submit.file.fd(),
-                offset_bytes: req.submit.offset_bytes + d.offset_in_request_bytes,
-                len_bytes: d.len_bytes as u32,
-                // SAFETY (of the pointer arithmetic): the piece lies inside the request's
-                // length, which is inside the buffer's allocation.
-                buf: unsafe {
-                    req.submit
-                        .buf
-                        .as_mut_ptr_raw()
-                        .add(d.offset_in_request_bytes as usize)
-                },
-                flags: IoFlags::default(),
-                vectored: None,
-            };
-            debug_assert!(d.offset_in_request_bytes + d.len_bytes <= req.len_bytes);
-            // SAFETY: the buffer is owned by the request, which stays in `requests` (its heap
-            // allocation never moves) until the queue reports its last piece complete; the
-            // file stays open through the request's `File` clone.
-            match unsafe { self.device.push(op) } {
-                Ok(()) => {
-                    self.backlog.pop_front();
-                    self.pieces_in_device += 1;
-                    if self.pieces_in_device > 1 {
-                        // Submit at once while the device is busy, as the engine's shard loop
-                        // does by default: a virtio disk starts none of a batch until the
-                        // whole batch is in. An idle device gets the batch with the wait.
-                        let _ = self.device.submit_and_wait(0, None);
-                    }
-                }
-                Err(DeviceError::QueueFull) => break,
+        loop {
+            let room = self.capacity.saturating_sub(self.pieces_in_device) as usize;
+            let staged = self.merger.staged_requests();
+            let take = room.saturating_sub(staged).min(self.backlog.len());
+            if take == 0 && staged == 0 {
+                return Ok(());
+            }
+            for d in self.backlog.drain(..take) {
+                let piece = device_piece(&mut self.requests, &d);
+                self.merger.add(piece);
+            }
+            match self.send_staged() {
+                Ok(()) if self.backlog.is_empty() => return Ok(()),
+                Ok(()) => {}
+                Err(DeviceError::QueueFull) => return Ok(()),
                 Err(e) => {
                     return Err(Error::Device {
                         message: e.to_string(),
@@ -277,7 +298,55 @@ impl ShardCore {
                 }
             }
         }
-        Ok(())
+    }
+
+    /// Pushes every staged request to the device; a refused one stays staged.
+    fn send_staged(&mut self) -> Result<(), DeviceError> {
+        let ShardCore {
+            merger,
+            device,
+            segments,
+            pieces_in_device,
+            ..
+        } = self;
+        merger.flush(|outgoing| {
+            let op = match outgoing {
+                Outgoing::One(p) => device_op(p.token, p, p.len_bytes, p.buf, None),
+                Outgoing::Merged(run) => {
+                    let index = (run.tag() & !MERGED_TAG) as usize;
+                    if segments.len() <= index {
+                        segments.resize_with(index + 1, Vec::new);
+                    }
+                    let iov = &mut segments[index];
+                    iov.clear();
+                    iov.extend(run.pieces().map(|p| IoVec {
+                        base: p.buf,
+                        len: p.len_bytes as usize,
+                    }));
+                    let first = run.pieces().next().expect("a merged run has pieces");
+                    let vecs = IoVecs {
+                        ptr: iov.as_ptr(),
+                        count: iov.len() as u32,
+                    };
+                    let len_bytes = u32::try_from(run.len_bytes())
+                        .expect("merged requests are at most the queue's longest request");
+                    device_op(run.tag(), first, len_bytes, first.buf, Some(vecs))
+                }
+            };
+            // SAFETY: each segment lies in its request's buffer, which stays in `requests`
+            // (its heap allocation never moves) until the queue reports the request's last
+            // piece complete; a merged request's segment array stays in `segments` until its
+            // completion is reaped; the file stays open through the request's `File` clone.
+            unsafe { device.push(op) }?;
+            *pieces_in_device += 1;
+            if *pieces_in_device > 1 {
+                // Submit at once while the device is busy, as the engine's shard loop does
+                // by default: a virtio disk starts none of a batch until the whole batch is
+                // in. An idle device gets the batch with the wait.
+                let _ = device.submit_and_wait(0, None);
+            }
+            Ok(())
+        })
     }
 
     /// Pushes the shard's own wake-up read (`WAKE_TAG`) on `fd` into `buf`.
@@ -351,7 +420,13 @@ impl ShardCore {
                 continue;
             }
             self.pieces_in_device -= 1;
-            self.complete_piece(c);
+            let mut pieces = std::mem::take(&mut self.pieces_done);
+            pieces.clear();
+            self.merger.fan_out(c, &mut pieces);
+            for p in &pieces {
+                self.complete_piece(p);
+            }
+            self.pieces_done = pieces;
         }
         self.completions = completions;
         woke
@@ -439,7 +514,9 @@ impl ShardCore {
     }
 
     pub(crate) fn metrics(&self) -> ShardMetrics {
-        self.queue.metrics()
+        let mut m = self.queue.metrics();
+        m.merged = self.merger.counts();
+        m
     }
 }
 
@@ -469,5 +546,52 @@ impl Drop for ShardCore {
                 .state
                 .finish((Err(Error::LoopStopped), req.submit.buf));
         }
+    }
+}
+
+/// The merger's view of dispatched piece `d`: its place in the file and in its request's
+/// buffer.
+fn device_piece(requests: &mut [Option<InFlight>], d: &Dispatched) -> DevicePiece {
+    let Some(Some(req)) = requests.get_mut(d.user_data as usize) else {
+        unreachable!(
+            "a dispatched piece of request {} that is not in flight",
+            d.user_data
+        );
+    };
+    debug_assert!(d.offset_in_request_bytes + d.len_bytes <= req.len_bytes);
+    DevicePiece {
+        token: d.token,
+        direction: d.direction,
+        fd: req.submit.file.fd(),
+        offset_bytes: req.submit.offset_bytes + d.offset_in_request_bytes,
+        len_bytes: d.len_bytes as u32,
+        // SAFETY (of the pointer arithmetic): the piece lies inside the request's length,
+        // which is inside the buffer's allocation.
+        buf: unsafe {
+            req.submit
+                .buf
+                .as_mut_ptr_raw()
+                .add(d.offset_in_request_bytes as usize)
+        },
+    }
+}
+
+/// The device request for a piece, or for a merged run starting with `first`.
+fn device_op(
+    user_data: u64,
+    first: &DevicePiece,
+    len_bytes: u32,
+    buf: *mut u8,
+    vectored: Option<IoVecs>,
+) -> IoOp {
+    IoOp {
+        user_data,
+        direction: first.direction,
+        fd: first.fd,
+        offset_bytes: first.offset_bytes,
+        len_bytes,
+        buf,
+        flags: IoFlags::default(),
+        vectored,
     }
 }

@@ -284,13 +284,12 @@ impl<P: Piece> Merger<P> {
     }
 
     /// Hands every staged run to `send`: single pieces as they are, longer runs as one
-    /// merged request. After `send` refuses one, the rest stays unsent and the error is
-    /// returned; the merger is empty again either way.
+    /// merged request. When `send` refuses one (a full device queue), that run and the runs
+    /// after it stay staged for the next `flush`, and the error is returned.
     pub fn flush<E>(
         &mut self,
         mut send: impl FnMut(Outgoing<'_, P>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut result = Ok(());
         for r in 0..self.runs.len() {
             let run = &self.runs[r];
             let (head, pieces) = (run.head, run.pieces);
@@ -324,15 +323,22 @@ impl<P: Piece> Merger<P> {
                     self.counts.pieces -= pieces as u64;
                     self.counts.requests -= 1;
                 }
-                result = Err(e);
-                break;
+                // The sent runs' pieces stay in `staged` unreferenced until a flush sends
+                // everything and clears it.
+                self.runs.drain(..r);
+                return Err(e);
             }
         }
         // Cleared, not dropped: the vectors keep their capacity for the next dispatch.
         self.runs.clear();
         self.staged.clear();
         self.next.clear();
-        result
+        Ok(())
+    }
+
+    /// Requests staged and not sent yet (each run of adjacent pieces counts once).
+    pub fn staged_requests(&self) -> usize {
+        self.runs.len()
     }
 
     /// Records the run starting at staged piece `head` as a merged request in flight, leaves

@@ -232,6 +232,10 @@ pub struct ShardMetrics {
     /// served whole before the next call (an inline device such as zram;
     /// docs/scheduler-rate.md section 18).
     pub round_bounds: u64,
+    /// Pieces the caller's loop sent merged with their neighbours in the file, and the
+    /// requests that carried them (the queue itself leaves this zero; a loop that merges
+    /// with [`crate::merge::Merger`] fills it in).
+    pub merged: crate::merge::MergeCounts,
 }
 
 fn escape(label: &str) -> String {
@@ -533,6 +537,7 @@ mod tests {
                 lag_short_wakes: 5,
                 lag_overdue_skips: 4,
                 round_bounds: 9,
+                merged: Default::default(),
             }],
         );
         assert!(text.contains("# TYPE weir_io_queue_total_ops counter"));

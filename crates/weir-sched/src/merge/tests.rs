@@ -203,16 +203,32 @@ fn a_short_transfer_ends_inside_one_piece_and_an_error_reaches_all() {
 }
 
 #[test]
-fn a_refused_send_leaves_nothing_in_flight_and_the_merger_empty() {
+fn a_refused_send_keeps_that_run_and_the_later_ones_for_the_next_flush() {
     let mut m = Merger::new(0, 1 << 20);
+    m.add(write(9, 6, 0));
     for k in 0..2u64 {
         m.add(write(k, 5, k * PIECE));
     }
-    m.add(write(9, 6, 0));
-    let refused = m.flush(|_| Err("queue full"));
+    m.add(write(7, 8, 0));
+    // The device takes one request, then is full.
+    let mut taken = 0;
+    let refused = m.flush(|_| {
+        taken += 1;
+        if taken > 1 {
+            Err("queue full")
+        } else {
+            Ok(())
+        }
+    });
     assert_eq!(refused, Err("queue full"));
-    assert_eq!(m.merged_in_flight(), 0);
+    assert_eq!(m.staged_requests(), 2);
+    assert_eq!(m.merged_in_flight(), 0, "the refused merge holds no entry");
     assert_eq!(m.counts(), MergeCounts::default());
-    // Nothing staged is left over for the next flush.
+    // Pieces staged after the refusal still join the runs kept.
+    m.add(write(2, 5, 2 * PIECE));
+    let sent = flush(&mut m);
+    let tokens: Vec<Vec<u64>> = sent.into_iter().map(|s| s.3).collect();
+    assert_eq!(tokens, vec![vec![0, 1, 2], vec![7]]);
+    assert_eq!(m.staged_requests(), 0);
     assert!(flush(&mut m).is_empty());
 }

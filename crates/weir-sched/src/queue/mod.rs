@@ -894,6 +894,7 @@ impl ShardQueue {
             lag_short_wakes: self.lag_short_wakes,
             lag_overdue_skips: self.lag_overdue_skips,
             round_bounds: self.round_bounds,
+            merged: Default::default(),
         }
     }
 
