@@ -28,6 +28,17 @@
 //! step itself is never the figure. When the confirmation agrees with the sweep (within
 //! `accuracy`) nothing more runs, so a steady disk pays nothing.
 //!
+//! # Bandwidth: the deepest depth within the noise
+//!
+//! A bandwidth figure (large requests) is confirmed at the deepest sweep step within the
+//! noise of the best ([`crate::search::deepest_within_noise`]), not the shallowest: on a disk
+//! whose bandwidth keeps creeping up with depth under per-sample swings of 10-20% (this
+//! project's VM), the shallowest near the luckiest step put 1 MiB reads at depth 4, 0.55x of
+//! fio's best depth (128). When that deeper confirmation reads more than `accuracy` under the
+//! sweep's best step, the second opinion runs at the best step's depth (or, when the first ran
+//! at the best step, at the deepest step), so both depths the sweep could not settle are
+//! confirmed and the higher is the figure.
+//!
 //! The time for the second opinions is reserved up front next to the first confirmations (one
 //! per figure), and each goes back to the budget as soon as its figure's confirmation agrees
 //! with its sweep, so a steady disk's later sweeps get it and the run still ends within its
@@ -35,7 +46,7 @@
 //! other measurements then separate the two windows, so one burst is less likely to cover both.
 
 use crate::error::TuneError;
-use crate::meter::{measure, Load, Measurement, Meter, StopRule};
+use crate::meter::{measure, Load, Measurement, Meter, Metric, StopRule};
 use crate::search::{Budget, KneeResult, SearchConfig};
 use crate::steady::SteadyRule;
 
@@ -93,7 +104,7 @@ impl Confirmer {
 
     /// Confirms the figure of sweep `k` at [`KneeResult::confirm_index`] (the depth the sweep
     /// had to reach when within `accuracy` of the best step, or else the shallowest within
-    /// [`CHOICE_MARGIN`] of it) and
+    /// [`CHOICE_MARGIN`] of it; for bandwidth the deepest within the noise of it) and
     /// re-judges the knee against it. Not at the best step's depth: on a flat disk (zram) the
     /// best of several steps within the noise of each other is chance, and tune's 4 KiB read
     /// depth moved 8 / 16 / 32 / 64 between runs on an idle zram at equal rates, its
@@ -194,8 +205,31 @@ fn second_opinion_line(
 /// on a sweep whose steps all lay within 7%). The best other depth when the
 /// best step stands more than `accuracy` above every other depth: that step may have been a
 /// lucky window at a slower depth, and re-measuring it would only confirm the slower rate.
+///
+/// A bandwidth figure's second opinion goes to the other end of what its sweep could not
+/// settle: confirmed first deeper than its best step (the deepest within the noise,
+/// [`crate::search::deepest_within_noise`]), at the best step's depth; confirmed first at its
+/// best step with a deeper step measured, at the deepest one, since a confirmation under its
+/// sweep's best says that best was lucky or the disk moved, and for large requests the deeper
+/// depth is the likelier to be faster (on this project's VM, under other load, a sweep of
+/// 1 MiB reads read 390 MB/s at depth 2 and 346 at 256, its confirmation at 2 read 345, and
+/// fio read 303-354 MB/s at 4 and 1263-1343 at 128 minutes later). Both are then confirmed and
+/// the higher stands. Re-measuring the runner-up by rate instead let a slow swing of the disk
+/// pick the depth: on a simulated disk swinging +-15% a second, creeping from 1.0 GB/s at
+/// depth 2 to 1.35 at 128, it moved 3 of 24 figures from 256 to 8 (0.83 of the best).
 fn second_opinion_step(k: &KneeResult, accuracy: f64) -> usize {
     let first_depth = k.chosen().load.depth;
+    if k.best().load.metric() == Metric::Bandwidth {
+        if first_depth != k.best().load.depth {
+            return k.best;
+        }
+        let deepest = (0..k.steps.len()).max_by(|&a, &b| {
+            let (da, db) = (k.steps[a].load.depth, k.steps[b].load.depth);
+            da.cmp(&db)
+                .then(k.steps[a].rate().total_cmp(&k.steps[b].rate()))
+        });
+        return deepest.unwrap_or(k.chosen);
+    }
     let other = (0..k.steps.len())
         .filter(|&i| k.steps[i].load.depth != first_depth)
         .max_by(|&a, &b| k.steps[a].rate().total_cmp(&k.steps[b].rate()));

@@ -30,6 +30,14 @@ pub trait Meter {
         sample_interval_ns: u64,
         on_sample: &mut dyn FnMut(&Sample) -> Control,
     ) -> Result<(), TuneError>;
+
+    /// Wall time the last [`Meter::run`] took from its call to its return: starting the load
+    /// (threads, rings, buffers filled and registered) and draining it are in it as well as
+    /// the sampled time. `None` for a meter without such costs on its clock (a simulated
+    /// disk): the budget then charges its fixed per-measurement overhead.
+    fn last_run_wall_ns(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// When one measurement ends: not before `min_ns`, at `max_ns` at the latest, and as soon as the
@@ -79,6 +87,9 @@ pub struct Measurement {
     /// Whether the judged window drifted by at most the rule's limit.
     pub steady: bool,
     pub elapsed_ns: u64,
+    /// The whole run's wall time, start-up and drain included, when the meter knows it
+    /// ([`Meter::last_run_wall_ns`]): what the budget is charged.
+    pub wall_ns: Option<u64>,
     pub samples: usize,
     /// Samples in the judged window (the last ones).
     pub window_samples: usize,
@@ -135,6 +146,7 @@ pub fn measure(
     })?;
     let steady = queue_aware(&rule.steady, &samples, load.depth);
     let mut m = summarize(load, &samples, &steady, false)?;
+    m.wall_ns = meter.last_run_wall_ns();
     m.ended = ended;
     m.steady = ended == StopReason::Steady || window_is_steady(&samples, &m, &rule.steady);
     Ok(m)
@@ -250,6 +262,7 @@ pub fn summarize(
         },
         steady,
         elapsed_ns: last.elapsed_ns,
+        wall_ns: None,
         samples: intervals,
         window_samples: window,
     })

@@ -89,9 +89,10 @@ pub struct Figure {
     /// The best short step of the sweeps. Being the luckiest of several noisy steps, it is
     /// usually a little above the confirmed figure; it only sets the bar the knee is judged by.
     pub sweep_best: f64,
-    /// The depth of the sweep's best step. The first confirmation runs at the sweep's knee
-    /// (the shallowest depth within `accuracy` of it); `depth_best` is where the confirmed
-    /// figure came from (the knee, or the best other depth when a second opinion there won).
+    /// The depth of the sweep's best step. The first confirmation runs at
+    /// [`KneeResult::confirm_index`] (IOPS: the depth to reach or the shallowest near the
+    /// best; bandwidth: the deepest within the noise of it); `depth_best` is where the
+    /// confirmed figure came from (that depth, or another when a second opinion there won).
     pub depth_sweep_best: u32,
     /// False when no time was left to confirm: then `peak` is the sweep's best step.
     pub confirmed: bool,

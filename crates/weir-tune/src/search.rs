@@ -3,7 +3,7 @@
 //! [`Budget`], so the whole tune fits its time limit whatever the disk does.
 
 use crate::error::TuneError;
-use crate::meter::{measure, Load, Measurement, Meter, StopRule};
+use crate::meter::{measure, Load, Measurement, Meter, Metric, StopRule};
 use crate::steady::SteadyRule;
 
 /// Tuning knobs shared by all searches.
@@ -101,8 +101,16 @@ impl Budget {
         released
     }
 
+    /// Charges a measurement: its wall time when the meter knew it, else its sampled time and
+    /// the fixed overhead. A deep queue of large requests costs far more than the fixed
+    /// overhead to start and drain (128 MiB of buffers per shard to fill and register, then
+    /// 128 MiB in flight to complete), and a budget that charged 20 ms for it ended whole
+    /// default runs 0.7-2.5 s late.
     pub(crate) fn charge(&mut self, m: &Measurement) {
-        self.spent_ns += m.elapsed_ns + self.overhead_ns;
+        self.spent_ns += match m.wall_ns {
+            Some(wall_ns) => wall_ns.max(m.elapsed_ns),
+            None => m.elapsed_ns + self.overhead_ns,
+        };
     }
 }
 
@@ -259,9 +267,10 @@ pub struct KneeResult {
     pub steps: Vec<Measurement>,
     /// Index in `steps` of the highest rate.
     pub best: usize,
-    /// Index of the step whose load the figure was confirmed at: the shallowest within
-    /// `confirm::CHOICE_MARGIN` of `best`, or the best other depth when a second opinion
-    /// there won (see [`crate::confirm`]).
+    /// Index of the step whose load the figure was confirmed at ([`KneeResult::confirm_index`]:
+    /// for IOPS the depth to reach or the shallowest within `confirm::CHOICE_MARGIN` of `best`,
+    /// for bandwidth the deepest within the noise of `best`), or another depth when a second
+    /// opinion there won (see [`crate::confirm`]).
     pub chosen: usize,
     /// Index of the smallest depth within `accuracy` of the best: the knee.
     pub knee: usize,
@@ -333,7 +342,12 @@ impl KneeResult {
     /// depth just as well. The reach step is measured in every run (the sweep may not stop
     /// before it), so its depth is fixed. Sweeps without a reach (`depth_reach` at or under
     /// their first depth) keep the shallowest within `margin`.
+    ///
+    /// Bandwidth sweeps (large requests) are confirmed at [`deepest_within_noise`] instead.
     pub fn confirm_index(&self, reach_margin: f64, margin: f64) -> usize {
+        if self.best().load.metric() == Metric::Bandwidth {
+            return deepest_within_noise(&self.steps, self.best, margin, NOISE_MARGIN_MAX);
+        }
         let reach_floor = self.best().rate() * (1.0 - reach_margin);
         let reach = (0..self.steps.len())
             .filter(|&i| self.steps[i].load.depth >= self.depth_reach)
@@ -363,6 +377,48 @@ impl KneeResult {
             accuracy,
         );
     }
+}
+
+/// The widest noise margin [`deepest_within_noise`] allows: a deeper step a quarter under the
+/// best is not taken for an equal one whatever the samples did.
+pub const NOISE_MARGIN_MAX: f64 = 0.25;
+
+/// A step's per-sample spread over its judged window, as a fraction of its mean: how far one
+/// 100 ms sample strays, the unit two steps' rates are compared in.
+pub fn sample_noise(m: &Measurement) -> f64 {
+    if m.spread.mean > 0.0 {
+        m.spread.stddev / m.spread.mean
+    } else {
+        0.0
+    }
+}
+
+/// The deepest step whose rate is within the noise of the best: `floor` on a steady disk, on
+/// a noisy one the spread of the difference of two samples, one from each step (the root of the
+/// sum of their squared [`sample_noise`]), at most `cap`.
+/// For large requests more depth costs latency but not bandwidth, and the figure is meant to be
+/// the disk's bandwidth: when the sweep cannot tell two depths apart the deeper one is at least
+/// as good, and on this project's VM it usually is better. fio's best depth for 1 MiB reads
+/// was 128 in two sweeps minutes apart (1486 and 2044 MB/s) while a tune whose noisy sweep
+/// peaked at depth 4 (the shallowest within 2% of its best) read 0.55x that. A deeper step
+/// that is truly slower shows it in its confirmation, which then reads under the sweep's best
+/// and gets a second opinion at the best step's depth (see [`crate::confirm`]); a shallow
+/// choice that is truly slower would agree with its own lucky step and never be corrected.
+pub fn deepest_within_noise(steps: &[Measurement], best: usize, floor: f64, cap: f64) -> usize {
+    let top = &steps[best];
+    (0..steps.len())
+        .filter(|&i| {
+            let margin = sample_noise(&steps[i])
+                .hypot(sample_noise(top))
+                .clamp(floor, cap.max(floor));
+            steps[i].rate() >= top.rate() * (1.0 - margin)
+        })
+        .max_by(|&a, &b| {
+            let (da, db) = (steps[a].load.depth, steps[b].load.depth);
+            da.cmp(&db)
+                .then(steps[a].rate().total_cmp(&steps[b].rate()))
+        })
+        .unwrap_or(best)
 }
 
 /// The smallest depth whose step is within `accuracy` of `reference`.
@@ -868,6 +924,7 @@ mod tests {
             ended: crate::meter::StopReason::Steady,
             steady: true,
             elapsed_ns: 400_000_000,
+            wall_ns: None,
             samples: 4,
             window_samples: 3,
         }
@@ -913,6 +970,63 @@ mod tests {
         // A recheck of the same depth is not a second depth.
         let again = sweep(&[(2, 10e3), (2, 11e3)], SweepEnd::OutOfTime);
         assert!(again.cut_after_one_depth() && !again.cut_while_rising(0.04));
+    }
+
+    /// A 1 MiB sequential step at `depth` whose samples spread by `noise` of its mean.
+    fn bandwidth_step(depth: u32, rate: f64, noise: f64) -> Measurement {
+        let mut m = step(depth, rate);
+        m.load.pattern = crate::meter::Pattern::Sequential;
+        m.spread = crate::steady::Spread {
+            mean: m.rate(),
+            stddev: noise * m.rate(),
+            ..crate::steady::Spread::default()
+        };
+        m
+    }
+
+    fn deepest(steps: &[(u32, f64, f64)]) -> u32 {
+        let steps: Vec<Measurement> = steps
+            .iter()
+            .map(|&(d, r, n)| bandwidth_step(d, r, n))
+            .collect();
+        let best = (0..steps.len())
+            .max_by(|&a, &b| steps[a].rate().total_cmp(&steps[b].rate()))
+            .unwrap_or(0);
+        steps[deepest_within_noise(&steps, best, 0.02, NOISE_MARGIN_MAX)]
+            .load
+            .depth
+    }
+
+    #[test]
+    fn bandwidth_is_confirmed_at_the_deepest_step_within_the_noise() {
+        // Steady samples: 2% decides. A deep step 4% under the best is slower, one 1% under
+        // is as fast.
+        assert_eq!(
+            deepest(&[(2, 90.0, 0.005), (4, 100.0, 0.005), (256, 96.0, 0.005)]),
+            4
+        );
+        assert_eq!(
+            deepest(&[(2, 90.0, 0.005), (4, 100.0, 0.005), (256, 99.0, 0.005)]),
+            256
+        );
+        // Samples spreading 10% in both steps: 12% under the best is within their noise
+        // (14%), so the deeper depth is confirmed (and a second opinion there would check it).
+        assert_eq!(
+            deepest(&[(2, 90.0, 0.1), (4, 100.0, 0.1), (256, 88.0, 0.1)]),
+            256
+        );
+        // However wild the samples, a step 30% under the best is not taken for it.
+        assert_eq!(
+            deepest(&[(2, 90.0, 0.4), (4, 100.0, 0.4), (256, 70.0, 0.4)]),
+            4
+        );
+        // IOPS keep the shallowest within the margin.
+        let mut flat = sweep(&[(2, 100.0), (4, 99.0), (8, 99.5)], SweepEnd::Flat);
+        assert_eq!(flat.confirm_index(0.04, 0.02), 0);
+        for m in &mut flat.steps {
+            m.load.pattern = crate::meter::Pattern::Sequential;
+        }
+        assert_eq!(flat.confirm_index(0.04, 0.02), 2);
     }
 
     #[test]

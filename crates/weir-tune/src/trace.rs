@@ -58,6 +58,10 @@ impl<W: std::io::Write> Meter for Traced<'_, W> {
         self.inner.request_bytes_min()
     }
 
+    fn last_run_wall_ns(&self) -> Option<u64> {
+        self.inner.last_run_wall_ns()
+    }
+
     fn run(
         &mut self,
         load: &Load,
@@ -67,12 +71,23 @@ impl<W: std::io::Write> Meter for Traced<'_, W> {
         self.loads += 1;
         let (load_no, out) = (self.loads, &mut self.out);
         let mut previous = Sample::default();
-        self.inner.run(load, sample_interval_ns, &mut |s: &Sample| {
-            // A trace that cannot be written must not stop the measurement.
-            let _ = writeln!(out, "{}", sample_line(load_no, load, &previous, s));
-            previous = *s;
-            on_sample(s)
-        })
+        self.inner
+            .run(load, sample_interval_ns, &mut |s: &Sample| {
+                // A trace that cannot be written must not stop the measurement.
+                let _ = writeln!(out, "{}", sample_line(load_no, load, &previous, s));
+                previous = *s;
+                on_sample(s)
+            })?;
+        // The load's whole cost beside its last sample: where a run's time went.
+        if let Some(wall_ns) = self.inner.last_run_wall_ns() {
+            let _ = writeln!(
+                self.out,
+                "trace {load_no} done sampled_ms {} wall_ms {}",
+                previous.elapsed_ns / 1_000_000,
+                wall_ns / 1_000_000
+            );
+        }
+        Ok(())
     }
 }
 
