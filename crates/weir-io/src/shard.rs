@@ -377,23 +377,18 @@ impl ShardCore {
 
     /// Submits what is queued and waits for one completion or `deadline_ns`.
     pub(crate) fn wait(&mut self, deadline_ns: Option<u64>) -> Result<(), Error> {
-        match self.device.submit_and_wait(1, deadline_ns) {
-            Ok(_) => Ok(()),
-            Err(DeviceError::Os { errno, .. })
-                if errno == libc::EINTR || errno == libc::EAGAIN || errno == libc::EBUSY =>
-            {
-                Ok(())
-            }
-            Err(DeviceError::QueueFull) => Ok(()),
-            Err(e) => Err(Error::Device {
-                message: e.to_string(),
-            }),
-        }
+        self.enter(1, deadline_ns)
     }
 
     /// Submits what is queued and posts what completed, without waiting.
     pub(crate) fn poll_device(&mut self) -> Result<(), Error> {
-        match self.device.submit_and_wait(0, None) {
+        self.enter(0, None)
+    }
+
+    /// One trip into the kernel. An interrupted or busy wait and a full completion queue are
+    /// not failures: the caller's loop comes back.
+    fn enter(&mut self, min_complete: u32, deadline_ns: Option<u64>) -> Result<(), Error> {
+        match self.device.submit_and_wait(min_complete, deadline_ns) {
             Ok(_) => Ok(()),
             Err(DeviceError::Os { errno, .. })
                 if errno == libc::EINTR || errno == libc::EAGAIN || errno == libc::EBUSY =>
