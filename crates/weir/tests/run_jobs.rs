@@ -57,7 +57,9 @@ fn seastar_conf_yaml_shape_runs_with_every_job_type_and_prints_io_testers_docume
     let o = run(
         conf.as_ref(),
         s.dir(),
-        &["--duration", "300ms", "--shards", "2", "--output", "yaml"],
+        // A second, not less: the tests beside this one load the same disk, and a 300 ms
+        // window has seen vda stall long enough for no write to complete.
+        &["--duration", "1s", "--shards", "2", "--output", "yaml"],
     );
     assert_exit(&o, 0);
     let yaml: serde_yaml::Value = serde_yaml::from_slice(&o.stdout).expect("YAML output");
