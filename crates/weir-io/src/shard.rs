@@ -311,7 +311,7 @@ impl ShardCore {
         } = self;
         merger.flush(|outgoing| {
             let op = match outgoing {
-                Outgoing::One(p) => device_op(p.token, p, p.len_bytes, p.buf, None),
+                Outgoing::One(p) => device_op(p.token, p, p.len_bytes, None),
                 Outgoing::Merged(run) => {
                     let index = (run.tag() & !MERGED_TAG) as usize;
                     if segments.len() <= index {
@@ -330,7 +330,7 @@ impl ShardCore {
                     };
                     let len_bytes = u32::try_from(run.len_bytes())
                         .expect("merged requests are at most the queue's longest request");
-                    device_op(run.tag(), first, len_bytes, first.buf, Some(vecs))
+                    device_op(run.tag(), first, len_bytes, Some(vecs))
                 }
             };
             // SAFETY: each segment lies in its request's buffer, which stays in `requests`
@@ -571,12 +571,12 @@ fn device_piece(requests: &mut [Option<InFlight>], d: &Dispatched) -> DevicePiec
     }
 }
 
-/// The device request for a piece, or for a merged run starting with `first`.
+/// The device request for a piece, or for a merged run starting with `first` (whose buffer
+/// is then the first segment's, as `IoOp` asks).
 fn device_op(
     user_data: u64,
     first: &DevicePiece,
     len_bytes: u32,
-    buf: *mut u8,
     vectored: Option<IoVecs>,
 ) -> IoOp {
     IoOp {
@@ -585,7 +585,7 @@ fn device_op(
         fd: first.fd,
         offset_bytes: first.offset_bytes,
         len_bytes,
-        buf,
+        buf: first.buf,
         flags: IoFlags::default(),
         vectored,
     }

@@ -223,11 +223,8 @@ fn second_opinion_step(k: &KneeResult, accuracy: f64) -> usize {
         if first_depth != k.best().load.depth {
             return k.best;
         }
-        let deepest = (0..k.steps.len()).max_by(|&a, &b| {
-            let (da, db) = (k.steps[a].load.depth, k.steps[b].load.depth);
-            da.cmp(&db)
-                .then(k.steps[a].rate().total_cmp(&k.steps[b].rate()))
-        });
+        let deepest =
+            (0..k.steps.len()).max_by(|&a, &b| crate::search::deeper_then_faster(&k.steps, a, b));
         return deepest.unwrap_or(k.chosen);
     }
     let other = (0..k.steps.len())

@@ -413,12 +413,16 @@ pub fn deepest_within_noise(steps: &[Measurement], best: usize, floor: f64, cap:
                 .clamp(floor, cap.max(floor));
             steps[i].rate() >= top.rate() * (1.0 - margin)
         })
-        .max_by(|&a, &b| {
-            let (da, db) = (steps[a].load.depth, steps[b].load.depth);
-            da.cmp(&db)
-                .then(steps[a].rate().total_cmp(&steps[b].rate()))
-        })
+        .max_by(|&a, &b| deeper_then_faster(steps, a, b))
         .unwrap_or(best)
+}
+
+/// Orders steps `a` and `b` by depth, and steps of one depth by rate: `max_by` with it picks
+/// the fastest of the deepest steps.
+pub(crate) fn deeper_then_faster(steps: &[Measurement], a: usize, b: usize) -> std::cmp::Ordering {
+    let (da, db) = (steps[a].load.depth, steps[b].load.depth);
+    da.cmp(&db)
+        .then(steps[a].rate().total_cmp(&steps[b].rate()))
 }
 
 /// The smallest depth whose step is within `accuracy` of `reference`.
