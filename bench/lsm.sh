@@ -4,7 +4,7 @@
 # Usage: bench/lsm.sh --dir DIR --duration SECS --out FILE [--rounds N] [--goal-us US]
 #                     [--caps MB/s,...] [--model io-properties.yaml] [--read-rate N]
 #                     [--append-rate N] [--qd32-secs N] [--only MODE,...] [--spin-us US]
-#                     [--qd32-workers N]
+#                     [--qd32-workers N] [--duplex true|false]
 #
 # On files in DIR (a directory on the disk to measure; 2 GiB are prefilled once and kept for
 # later runs), foreground 4 KiB point reads (--read-rate per second, default 2000) and 4 KiB
@@ -23,6 +23,10 @@
 # --only runs just the named rows (LSM modes by name; QD32 rows raw-engine, weir-io,
 # weir-io-scheduled, tokio-fs); --spin-us sets weir-io's loop spin (DiskBuilder::spin, off by
 # default); --qd32-workers sets the QD32 part's tokio worker threads (default 2, as the LSM part).
+# A model file that does not say `duplex:` (tune's and iotune's do not: neither measures it) is
+# read with `duplex: true`, as bench/qos.sh does: this VM's disk serves reads beside writes, and
+# a half-duplex lane makes every read wait behind the write window (read p99 1.8 ms against
+# 1.3 ms duplex at the same goal and writes); --duplex false keeps the file as it is.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 source "$REPO/bench/lib.sh"
@@ -32,7 +36,7 @@ while [[ $# -gt 0 ]]; do
     case $1 in
         --dir) dir=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        --duration|--rounds|--goal-us|--caps|--model|--read-rate|--append-rate|--qd32-secs|--only|--spin-us|--qd32-workers)
+        --duration|--rounds|--goal-us|--caps|--model|--read-rate|--append-rate|--qd32-secs|--only|--spin-us|--qd32-workers|--duplex)
             shift 2 ;;
         *) echo "lsm.sh: unknown argument $1 (see the usage at the top of bench/lsm.sh)" >&2
            exit 2 ;;

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target in fuzz/ for SECONDS each (default 8) from the committed seed
-# corpus, on the nightly toolchain, installing cargo-fuzz from crates.io when it is missing.
+# corpus, on the nightly toolchain. The targets are built with cargo itself and the flags
+# `cargo fuzz build --sanitizer none` passes (coverage instrumentation for libFuzzer, the
+# `fuzzing` cfg, debug assertions), so a fresh machine does not compile cargo-fuzz first;
+# `cargo +nightly fuzz run` works on the same targets for anyone who has it.
 # New inputs and any crash go to a scratch directory, so the committed corpus stays as it is.
 # Built without a sanitizer: the parsers are safe Rust, where libFuzzer catches panics, aborts
 # and timeouts; the build and the executions are several times faster.
@@ -16,11 +19,15 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(job_file io_properties sched_groups diskplorer_import explore_json units)
 fi
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
-cargo +nightly fuzz --version >/dev/null 2>&1 || cargo +nightly install cargo-fuzz --locked
 WORK=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/weir-fuzz.XXXXXX")}
 mkdir -p "$WORK"
-(cd fuzz && cargo +nightly fuzz build --sanitizer none >&2)
 HOST=$(rustc +nightly -vV | sed -n 's/^host: //p')
+# An explicit --target keeps these flags off build scripts and proc macros, as cargo-fuzz does.
+FUZZ_RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions"
+(cd fuzz && RUSTFLAGS="$FUZZ_RUSTFLAGS" cargo +nightly build --release --locked --bins \
+  --target "$HOST" >&2)
 findings=0
 printf '%-18s %12s %8s %9s\n' target executions seconds findings
 for t in "${TARGETS[@]}"; do
@@ -42,7 +49,7 @@ for t in "${TARGETS[@]}"; do
   printf '%-18s %12s %8s %9s\n' "$t" "${runs:-0}" "$SECONDS_EACH" "$found"
   if [ "$found" -ne 0 ]; then
     findings=$((findings + found))
-    echo "  finding(s) kept in $WORK/$t/artifacts/ (reproduce: cd fuzz && cargo +nightly fuzz run --sanitizer none $t <file>)" >&2
+    echo "  finding(s) kept in $WORK/$t/artifacts/ (reproduce: fuzz/target/$HOST/release/$t <file>)" >&2
   fi
 done
 [ -z "${FUZZ_WORK:-}" ] && [ "$findings" -eq 0 ] && rm -rf "$WORK"

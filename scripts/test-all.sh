@@ -43,7 +43,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 step "cargo package: every crate's manifest, metadata and file list"
 cargo package --workspace --exclude weir-testfs --no-verify --locked --allow-dirty --quiet
 
-step "fuzz targets: 8 s each from the seed corpus (installs cargo-fuzz when missing)"
+step "fuzz targets: 8 s each from the seed corpus"
 scripts/fuzz.sh 8
 
 step "weir-io examples (each bounded to 60 s, in a temp dir on the real filesystem)"

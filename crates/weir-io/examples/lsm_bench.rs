@@ -45,6 +45,10 @@ struct Args {
     goal_us: u64,
     caps_mb_s: Vec<u64>,
     model: PathBuf,
+    /// `--duplex true` (the default) gives a model file that does not say `duplex:` a lane per
+    /// direction, as bench/qos.sh does: neither tune nor iotune measures it, and this VM's disk
+    /// serves reads beside writes. `--duplex false` keeps such a file half-duplex.
+    duplex_when_unsaid: bool,
     read_rate: u64,
     append_rate: u64,
     qd32_secs: u64,
@@ -65,6 +69,7 @@ fn parse_args() -> Result<Args, String> {
         goal_us: 1000,
         caps_mb_s: vec![25, 50, 100, 200, 400, 800],
         model: PathBuf::from("io-properties.yaml"),
+        duplex_when_unsaid: true,
         read_rate: 2000,
         append_rate: 500,
         qd32_secs: 4,
@@ -83,6 +88,13 @@ fn parse_args() -> Result<Args, String> {
             "--rounds" => a.rounds = num(value()?)? as usize,
             "--goal-us" => a.goal_us = num(value()?)?,
             "--model" => a.model = value()?.into(),
+            "--duplex" => {
+                a.duplex_when_unsaid = match value()?.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    v => return Err(format!("--duplex {v}: expected true or false")),
+                }
+            }
             "--read-rate" => a.read_rate = num(value()?)?,
             "--append-rate" => a.append_rate = num(value()?)?,
             "--qd32-secs" => a.qd32_secs = num(value()?)?,
@@ -595,6 +607,25 @@ fn median_rows(rounds: &[Value], name: &str) -> Value {
     out
 }
 
+/// The model from `--model`; a file that does not say `duplex:` gets `duplex: true` unless
+/// `--duplex false` (see `Args::duplex_when_unsaid`).
+fn load_model(args: &Args) -> Result<DiskModel, String> {
+    let text = std::fs::read_to_string(&args.model)
+        .map_err(|e| format!("--model {}: {e}", args.model.display()))?;
+    if !args.duplex_when_unsaid || text.contains("duplex:") {
+        return DiskModel::from_io_properties(&args.model, &args.dir).map_err(|e| e.to_string());
+    }
+    if text.matches("mountpoint:").count() != 1 {
+        return Err(format!(
+            "--model {}: --duplex true amends a file with one disk entry; give one, or say \
+             `duplex:` in the file",
+            args.model.display()
+        ));
+    }
+    let amended = format!("{}\n    duplex: true\n", text.trim_end());
+    DiskModel::from_io_properties_str(&amended).map_err(|e| e.to_string())
+}
+
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
@@ -603,10 +634,19 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let model = DiskModel::from_io_properties(&args.model, &args.dir).unwrap_or_else(|e| {
+    let model = load_model(&args).unwrap_or_else(|e| {
         eprintln!("lsm_bench: {e}");
         std::process::exit(2);
     });
+    eprintln!(
+        "model {}: read {} IOPS {} B/s, write {} IOPS {} B/s, duplex {}",
+        args.model.display(),
+        model.read_iops(),
+        model.read_bytes_per_sec(),
+        model.write_iops(),
+        model.write_bytes_per_sec(),
+        model.duplex()
+    );
     prefill(&args.dir.join("reads.dat"), READ_FILE_BYTES);
     prefill(&args.dir.join("bg.dat"), BG_FILE_BYTES);
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -684,10 +724,10 @@ fn main() {
         }
         let _ = std::fs::remove_file(args.dir.join("qd32.log"));
     }
-    report(&args, &modes, &rows, &qd32_rows);
+    report(&args, &model, &modes, &rows, &qd32_rows);
 }
 
-fn report(args: &Args, modes: &[Mode], rows: &[Value], qd32_rows: &[Value]) {
+fn report(args: &Args, model: &DiskModel, modes: &[Mode], rows: &[Value], qd32_rows: &[Value]) {
     let solo = median_rows(rows, "solo");
     let solo_p99 = solo["read_p99_us"].as_f64().unwrap_or(0.0);
     let limit = 1.25 * (args.goal_us as f64 + solo_p99);
@@ -744,6 +784,14 @@ fn report(args: &Args, modes: &[Mode], rows: &[Value], qd32_rows: &[Value]) {
     let doc = json!({
         "modes": out_modes,
         "goal_us": args.goal_us,
+        "model": {
+            "file": args.model.display().to_string(),
+            "read_iops": model.read_iops(),
+            "read_bytes_per_sec": model.read_bytes_per_sec(),
+            "write_iops": model.write_iops(),
+            "write_bytes_per_sec": model.write_bytes_per_sec(),
+            "duplex": model.duplex(),
+        },
         "solo_read_p99_us": solo_p99,
         "solo": solo,
         "caps": args.caps_mb_s,

@@ -107,6 +107,11 @@ impl DiskModel {
         self.disk.latency_goal_us.map(Duration::from_micros)
     }
 
+    /// Whether reads and writes have a budget each (`duplex: true`) or share one.
+    pub fn duplex(&self) -> bool {
+        self.cost.duplex()
+    }
+
     pub(crate) fn cost(&self) -> &CostModel {
         &self.cost
     }

@@ -29,12 +29,13 @@ pub struct TuneConfig {
     pub reported_physical_sector_bytes: Option<u32>,
     /// `--sustained`: re-measure each figure until steady over a long window.
     pub sustained: Option<SustainedConfig>,
-    /// The random-read sweep measures at least this many requests in flight per shard before
-    /// it may stop: the depth weir's scheduler drives the disk at (io_tester's parallelism 32
-    /// per class, two classes). Read IOPS prices every read the scheduler dispatches; priced
-    /// from a sweep that stopped at 16 on one noisy step, it capped 4 KiB reads at 73k IOPS on
-    /// a disk that gave 86k at 2 x 64.
-    pub read_depth_per_shard: u32,
+    /// The random-read and random-write sweeps measure at least this many requests in flight
+    /// per shard before they may stop: the depth weir's scheduler drives the disk at
+    /// (io_tester's parallelism 32 per class, two classes). The IOPS figures price every small
+    /// request the scheduler dispatches; priced from a sweep that stopped at 16 on one noisy
+    /// step, reads were capped at 73k IOPS on a disk that gave 86k at 2 x 64, and a random-write
+    /// sweep that ran out of its share at 2 x 16 reported 0.7x fio's best (at 64-128).
+    pub random_depth_per_shard: u32,
     /// A figure whose confirmation falls more than `accuracy` under its sweep's best step is
     /// confirmed again after all sweeps (at the same depth on a flat top, else the best other
     /// depth), and the higher of the two is the figure ([`crate::confirm`]). Off: one confirmation per figure.
@@ -71,7 +72,7 @@ impl TuneConfig {
             sector_sizes: vec![512, 1024, 2048, 4096, 8192],
             reported_physical_sector_bytes: None,
             sustained: None,
-            read_depth_per_shard: 64,
+            random_depth_per_shard: 64,
             second_opinions: true,
         }
     }
@@ -323,11 +324,15 @@ pub fn tune_with_progress(
         &mut Phase::new(&mut budget, s, w, l),
     )?;
     progress(&saturation_line("write", &write_sat));
+    let random_depth_reach = meter
+        .shards()
+        .max(1)
+        .saturating_mul(cfg.random_depth_per_shard);
     let (mut rand_write, mut write_iops_confirm) = figure_sweep(
         meter,
         rnd(Direction::Write),
         4,
-        1,
+        random_depth_reach,
         "random write",
         &mut budget,
         &mut confirmer,
@@ -350,15 +355,11 @@ pub fn tune_with_progress(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let read_depth_reach = meter
-        .shards()
-        .max(1)
-        .saturating_mul(cfg.read_depth_per_shard);
     let (mut rand_read, mut read_iops_confirm) = figure_sweep(
         meter,
         rnd(Direction::Read),
         6,
-        read_depth_reach,
+        random_depth_reach,
         "random read",
         &mut budget,
         &mut confirmer,

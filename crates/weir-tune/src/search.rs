@@ -445,7 +445,7 @@ fn knee_index(steps: &[Measurement], best: usize, reference: f64, accuracy: f64)
 /// measures that one too (see `probe_deepest`).
 ///
 /// Below `depth_reach` neither rule stops the sweep: it must measure the depth its figure
-/// will be driven at (random reads: the scheduler's, see `TuneConfig::read_depth_per_shard`),
+/// will be driven at (random requests: the scheduler's, see `TuneConfig::random_depth_per_shard`),
 /// since one noisy step must not decide the price of a depth never measured. When the
 /// phase's share runs out first, the sweep jumps to `depth_reach` on the time the phase
 /// reserved for it ([`Phase::reserving`]).
