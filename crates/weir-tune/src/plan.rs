@@ -30,7 +30,7 @@ pub struct TuneConfig {
     /// `--sustained`: re-measure each figure until steady over a long window.
     pub sustained: Option<SustainedConfig>,
     /// The random-read and random-write sweeps measure at least this many requests in flight
-    /// per shard before they may stop: the depth weir's scheduler drives the disk at
+    /// per shard before they may stop (the write sweep only in a budget of 20 s or more): the depth weir's scheduler drives the disk at
     /// (io_tester's parallelism 32 per class, two classes). The IOPS figures price every small
     /// request the scheduler dispatches; priced from a sweep that stopped at 16 on one noisy
     /// step, reads were capped at 73k IOPS on a disk that gave 86k at 2 x 64, and a random-write
@@ -154,7 +154,7 @@ fn figure_sweep(
     // fio's 1 MiB reads ran 0.4-0.9 GB/s at 2-16 in flight and 1.0-2.4 GB/s at 128), and a
     // sweep that stopped at 16 without the probe reported 0.6x fio's best depth.
     // A short --duration (a measuring budget under 20 s) keeps that time for its other phases.
-    let probes_deep = load.pattern == Pattern::Sequential && budget.total_ns >= 20_000_000_000;
+    let probes_deep = load.pattern == Pattern::Sequential && budget.total_ns >= DEEP_BUDGET_MIN_NS;
     let reserve_ns = if depth_reach > depth_start || probes_deep {
         s.step_min_ns * DEEP_STEP_MIN_STEPS + budget.overhead_ns
     } else {
@@ -233,6 +233,12 @@ pub struct Sweeps {
     pub confirms: Vec<Measurement>,
     pub sustained: Vec<Measurement>,
 }
+
+/// The measuring budget from which the bandwidth sweeps probe their deepest depth and the
+/// random-write sweep reaches `TuneConfig::random_depth_per_shard`. Below it (a short
+/// `--duration`) that time goes to the other phases: a 10 s tune whose write sweep jumped to
+/// 64 in flight had none left for the random reads.
+const DEEP_BUDGET_MIN_NS: u64 = 20_000_000_000;
 
 /// Phase weights: shares of the time budget, in the order the phases run.
 const WEIGHTS: [f64; 7] = [3.0, 3.0, 1.5, 1.5, 3.5, 2.0, 3.5];
@@ -328,11 +334,16 @@ pub fn tune_with_progress(
         .shards()
         .max(1)
         .saturating_mul(cfg.random_depth_per_shard);
+    let write_depth_reach = if budget.total_ns >= DEEP_BUDGET_MIN_NS {
+        random_depth_reach
+    } else {
+        1
+    };
     let (mut rand_write, mut write_iops_confirm) = figure_sweep(
         meter,
         rnd(Direction::Write),
         4,
-        random_depth_reach,
+        write_depth_reach,
         "random write",
         &mut budget,
         &mut confirmer,
