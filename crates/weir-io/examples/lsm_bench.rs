@@ -607,23 +607,19 @@ fn median_rows(rounds: &[Value], name: &str) -> Value {
     out
 }
 
-/// The model from `--model`; a file that does not say `duplex:` gets `duplex: true` unless
-/// `--duplex false` (see `Args::duplex_when_unsaid`).
+/// The model from `--model`; a file that does not say `duplex:` (outside comments) is read
+/// duplex unless `--duplex false` (see `Args::duplex_when_unsaid`).
 fn load_model(args: &Args) -> Result<DiskModel, String> {
     let text = std::fs::read_to_string(&args.model)
         .map_err(|e| format!("--model {}: {e}", args.model.display()))?;
-    if !args.duplex_when_unsaid || text.contains("duplex:") {
-        return DiskModel::from_io_properties(&args.model, &args.dir).map_err(|e| e.to_string());
+    let model = DiskModel::from_io_properties(&args.model, &args.dir).map_err(|e| e.to_string())?;
+    let says_duplex = text
+        .lines()
+        .any(|line| line.split('#').next().unwrap_or("").contains("duplex:"));
+    if says_duplex || !args.duplex_when_unsaid {
+        return Ok(model);
     }
-    if text.matches("mountpoint:").count() != 1 {
-        return Err(format!(
-            "--model {}: --duplex true amends a file with one disk entry; give one, or say \
-             `duplex:` in the file",
-            args.model.display()
-        ));
-    }
-    let amended = format!("{}\n    duplex: true\n", text.trim_end());
-    DiskModel::from_io_properties_str(&amended).map_err(|e| e.to_string())
+    model.with_duplex(true).map_err(|e| e.to_string())
 }
 
 fn main() {

@@ -112,6 +112,15 @@ impl DiskModel {
         self.cost.duplex()
     }
 
+    /// The same rates with reads and writes on a budget each (`true`) or on one shared budget:
+    /// for a model file that does not say, as `weir tune` and iotune write them (neither
+    /// measures it), on a disk known to serve reads beside writes.
+    pub fn with_duplex(self, duplex: bool) -> Result<DiskModel, Error> {
+        let mut disk = self.disk;
+        disk.duplex = duplex;
+        DiskModel::from_properties(disk, "with_duplex")
+    }
+
     pub(crate) fn cost(&self) -> &CostModel {
         &self.cost
     }
@@ -157,5 +166,30 @@ impl DiskModelBuilder {
     /// The model. Errors name the rate that is zero.
     pub fn build(self) -> Result<DiskModel, Error> {
         DiskModel::from_properties(self.disk, "code")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_duplex_changes_the_lanes_and_keeps_the_rates() {
+        let text =
+            "disks:\n  - mountpoint: /\n    read_iops: 1000\n    read_bandwidth: 2000000\n    \
+                    write_iops: 500\n    write_bandwidth: 1000000\n";
+        let half = DiskModel::from_io_properties_str(text).expect("model");
+        assert!(!half.duplex());
+        let duplex = half.clone().with_duplex(true).expect("duplex model");
+        assert!(duplex.duplex());
+        assert_eq!(
+            (duplex.read_iops(), duplex.read_bytes_per_sec()),
+            (half.read_iops(), half.read_bytes_per_sec())
+        );
+        assert_eq!(
+            (duplex.write_iops(), duplex.write_bytes_per_sec()),
+            (half.write_iops(), half.write_bytes_per_sec())
+        );
+        assert!(!duplex.with_duplex(false).expect("back").duplex());
     }
 }

@@ -30,8 +30,9 @@ pub struct TuneConfig {
     /// `--sustained`: re-measure each figure until steady over a long window.
     pub sustained: Option<SustainedConfig>,
     /// The random-read and random-write sweeps measure at least this many requests in flight
-    /// per shard before they may stop (the write sweep only in a budget of 20 s or more): the depth weir's scheduler drives the disk at
-    /// (io_tester's parallelism 32 per class, two classes). The IOPS figures price every small
+    /// per shard before they may stop (the write sweep only in a budget of 20 s or more): the
+    /// depth weir's scheduler drives the disk at (io_tester's parallelism 32 per class, two
+    /// classes). The IOPS figures price every small
     /// request the scheduler dispatches; priced from a sweep that stopped at 16 on one noisy
     /// step, reads were capped at 73k IOPS on a disk that gave 86k at 2 x 64, and a random-write
     /// sweep that ran out of its share at 2 x 16 reported 0.7x fio's best (at 64-128).
