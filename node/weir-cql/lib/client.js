@@ -6,6 +6,8 @@
 // buffer. A sequential `await` loop pays one crossing per statement; a burst of N
 // concurrent statements pays one crossing in total.
 
+// The module's own binding of Buffer: the global one is an accessor (see lib/types.js).
+const { Buffer } = require('node:buffer');
 const { EventEmitter } = require('node:events');
 const { Readable } = require('node:stream');
 const native = require('./native/native.js');

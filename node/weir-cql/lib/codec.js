@@ -2,6 +2,8 @@
 // The CQL value codec: JS values <-> CQL cell bytes, entirely on the JS side so a request
 // crosses into Rust as one Buffer and a result page comes back as one Buffer.
 
+// The module's own binding of Buffer: the global one is an accessor (see lib/types.js).
+const { Buffer } = require('node:buffer');
 const types = require('./types');
 const { typeName } = require('./typeparse');
 const { ArgumentError } = require('./errors');

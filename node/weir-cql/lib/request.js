@@ -2,6 +2,8 @@
 // Encodes requests into the native request format (see src/wire.rs) and maps
 // cassandra-driver query options onto its header fields.
 
+// The module's own binding of Buffer: the global one is an accessor (see lib/types.js).
+const { Buffer } = require('node:buffer');
 const { Writer, writeParam, guessType } = require('./codec');
 const { toType } = require('./typeparse');
 const { ArgumentError } = require('./errors');

@@ -2,6 +2,10 @@
 // Value types of cassandra-driver 4.x (types.Uuid, types.Long, ...), implemented anew.
 // Every class keeps the representation its CQL type needs, so encoding is a copy.
 
+// Node's `Buffer` global is an accessor on globalThis: every bare `Buffer` read on a hot path
+// was a global load IC and a getter call (perf of row decoding). The module's own binding
+// is a constant.
+const { Buffer } = require('node:buffer');
 const crypto = require('node:crypto');
 const Long = require('long');
 

@@ -125,3 +125,76 @@ test('hosts of equal length are read by their bytes: queriedHost and triedHosts 
   // More distinct hosts than the reuse list holds: still each itself.
   for (let n = 1; n <= 40; n++) assert.equal(hostsResult(`10.0.0.${n}:9042`, []).queriedHost, `10.0.0.${n}:9042`);
 });
+
+/** A result whose cells are given as raw bytes (null: a null cell), columns as [name, type code]. */
+function rawResultBuffer(columns, rows) {
+  const specs = new Writer(64);
+  specs.u16le(columns.length);
+  for (const [name, code] of columns) { shortStr(specs, 'ks'); shortStr(specs, 't'); shortStr(specs, name); specs.u16le(code); }
+  const cells = new Writer(64);
+  for (const row of rows) {
+    for (const cell of row) {
+      if (cell === null) { cells.i32be(-1); continue; }
+      cells.i32be(cell.length); cells.bytes(cell);
+    }
+  }
+  const w = new Writer(128);
+  w.u8(0); w.u8(2); w.u16le(0);
+  w.u32le(specs.pos); w.bytes(specs.buf.subarray(0, specs.pos));
+  w.i32le(rows.length);
+  w.u32le(cells.pos); w.bytes(cells.buf.subarray(0, cells.pos));
+  return w.buf.subarray(0, w.pos);
+}
+
+test('cells of the types decoded inline come out as codec.decode makes them, odd lengths and nulls included', () => {
+  const { decode } = require('../../lib/codec');
+  const types = require('../../lib/types');
+  const UUID = 0x0c, TIMEUUID = 0x0f, BOOLEAN = 0x04, BIGINT = 0x02;
+  const columns = [['i', INT], ['u', UUID], ['t', TIMEUUID], ['b', BOOLEAN], ['s', TEXT], ['l', BIGINT]];
+  const bytes = (...xs) => Buffer.from(xs);
+  const u = types.Uuid.random().buffer;
+  const tu = types.TimeUuid.now().buffer;
+  const l = Buffer.alloc(8); l.writeBigInt64BE(-5n);
+  const rows = [
+    [bytes(0xff, 0xff, 0xff, 0xfe), u, tu, bytes(1), Buffer.from('héllo'), l],
+    [bytes(0x7f, 0xff, 0xff, 0xff), u, tu, bytes(0), Buffer.alloc(0), l],
+    [Buffer.alloc(0), null, null, Buffer.alloc(0), null, Buffer.alloc(0)],
+    [null, null, null, null, null, null],
+  ];
+  const buf = rawResultBuffer(columns, rows);
+  const res = readResult(new Reader(buf, 0), enc);
+  const got = new ResultSet(res.fields).rows;
+  rows.forEach((row, r) => {
+    row.forEach((cell, c) => {
+      const want = cell === null ? null : decode(cell, 0, cell.length, { code: columns[c][1], info: null }, enc);
+      assert.deepEqual(got[r][columns[c][0]], want, `row ${r} column ${columns[c][0]}`);
+    });
+  });
+  assert.equal(got[0].i, -2);
+  assert.ok(got[0].u instanceof types.Uuid && !(got[0].u instanceof types.TimeUuid));
+  assert.ok(got[0].t instanceof types.TimeUuid);
+  assert.ok(Buffer.isBuffer(got[0].u.buffer) && got[0].u.buffer.length === 16);
+  assert.equal(got[0].u.toString(), new types.Uuid(u).toString());
+  assert.equal(got[0].t.toString(), new types.TimeUuid(tu).toString());
+  // A uuid cell whose length is not 16 bytes fails as decode fails on it.
+  const bad = rawResultBuffer([['u', UUID]], [[bytes(1, 2, 3)]]);
+  assert.throws(() => new ResultSet(readResult(new Reader(bad, 0), enc).fields).rows, TypeError);
+});
+
+test('a result of many columns decodes every column', () => {
+  const columns = Array.from({ length: 300 }, (_, i) => [`c${i}`, INT]);
+  const [row] = rowsOf(columns, [columns.map((_, i) => i)]);
+  assert.equal(Object.keys(row).length, 300);
+  assert.equal(row.c0, 0);
+  assert.equal(row.c299, 299);
+});
+
+test('a cell that claims more bytes than the result holds throws a RangeError', () => {
+  for (const code of [INT, 0x0c, TEXT]) {
+    const buf = rawResultBuffer([['x', code]], [[Buffer.alloc(code === INT ? 4 : 16)]]);
+    // The last cell's length says 4 (or 16) but the buffer ends two bytes early.
+    const cut = Buffer.from(buf.subarray(0, buf.length - 2));
+    const res = readResult(new Reader(cut, 0), enc);
+    assert.throws(() => new ResultSet(res.fields).rows, RangeError, `type 0x${code.toString(16)}`);
+  }
+});
