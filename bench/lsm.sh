@@ -16,12 +16,14 @@
 #                   (RocksDB/TiKV style), one row per --caps value (default 25..800, six caps)
 #   tokio-fs        std pread/pwrite on tokio's blocking threads, as tokio::fs does
 # plus a "solo" row (reads alone) for the target's solo read p99. Then 4 KiB random reads at
-# 32 in flight: the engine's own shard loop, weir-io from tokio (with and without the
-# scheduler) and tokio-fs. Every round runs every mode, in an order rotated per round; the
+# 32 in flight: the engine's own shard loop; weir-io from a tokio runtime with its loop on its
+# own thread (with and without the scheduler), and with the ring driven by the runtime's own
+# thread (weir-io-driven, LocalShard::drive); weir-io thread-per-core (weir-io-local); and
+# tokio-fs. Every round runs every mode, in an order rotated per round; the
 # JSON holds the medians over rounds (and each round's values). Prints one summary line.
 # Regimes: background writes overwrite; appends extend a fresh file; everything is O_DIRECT.
 # --only runs just the named rows (LSM modes by name; QD32 rows raw-engine, weir-io,
-# weir-io-scheduled, tokio-fs); --spin-us sets weir-io's loop spin (DiskBuilder::spin, off by
+# weir-io-scheduled, weir-io-driven, weir-io-local, tokio-fs); --spin-us sets weir-io's loop spin (DiskBuilder::spin, off by
 # default); --qd32-workers sets the QD32 part's tokio worker threads (default 2, as the LSM part).
 # A model file that does not say `duplex:` (tune's and iotune's do not: neither measures it) is
 # read with `duplex: true`, as bench/qos.sh does: this VM's disk serves reads beside writes, and
@@ -51,6 +53,6 @@ has_model=no
 for a in "${args[@]}"; do [[ $a == --model ]] && has_model=yes; done
 model_args=()
 [[ $has_model == no ]] && model_args=(--model "$REPO/io-properties.yaml")
-(cd "$REPO" && cargo build --release --locked -q -p weir-io --example lsm_bench)
+(cd "$REPO" && cargo build --release --locked -q -p weir-io --features tokio --example lsm_bench)
 bench_lock lsm
 exec "${CARGO_TARGET_DIR:-$REPO/target}/release/examples/lsm_bench" "${model_args[@]}" "${args[@]}"

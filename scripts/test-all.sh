@@ -29,16 +29,16 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy -D warnings"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked --features weir-io/tokio -- -D warnings
 
 step "cargo test (unit, simulation, real files, loop-mounted filesystems, the system tier)"
-cargo test --workspace --locked --features weir/system-tests
+cargo test --workspace --locked --features weir/system-tests,weir-io/tokio
 
 step "docs: links, cli.md against --help, every runnable command in README and the guide"
 CARGO_FEATURES=weir/system-tests scripts/check-docs.sh
 
 step "cargo doc --no-deps without warnings"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --features weir-io/tokio
 
 step "cargo package: every crate's manifest, metadata and file list"
 cargo package --workspace --exclude weir-testfs --no-verify --locked --allow-dirty --quiet
@@ -47,7 +47,7 @@ step "fuzz targets: 8 s each from the seed corpus"
 scripts/fuzz.sh 8
 
 step "weir-io examples (each bounded to 60 s, in a temp dir on the real filesystem)"
-cargo build -p weir-io --examples --locked
+cargo build -p weir-io --examples --locked --features tokio
 examples_dir=$(mktemp -d /var/tmp/weir-io-examples.XXXXXX)
 for example in two_classes tokio_service thread_per_core lsm; do
   timeout 60 "target/debug/examples/$example" "$examples_dir" 1 ||

@@ -162,6 +162,34 @@ impl EngineDevice {
     }
 }
 
+impl EngineDevice {
+    /// Has the kernel signal the eventfd `fd` when completions are ready (io_uring; see
+    /// [`UringDevice::register_eventfd`]). AIO answers `EOPNOTSUPP`: its completions are
+    /// watched by its own wait.
+    pub fn register_eventfd(&mut self, fd: std::os::fd::RawFd) -> Result<(), DeviceError> {
+        match self {
+            EngineDevice::Uring(d) => d.register_eventfd(fd),
+            EngineDevice::Aio(_) => Err(libc::EOPNOTSUPP),
+        }
+        .map_err(|errno| DeviceError::Os {
+            call: "io_uring_register",
+            errno,
+        })
+    }
+
+    /// Stops signalling the eventfd of [`Self::register_eventfd`].
+    pub fn unregister_eventfd(&mut self) -> Result<(), DeviceError> {
+        match self {
+            EngineDevice::Uring(d) => d.unregister_eventfd(),
+            EngineDevice::Aio(_) => Ok(()),
+        }
+        .map_err(|errno| DeviceError::Os {
+            call: "io_uring_register",
+            errno,
+        })
+    }
+}
+
 impl Device for EngineDevice {
     fn now_ns(&self) -> u64 {
         match self {

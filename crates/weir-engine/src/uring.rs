@@ -215,6 +215,25 @@ impl UringDevice {
         self.defer_taskrun
     }
 
+    /// Has the kernel signal the eventfd `fd` when completions are ready, so an event loop
+    /// (epoll, a runtime's reactor) can watch the ring: on a `DEFER_TASKRUN` ring the signal
+    /// comes when completion work is queued, which the next GETEVENTS enter posts. Errors
+    /// are errnos of `io_uring_register` (EBUSY: one is already registered).
+    pub fn register_eventfd(&mut self, fd: RawFd) -> Result<(), i32> {
+        self.ring
+            .submitter()
+            .register_eventfd(fd)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+    }
+
+    /// Stops signalling the eventfd given to [`Self::register_eventfd`].
+    pub fn unregister_eventfd(&mut self) -> Result<(), i32> {
+        self.ring
+            .submitter()
+            .unregister_eventfd()
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+    }
+
     /// Registers every buffer of `pool` with the ring so requests using them skip per-request
     /// page pinning. Returns false (and leaves the ring unchanged) when the kernel refuses,
     /// e.g. under a low RLIMIT_MEMLOCK on old kernels.

@@ -10,16 +10,22 @@
 //!
 //! All from one tokio application, on the same files, modes rotated each round; the report
 //! is the median over rounds. A second phase measures 4 KiB random reads at 32 in flight:
-//! the raw engine device, weir-io from tokio (with and without the scheduler) and tokio-fs.
+//! the raw engine device; weir-io from tokio with its loop thread (with and without the
+//! scheduler) and driven by the runtime's own thread; weir-io thread-per-core; and tokio-fs.
 //!
 //! Regimes: background writes overwrite a preallocated file; commit-log appends extend a
 //! fresh file each mode; reads hit a prefilled file. All O_DIRECT.
 
+use std::cell::Cell;
+use std::future::Future;
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -36,6 +42,17 @@ const BG_FILE_BYTES: u64 = 1 << 30;
 const BG_WRITE_BYTES: usize = 1 << 20;
 const BG_LANES: u64 = 16;
 const BLOCK: u64 = 4096;
+/// The rows of the 4 KiB QD32 phase: the engine's own loop, weir-io on its loop thread (with
+/// and without the scheduler), weir-io driven by a tokio runtime's thread, weir-io
+/// thread-per-core, and std pread on tokio's blocking threads.
+const QD32_ROWS: [&str; 6] = [
+    "raw-engine",
+    "weir-io",
+    "weir-io-scheduled",
+    "weir-io-driven",
+    "weir-io-local",
+    "tokio-fs",
+];
 
 struct Args {
     dir: PathBuf,
@@ -697,13 +714,15 @@ fn main() {
         }
         // 4 KiB random reads at 32 in flight, rotated too.
         let reads = args.dir.join("reads.dat");
-        let mut q = vec!["raw-engine", "weir-io", "weir-io-scheduled", "tokio-fs"];
+        let mut q = QD32_ROWS.to_vec();
         let n = q.len();
         q.rotate_left(round % n);
         q.retain(|n| args.only.is_empty() || args.only.iter().any(|o| o == n));
         for name in q {
             let (iops, cpu) = match name {
                 "raw-engine" => qd32_raw(&reads, args.qd32_secs),
+                "weir-io-local" => qd32_local(&args, &model, args.qd32_secs, false),
+                "weir-io-driven" => qd32_local(&args, &model, args.qd32_secs, true),
                 "weir-io" => qd32_rt.block_on(qd32_async(
                     weir_path(&args, &model, true, "qd32.log"),
                     args.qd32_secs,
@@ -756,17 +775,17 @@ fn report(args: &Args, model: &DiskModel, modes: &[Mode], rows: &[Value], qd32_r
                 .collect(),
         )
     };
-    let qd32 = json!({
-        "raw_engine_iops": q("raw-engine", "iops"),
-        "weir_io_iops": q("weir-io", "iops"),
-        "weir_io_scheduled_iops": q("weir-io-scheduled", "iops"),
-        "tokio_fs_iops": q("tokio-fs", "iops"),
-        "raw_engine_cpu_us_per_read": q("raw-engine", "cpu_us_per_read"),
-        "weir_io_cpu_us_per_read": q("weir-io", "cpu_us_per_read"),
-        "weir_io_scheduled_cpu_us_per_read": q("weir-io-scheduled", "cpu_us_per_read"),
-        "tokio_fs_cpu_us_per_read": q("tokio-fs", "cpu_us_per_read"),
-        "rounds": qd32_rows,
-    });
+    let mut qd32 = serde_json::Map::new();
+    for name in QD32_ROWS {
+        let key = name.replace('-', "_");
+        qd32.insert(format!("{key}_iops"), json!(q(name, "iops")));
+        qd32.insert(
+            format!("{key}_cpu_us_per_read"),
+            json!(q(name, "cpu_us_per_read")),
+        );
+    }
+    qd32.insert("rounds".into(), json!(qd32_rows));
+    let qd32 = Value::Object(qd32);
     let best_write = best_cap.as_ref().map_or(f64::NAN, |b| f(b, "write_mb_s"));
     let targets = json!({
         "read_p99_limit_us": limit,
@@ -776,6 +795,10 @@ fn report(args: &Args, model: &DiskModel, modes: &[Mode], rows: &[Value], qd32_r
         "none_read_p99_over_weir": f(&none, "read_p99_us") / f(&weir, "read_p99_us"),
         "qd32_weir_io_over_raw": f(&qd32, "weir_io_iops") / f(&qd32, "raw_engine_iops"),
         "qd32_weir_io_over_tokio_fs": f(&qd32, "weir_io_iops") / f(&qd32, "tokio_fs_iops"),
+        "qd32_weir_io_driven_over_raw":
+            f(&qd32, "weir_io_driven_iops") / f(&qd32, "raw_engine_iops"),
+        "qd32_weir_io_driven_over_tokio_fs":
+            f(&qd32, "weir_io_driven_iops") / f(&qd32, "tokio_fs_iops"),
     });
     let doc = json!({
         "modes": out_modes,
@@ -807,7 +830,8 @@ fn report(args: &Args, model: &DiskModel, modes: &[Mode], rows: &[Value], qd32_r
     println!(
         "lsm: goal {} us, solo p99 {:.0} us, limit {:.0} us | weir p99 {:.0} us, {:.0} MB/s | \
          none p99 {:.0} us ({:.1}x weir) | best cap {} {:.0} MB/s (weir {:.2}x) | tokio-fs p99 \
-         {:.0} us | qd32 weir-io {:.2}x raw, {:.2}x tokio-fs",
+         {:.0} us | qd32 weir-io-driven {:.2}x raw, {:.2}x tokio-fs; weir-io (loop thread) \
+         {:.2}x raw, {:.2}x tokio-fs",
         args.goal_us,
         solo_p99,
         limit,
@@ -822,7 +846,94 @@ fn report(args: &Args, model: &DiskModel, modes: &[Mode], rows: &[Value], qd32_r
         best_write,
         f(&targets, "weir_write_vs_best_cap"),
         f(&by("tokio-fs"), "read_p99_us"),
+        f(&targets, "qd32_weir_io_driven_over_raw"),
+        f(&targets, "qd32_weir_io_driven_over_tokio_fs"),
         f(&targets, "qd32_weir_io_over_raw"),
         f(&targets, "qd32_weir_io_over_tokio_fs"),
     );
+}
+
+/// 4 KiB random reads at 32 in flight on a weir-io local shard, no scheduler: driven by the
+/// calling thread (`LocalShard::block_on`, thread-per-core) or, `from_tokio`, by a tokio
+/// current-thread runtime on it (`LocalShard::drive`), the lanes being tokio tasks.
+fn qd32_local(args: &Args, model: &DiskModel, secs: u64, from_tokio: bool) -> (f64, f64) {
+    let mut policy = Policy::builder(model.clone()).unlimited(true);
+    let query = policy.class(ClassSpec::new("query", 1000)).expect("class");
+    let disk = Disk::builder(&policy.build().expect("policy"))
+        .loops(0)
+        .local_shards(1)
+        .build()
+        .expect("disk");
+    let reads = disk
+        .open(args.dir.join("reads.dat"), FileOptions::new())
+        .expect("open");
+    let shard = Rc::new(disk.local_shard().expect("local shard"));
+    let done = Rc::new(Cell::new(0u64));
+    let (cpu0, t0) = (cpu_us(), Instant::now());
+    let end = t0 + Duration::from_secs(secs);
+    let lane = |lane: u64| {
+        let (shard, reads, done) = (shard.clone(), reads.clone(), done.clone());
+        async move {
+            let mut buf = IoBuf::zeroed(BLOCK as usize);
+            let mut x = 0x5555 + lane * 7919;
+            while Instant::now() < end {
+                let at = xorshift(&mut x) % (READ_FILE_BYTES / BLOCK) * BLOCK;
+                let (r, b) = shard.read_at(&reads, query, buf, at).await;
+                r.expect("read");
+                buf = b;
+                done.set(done.get() + 1);
+            }
+        }
+    };
+    if from_tokio {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio");
+        let local = tokio::task::LocalSet::new();
+        local
+            .block_on(
+                &rt,
+                shard.drive(async {
+                    let tasks: Vec<_> =
+                        (0..32).map(|l| tokio::task::spawn_local(lane(l))).collect();
+                    for t in tasks {
+                        t.await.expect("qd32 lane");
+                    }
+                }),
+            )
+            .expect("drive");
+    } else {
+        let lanes = (0..32).map(|l| Some(Box::pin(lane(l)))).collect();
+        shard.block_on(JoinAll(lanes));
+    }
+    let n = done.get();
+    (
+        n as f64 / t0.elapsed().as_secs_f64(),
+        (cpu_us() - cpu0) / n as f64,
+    )
+}
+
+/// Polls every lane until all are done (the bench's own join, to stay off extra crates).
+struct JoinAll<F>(Vec<Option<Pin<Box<F>>>>);
+
+impl<F: Future<Output = ()>> Future for JoinAll<F> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut pending = false;
+        for lane in self.0.iter_mut() {
+            if let Some(f) = lane {
+                if f.as_mut().poll(cx).is_ready() {
+                    *lane = None;
+                } else {
+                    pending = true;
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
 }

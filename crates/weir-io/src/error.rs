@@ -73,6 +73,9 @@ pub enum Error {
         /// The backend's error text.
         message: String,
     },
+    /// A local shard was asked to be driven by an event loop ([`crate::LocalShard::drive`]),
+    /// which needs io_uring's completion eventfd, but its disk uses the AIO backend.
+    DriveNeedsUring,
     /// A buffer of this many bytes could not be allocated.
     Alloc {
         /// The size asked for, in bytes.
@@ -128,6 +131,10 @@ impl fmt::Display for Error {
                  request was not performed",
             ),
             Error::Device { message } => write!(f, "the I/O backend failed: {message}"),
+            Error::DriveNeedsUring => f.write_str(
+                "a local shard driven from an async runtime needs the io_uring backend; build \
+                 the Disk with Backend::Uring, or drive the shard with LocalShard::block_on",
+            ),
             Error::Alloc { bytes } => {
                 write!(f, "cannot allocate an aligned buffer of {bytes} bytes")
             }

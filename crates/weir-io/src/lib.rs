@@ -19,7 +19,10 @@
 //!   [`Disk::write_at`], [`Disk::append`]. The futures are `Send` and runtime-agnostic, so a
 //!   tokio application awaits them while the loops run on their own threads; a
 //!   thread-per-core application instead takes one [`LocalShard`] per core thread and drives
-//!   it there, with no extra thread and no runtime.
+//!   it there, with no extra thread and no runtime. With the `tokio` feature, a tokio
+//!   runtime thread drives its own local shard with [`LocalShard::drive`]: requests go from
+//!   the task to the ring with no thread between them, and the runtime's reactor watches the
+//!   ring's completions.
 //!
 //! Both keep per-class metrics (operations, bytes, queue-wait and device-service
 //! histograms) and render them as Prometheus text.
@@ -79,6 +82,8 @@ mod admission;
 mod block_on;
 mod buf;
 mod disk;
+#[cfg(feature = "tokio")]
+mod drive_tokio;
 mod error;
 mod file;
 mod local;

@@ -2,9 +2,10 @@
 //! runtime. The thread submits, and [`LocalShard::block_on`] drives the ring while its
 //! future waits.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::marker::PhantomData;
+use std::task::Waker;
 
 use weir_model::device::Direction;
 use weir_sched::{ClassMetrics, ShardMetrics};
@@ -39,7 +40,13 @@ use crate::{AppendFuture, Error, File, IoBuf, IoClass, Policy};
 /// ```
 pub struct LocalShard {
     policy: Policy,
-    core: RefCell<ShardCore>,
+    pub(crate) core: RefCell<ShardCore>,
+    /// The task driving this shard from an event loop ([`LocalShard::drive`]), woken when a
+    /// request is queued so it reaches the ring in that task's next turn.
+    pub(crate) driver: RefCell<Option<Waker>>,
+    /// Set while the driving task runs a turn: a request queued then goes out in that turn,
+    /// with no wake-up.
+    pub(crate) driving: Cell<bool>,
     /// The ring belongs to this thread.
     _not_send: PhantomData<*const ()>,
 }
@@ -49,6 +56,8 @@ impl LocalShard {
         LocalShard {
             policy,
             core: RefCell::new(core),
+            driver: RefCell::new(None),
+            driving: Cell::new(false),
             _not_send: PhantomData,
         }
     }
@@ -86,6 +95,12 @@ impl LocalShard {
         let mut core = self.core.borrow_mut();
         let now = core.now_ns();
         core.submit(submit, now);
+        drop(core);
+        if !self.driving.get() {
+            if let Some(waker) = self.driver.borrow_mut().take() {
+                waker.wake();
+            }
+        }
         future
     }
 
@@ -113,6 +128,19 @@ impl LocalShard {
             let _ = core.wait(deadline);
         }
         core.reap();
+    }
+
+    /// One turn that never sleeps, for an event loop that waits elsewhere: dispatches what the
+    /// budget allows, submits, and finishes the requests whose completions are in.
+    pub(crate) fn turn_nowait(&self) -> Result<(), Error> {
+        let mut core = self.core.borrow_mut();
+        let now = core.now_ns();
+        core.pump(now)?;
+        if core.pieces_in_device() > 0 {
+            core.poll_device()?;
+            core.reap();
+        }
+        Ok(())
     }
 
     /// Changes `class`'s shares on this shard.

@@ -375,6 +375,22 @@ impl ShardCore {
         })
     }
 
+    /// Has the kernel signal the eventfd `fd` when completions are ready (io_uring only).
+    pub(crate) fn register_eventfd(&mut self, fd: i32) -> Result<(), Error> {
+        if self.device.backend() != weir_engine::Backend::Uring {
+            return Err(Error::DriveNeedsUring);
+        }
+        self.device.register_eventfd(fd).map_err(|e| Error::Device {
+            message: e.to_string(),
+        })
+    }
+
+    /// Stops signalling the eventfd of [`Self::register_eventfd`].
+    pub(crate) fn unregister_eventfd(&mut self) {
+        // Only fails on a ring without one registered, which then has nothing to undo.
+        let _ = self.device.unregister_eventfd();
+    }
+
     /// Submits what is queued and waits for one completion or `deadline_ns`.
     pub(crate) fn wait(&mut self, deadline_ns: Option<u64>) -> Result<(), Error> {
         self.enter(1, deadline_ns)
