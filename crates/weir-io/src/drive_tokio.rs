@@ -86,13 +86,17 @@ impl LocalShard {
         if let Poll::Ready(out) = future.poll(cx) {
             return Poll::Ready(Ok(out));
         }
+        let mut signalled = false;
         loop {
-            self.turn_nowait()?;
+            self.turn_nowait(signalled)?;
             match watch.fd.poll_read_ready(cx) {
                 // The counter is not read back: the reactor watches edge-triggered, and each
                 // signal is a new edge whatever the count, so a read would only cost a system
                 // call per wake-up.
-                Poll::Ready(Ok(mut ready)) => ready.clear_ready(),
+                Poll::Ready(Ok(mut ready)) => {
+                    ready.clear_ready();
+                    signalled = true;
+                }
                 Poll::Ready(Err(e)) => {
                     return Poll::Ready(Err(Error::Device {
                         message: format!("watching the ring's eventfd: {e}"),

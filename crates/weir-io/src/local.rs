@@ -131,15 +131,18 @@ impl LocalShard {
     }
 
     /// One turn that never sleeps, for an event loop that waits elsewhere: dispatches what the
-    /// budget allows, submits, and finishes the requests whose completions are in.
-    pub(crate) fn turn_nowait(&self) -> Result<(), Error> {
+    /// budget allows and finishes the requests whose completions are in. It enters the kernel
+    /// only when `signalled` (the ring said completions are ready: on a `DEFER_TASKRUN` ring
+    /// only an enter posts them) or a request still waits to be submitted; a busy device's
+    /// requests are submitted as they are pushed, and those enters post completions too.
+    pub(crate) fn turn_nowait(&self, signalled: bool) -> Result<(), Error> {
         let mut core = self.core.borrow_mut();
         let now = core.now_ns();
         core.pump(now)?;
-        if core.pieces_in_device() > 0 {
+        if signalled || core.has_unsubmitted() {
             core.poll_device()?;
-            core.reap();
         }
+        core.reap();
         Ok(())
     }
 

@@ -198,6 +198,9 @@ pub(crate) struct ShardCore {
     reserved: u32,
     /// Requests at the device (a merged request counts once).
     pieces_in_device: u32,
+    /// A request was pushed that no system call has handed to the kernel yet (the first of
+    /// a batch to an idle device waits for the turn's enter).
+    unsubmitted: bool,
     capacity: u32,
 }
 
@@ -229,6 +232,7 @@ impl ShardCore {
             segments: Vec::new(),
             reserved,
             pieces_in_device: 0,
+            unsubmitted: false,
         })
     }
 
@@ -307,6 +311,7 @@ impl ShardCore {
             device,
             segments,
             pieces_in_device,
+            unsubmitted,
             ..
         } = self;
         merger.flush(|outgoing| {
@@ -339,11 +344,14 @@ impl ShardCore {
             // completion is reaped; the file stays open through the request's `File` clone.
             unsafe { device.push(op) }?;
             *pieces_in_device += 1;
+            *unsubmitted = true;
             if *pieces_in_device > 1 {
                 // Submit at once while the device is busy, as the engine's shard loop does
                 // by default: a virtio disk starts none of a batch until the whole batch is
                 // in. An idle device gets the batch with the wait.
-                let _ = device.submit_and_wait(0, None);
+                if device.submit_and_wait(0, None).is_ok_and(|n| n > 0) {
+                    *unsubmitted = false;
+                }
             }
             Ok(())
         })
@@ -405,7 +413,10 @@ impl ShardCore {
     /// not failures: the caller's loop comes back.
     fn enter(&mut self, min_complete: u32, deadline_ns: Option<u64>) -> Result<(), Error> {
         match self.device.submit_and_wait(min_complete, deadline_ns) {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.unsubmitted = false;
+                Ok(())
+            }
             Err(DeviceError::Os { errno, .. })
                 if errno == libc::EINTR || errno == libc::EAGAIN || errno == libc::EBUSY =>
             {
@@ -512,6 +523,11 @@ impl ShardCore {
     /// Requests queued or at the device.
     pub(crate) fn busy(&self) -> bool {
         self.requests.len() > self.free.len()
+    }
+
+    /// Whether a pushed request still waits for a system call to reach the kernel.
+    pub(crate) fn has_unsubmitted(&self) -> bool {
+        self.unsubmitted
     }
 
     /// Pieces at the device.
