@@ -4,7 +4,9 @@
 //! misuse is a typed error.
 #![cfg(feature = "tokio")]
 
-use std::path::PathBuf;
+mod common;
+
+use common::real_dir;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -32,17 +34,6 @@ fn slow_disk(backend: Backend) -> (Disk, IoClass, IoClass) {
         .build()
         .expect("disk");
     (disk, fg, bg)
-}
-
-/// A directory on a real filesystem (O_DIRECT needs one; /tmp may be tmpfs).
-fn real_dir() -> tempfile::TempDir {
-    let base = PathBuf::from("/var/tmp");
-    let base = if base.is_dir() {
-        base
-    } else {
-        std::env::temp_dir()
-    };
-    tempfile::tempdir_in(base).expect("temp dir")
 }
 
 fn runtime() -> tokio::runtime::Runtime {

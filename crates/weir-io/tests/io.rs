@@ -1,7 +1,9 @@
 //! The I/O side on real files: data written through the loops reads back, long requests are
 //! split and reassembled, appends never overlap, and misuse is a typed error.
 
-use std::path::PathBuf;
+mod common;
+
+use common::real_dir;
 
 use weir_io::{block_on, ClassSpec, Disk, DiskModel, FileOptions, IoBuf, IoClass, Policy};
 
@@ -13,17 +15,6 @@ fn model() -> DiskModel {
         .write_bytes_per_sec(500 << 20)
         .build()
         .expect("model")
-}
-
-/// A directory on a real filesystem (O_DIRECT needs one; /tmp may be tmpfs).
-fn real_dir() -> tempfile::TempDir {
-    let base = PathBuf::from("/var/tmp");
-    let base = if base.is_dir() {
-        base
-    } else {
-        std::env::temp_dir()
-    };
-    tempfile::tempdir_in(base).expect("temp dir")
 }
 
 fn disk(loops: usize, local: usize) -> (Disk, IoClass, IoClass) {

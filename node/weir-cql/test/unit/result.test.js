@@ -15,24 +15,13 @@ function shortStr(w, s) { const b = Buffer.from(s, 'utf8'); w.u16le(b.length); w
 
 /** A result in the native layout (src/wire.rs write_result_head + write_rows), int/text columns only. */
 function resultBuffer(columns, rows) {
-  const specs = new Writer(64);
-  specs.u16le(columns.length);
-  for (const [name, code] of columns) { shortStr(specs, 'ks'); shortStr(specs, 't'); shortStr(specs, name); specs.u16le(code); }
-  const cells = new Writer(64);
-  for (const row of rows) {
-    row.forEach((v, i) => {
-      if (v === null) { cells.i32be(-1); return; }
-      const b = columns[i][1] === INT ? Buffer.alloc(4) : Buffer.from(v, 'utf8');
-      if (columns[i][1] === INT) b.writeInt32BE(v);
-      cells.i32be(b.length); cells.bytes(b);
-    });
-  }
-  const w = new Writer(128);
-  w.u8(0); w.u8(2); w.u16le(0);
-  w.u32le(specs.pos); w.bytes(specs.buf.subarray(0, specs.pos));
-  w.i32le(rows.length);
-  w.u32le(cells.pos); w.bytes(cells.buf.subarray(0, cells.pos));
-  return w.buf.subarray(0, w.pos);
+  return rawResultBuffer(columns, rows.map((row) => row.map((v, i) => {
+    if (v === null) return null;
+    if (columns[i][1] !== INT) return Buffer.from(v, 'utf8');
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(v);
+    return b;
+  })));
 }
 
 function rowsOf(columns, rows) {
