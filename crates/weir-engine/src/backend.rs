@@ -168,13 +168,16 @@ impl EngineDevice {
     /// watched by its own wait.
     pub fn register_eventfd(&mut self, fd: std::os::fd::RawFd) -> Result<(), DeviceError> {
         match self {
-            EngineDevice::Uring(d) => d.register_eventfd(fd),
-            EngineDevice::Aio(_) => Err(libc::EOPNOTSUPP),
+            EngineDevice::Uring(d) => d.register_eventfd(fd).map_err(|errno| DeviceError::Os {
+                call: "io_uring_register",
+                errno,
+            }),
+            // No system call is made: the text names the backend, not a call it never made.
+            EngineDevice::Aio(_) => Err(DeviceError::Os {
+                call: "registering a completion eventfd on an AIO device (io_uring only)",
+                errno: libc::EOPNOTSUPP,
+            }),
         }
-        .map_err(|errno| DeviceError::Os {
-            call: "io_uring_register",
-            errno,
-        })
     }
 
     /// Stops signalling the eventfd of [`Self::register_eventfd`].

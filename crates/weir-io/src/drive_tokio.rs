@@ -23,7 +23,8 @@ impl LocalShard {
     /// runtime's reactor. For a current-thread runtime (or a `LocalSet`), one shard per
     /// runtime thread; the runtime needs its I/O driver and, for a scheduler that holds
     /// requests back (not [`crate::PolicyBuilder::unlimited`]), its timer
-    /// (`Builder::enable_all`). io_uring only ([`Error::DriveNeedsUring`]).
+    /// (`Builder::enable_all`). io_uring only ([`Error::DriveNeedsUring`]); outside a runtime it
+    /// returns [`Error::DriveOutsideRuntime`].
     ///
     /// ```
     /// use std::rc::Rc;
@@ -135,11 +136,7 @@ struct Watch<'a> {
 impl<'a> Watch<'a> {
     fn new(shard: &'a LocalShard) -> Result<Watch<'a>, Error> {
         if tokio::runtime::Handle::try_current().is_err() {
-            return Err(Error::Device {
-                message: "LocalShard::drive runs inside a tokio runtime (with its I/O driver \
-                          enabled); await it in one, e.g. from Runtime::block_on"
-                    .to_string(),
-            });
+            return Err(Error::DriveOutsideRuntime);
         }
         // SAFETY: eventfd takes no pointers; a non-negative result is a new descriptor we own.
         let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };

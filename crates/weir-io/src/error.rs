@@ -76,6 +76,9 @@ pub enum Error {
     /// A local shard was asked to be driven by an event loop ([`crate::LocalShard::drive`]),
     /// which needs io_uring's completion eventfd, but its disk uses the AIO backend.
     DriveNeedsUring,
+    /// [`crate::LocalShard::drive`] was awaited outside a tokio runtime, whose reactor watches
+    /// the ring's completion eventfd.
+    DriveOutsideRuntime,
     /// A buffer of this many bytes could not be allocated.
     Alloc {
         /// The size asked for, in bytes.
@@ -134,6 +137,10 @@ impl fmt::Display for Error {
             Error::DriveNeedsUring => f.write_str(
                 "a local shard driven from an async runtime needs the io_uring backend; build \
                  the Disk with Backend::Uring, or drive the shard with LocalShard::block_on",
+            ),
+            Error::DriveOutsideRuntime => f.write_str(
+                "LocalShard::drive runs inside a tokio runtime (with its I/O driver enabled); \
+                 await it in one, e.g. from Runtime::block_on or a LocalSet",
             ),
             Error::Alloc { bytes } => {
                 write!(f, "cannot allocate an aligned buffer of {bytes} bytes")

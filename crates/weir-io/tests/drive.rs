@@ -132,5 +132,6 @@ fn driving_outside_a_tokio_runtime_is_an_error_that_says_where_to_call_it() {
     let (disk, _, _) = slow_disk(Backend::Uring);
     let shard: LocalShard = disk.local_shard().expect("a reserved shard");
     let err = weir_io::block_on(shard.drive(async {})).expect_err("no runtime");
+    assert!(matches!(err, Error::DriveOutsideRuntime), "{err}");
     assert!(err.to_string().contains("inside a tokio runtime"), "{err}");
 }
