@@ -13,7 +13,9 @@
 # per CPU (the shape tune and its cross-check use). File regimes as tune's: reads and random
 # writes on data written once by 1 MiB sequential writes (DATA_BYTES per job; the random
 # writes after the reads), sequential writes into a new sparse file per point (fresh
-# extents).
+# extents). Each fio point reads its files from their start and wraps at DATA_BYTES, as tune's
+# sequential reads read the first GiB per shard of their data from its start in every
+# measurement: both re-read what the point before read.
 # Printed per figure: tune's two figures and their spread ((max-min)/mean), fio's rate at
 # tune's chosen depth and fio's best over DEPTHS in each sweep, fio's own spread at its best
 # depth between the two sweeps, and tune's figure / fio's best; then the cross-check ratios
@@ -120,6 +122,13 @@ for i, t in enumerate(tunes, 1):
     c = t["dirs"][0]["report"].get("cross_check") or {}
     row = [f"{x['figure']} {x['ratio_median']:.2f} ({x['ratio_min']:.2f}..{x['ratio_max']:.2f}; fio spread {100*x['fio_spread']:.0f}%; tune/fio {x['tune_over_fio']:.2f})" for x in c.get("figures", [])]
     print(f"  tune {i} (tuning {t['tune_elapsed_s']:.1f} s, whole command {t['elapsed_s']:.1f} s): " + "; ".join(row))
+print()
+print("cache probe (tune reads its first data twice before the sequential reads; >= 1.5x = cached below the device):")
+for i, t in enumerate(tunes, 1):
+    p = t["dirs"][0]["report"].get("cache_probe")
+    if p:
+        print(f"  tune {i}: {p['bytes'] >> 20} MiB at x{p['load']['depth']}: first read {p['first_read_bytes_per_s']/1e6:.0f} MB/s, "
+              f"re-read {p['re_read_bytes_per_s']/1e6:.0f} MB/s ({p['ratio']:.2f}x); read bandwidth regime {t['dirs'][0]['report']['read_bandwidth']['regime']}")
 print()
 print("fio sweeps (rate per total depth):")
 for name, s in zip("AB", sweeps):

@@ -21,6 +21,9 @@
 //!   reach the depth weir's scheduler drives (64 per shard), which prices every read; the
 //!   bandwidth sweeps keep time for one step at the deepest depth, since large requests keep
 //!   gaining from depth long after small ones stop.
+//! - [`cache::probe`]: the first data the sequential reads read, read twice at the start of
+//!   them; a re-read 1.5x the first read or faster names the read-bandwidth figure cached below
+//!   the device, with a finding.
 //! - [`crosscheck`]: `--cross-check` measures each figure again with weir's engine and with
 //!   fio, alternately, at the figure's point and file regime, and reports weir / fio.
 //! - [`confirm`]: each figure is a 1.5 s re-measurement at the depth its sweep chose, and a
@@ -37,6 +40,7 @@
 //! - [`output`]: io-properties.yaml exactly as iotune writes it, iotune's option lines, and a
 //!   human summary with each figure's spread.
 
+pub mod cache;
 pub mod confirm;
 pub mod crosscheck;
 pub mod drive;

@@ -1,6 +1,7 @@
 //! The tune itself: which loads, in which order, with how much of the time budget, and the
 //! findings drawn from them. Pure orchestration over a [`Meter`].
 
+use crate::cache::{probe, CacheProbe};
 use crate::confirm::{Confirmer, Pending};
 use crate::crosscheck::report::CrossCheck;
 use crate::error::TuneError;
@@ -41,6 +42,9 @@ pub struct TuneConfig {
     /// confirmed again after all sweeps (at the same depth on a flat top, else the best other
     /// depth), and the higher of the two is the figure ([`crate::confirm`]). Off: one confirmation per figure.
     pub second_opinions: bool,
+    /// Bytes per shard the cache probe reads twice before the sequential reads
+    /// ([`crate::cache::probe`]); 0: no probe (a simulated disk has no cache below it).
+    pub cache_probe_bytes_per_shard: u64,
 }
 
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -75,6 +79,7 @@ impl TuneConfig {
             sustained: None,
             random_depth_per_shard: 64,
             second_opinions: true,
+            cache_probe_bytes_per_shard: 0,
         }
     }
 }
@@ -216,6 +221,9 @@ pub struct TuneReport {
     /// writes are overwrites in every run (the regime repeated runs compare). Real
     /// disk only; empty on a simulated one.
     pub random_write_bytes: Vec<u64>,
+    /// The cache probe's two passes, when it ran: a `cached` one makes the read-bandwidth
+    /// figure's regime [`Regime::CachedBelow`].
+    pub cache_probe: Option<CacheProbe>,
     /// `--cross-check`: the four figures measured again by weir's engine and by fio,
     /// alternately, at each figure's point. Set by the caller after the tune.
     pub cross_check: Option<CrossCheck>,
@@ -303,6 +311,25 @@ pub fn tune_with_progress(
         &mut confirmer,
         progress,
     )?;
+    let cache_probe = if cfg.cache_probe_bytes_per_shard > 0 {
+        let load = Load {
+            depth: meter.shards().max(1) * CACHE_PROBE_DEPTH_PER_SHARD,
+            ..seq(Direction::Read)
+        };
+        let bytes = cfg.cache_probe_bytes_per_shard * u64::from(meter.shards().max(1));
+        let p = probe(
+            meter,
+            &load,
+            bytes,
+            cfg.budget_ns / 30,
+            CACHE_PROBE_SAMPLE_NS,
+        )?;
+        budget.spent_ns += p.wall_ns;
+        progress(&cache_line(&p));
+        Some(p)
+    } else {
+        None
+    };
     let (mut seq_read, mut read_bw_confirm) = figure_sweep(
         meter,
         seq(Direction::Read),
@@ -406,7 +433,10 @@ pub fn tune_with_progress(
     )?;
     lines.iter().for_each(|line| progress(line));
 
-    let read_bandwidth = Figure::new(&seq_read, read_bw_confirm.as_ref());
+    let mut read_bandwidth = Figure::new(&seq_read, read_bw_confirm.as_ref());
+    if cache_probe.is_some_and(|p| p.cached()) {
+        read_bandwidth.regime = Regime::CachedBelow;
+    }
     let write_bandwidth = Figure::new(&seq_write, write_bw_confirm.as_ref());
     let read_iops = Figure::new(&rand_read, read_iops_confirm.as_ref());
     let write_iops = Figure::new(&rand_write, write_iops_confirm.as_ref());
@@ -436,6 +466,7 @@ pub fn tune_with_progress(
         sequential_read_bytes: 0,
         sequential_read_ranges_bytes: Vec::new(),
         random_write_bytes: Vec::new(),
+        cache_probe,
         cross_check: None,
     };
     if let Some(sus) = cfg.sustained {
@@ -444,6 +475,30 @@ pub fn tune_with_progress(
     report.findings = findings(&report, cfg);
     report.measuring_ns = budget.spent_ns;
     Ok(report)
+}
+
+/// Requests in flight per shard of the cache probe: enough to keep a virtual disk's 1 MiB reads
+/// moving (the rates that differed by the host's cache were at 2-4 in flight in all).
+const CACHE_PROBE_DEPTH_PER_SHARD: u32 = 4;
+
+/// The cache probe's sample interval: a cached pass of 512 MiB takes ~0.2 s.
+const CACHE_PROBE_SAMPLE_NS: u64 = 10_000_000;
+
+fn cache_line(p: &CacheProbe) -> String {
+    format!(
+        "cache below the device: {} MiB read at {} KiB x{} ran {:.0} MB/s, read again {:.0} MB/s ({:.2}x): {}",
+        p.bytes >> 20,
+        p.load.request_bytes >> 10,
+        p.load.depth,
+        p.first_read_bytes_per_s / 1e6,
+        p.re_read_bytes_per_s / 1e6,
+        p.ratio,
+        if p.cached() {
+            "re-reads are cached below the device"
+        } else {
+            "no cache below the device answered the re-read"
+        }
+    )
 }
 
 fn rate_text(m: &Measurement) -> String {
@@ -616,6 +671,21 @@ pub fn findings(r: &TuneReport, cfg: &TuneConfig) -> Vec<Finding> {
                 r.write_iops.request_bytes
             ),
             fix: "raise --duration".to_string(),
+        });
+    }
+    if let Some(p) = r.cache_probe.filter(CacheProbe::cached) {
+        out.push(Finding {
+            what: format!(
+                "a cache below the device answers re-reads: {} MiB read again at {} KiB x{} ran {:.0} MB/s, {:.2}x its first read ({:.0} MB/s; a host's page cache under a virtual disk, a controller's cache). The read-bandwidth figure re-reads the first {} MiB per shard of its data in every measurement, as fio re-reads its file, so it is named cached below the device; data not read recently, or more of it than the cache holds, reads slower",
+                p.bytes >> 20,
+                p.load.request_bytes >> 10,
+                p.load.depth,
+                p.re_read_bytes_per_s / 1e6,
+                p.ratio,
+                p.first_read_bytes_per_s / 1e6,
+                crate::target::SEQUENTIAL_READ_WINDOW_BYTES >> 20,
+            ),
+            fix: "price reads at the first-read rate when the workload's data is larger than the cache below the device, or measure on the host".to_string(),
         });
     }
     if r.sector.drift > cfg.search.sector_disagreement_min {

@@ -17,6 +17,11 @@ use weir_engine::{shards, Cancel};
 use weir_model::units::format_bytes;
 use weir_probe::PathFacts;
 
+/// Bytes per shard the cache probe reads twice on a real disk: a quarter of the data the
+/// sequential reads read, so the first pass reads data not read since it was written, and
+/// about a second per pass at the 0.5 GB/s a virtual disk gives uncached.
+pub const CACHE_PROBE_BYTES_PER_SHARD: u64 = 256 << 20;
+
 /// Every shard's test file is at least this large (sparse: only written bytes use space): the
 /// data its sequential reads read, written once, and room for the writes to wrap in past it.
 pub const FILE_BYTES_MIN: u64 = LAYOUT_BYTES_MIN + WRAP_ROOM_BYTES;
@@ -221,6 +226,9 @@ pub fn tune_dir(
     let mut cfg = cfg.clone();
     cfg.budget_ns = measuring_budget(deadline.saturating_duration_since(Instant::now()));
     cfg.reported_physical_sector_bytes = pre.reported_physical_sector_bytes;
+    if cfg.cache_probe_bytes_per_shard == 0 {
+        cfg.cache_probe_bytes_per_shard = CACHE_PROBE_BYTES_PER_SHARD;
+    }
     let result = if let Some(out) = trace {
         let mut traced = Traced::new(&mut meter, out);
         tune_with_progress(&mut traced, &cfg, progress)

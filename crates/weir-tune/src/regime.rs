@@ -15,6 +15,10 @@ pub enum Regime {
     FreshExtents,
     /// Writes over data written before (allocated, holding data).
     Overwrite,
+    /// Sequential re-reads of data written once that a cache below the device answered: the
+    /// cache probe read the data again at least [`crate::cache::CACHED_RATIO_MIN`]x faster
+    /// than the first time.
+    CachedBelow,
 }
 
 impl Regime {
@@ -33,6 +37,7 @@ impl Regime {
             Regime::WrittenData => "written data",
             Regime::FreshExtents => "fresh extents",
             Regime::Overwrite => "overwrite",
+            Regime::CachedBelow => "cached below",
         }
     }
 
@@ -43,6 +48,9 @@ impl Regime {
                 "writes into fresh extents (never-written, pre-truncated space)"
             }
             Regime::Overwrite => "overwrites of data written before",
+            Regime::CachedBelow => {
+                "re-reads of data written once, answered by a cache below the device (re-reads ran 1.5x or more the first read)"
+            }
         }
     }
 }
