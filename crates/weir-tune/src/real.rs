@@ -22,6 +22,11 @@ use weir_probe::PathFacts;
 /// about a second per pass at the 0.5 GB/s a virtual disk gives uncached.
 pub const CACHE_PROBE_BYTES_PER_SHARD: u64 = 256 << 20;
 
+/// The least measuring budget the cache probe runs in. Its two passes take 1-2 s with starts
+/// and drains, which a short tune (`--duration 10s`: about 8 s of measuring) needs for its
+/// random-read sweep, the figure the scheduler leans on most.
+pub const CACHE_PROBE_BUDGET_MIN_NS: u64 = 20_000_000_000;
+
 /// Every shard's test file is at least this large (sparse: only written bytes use space): the
 /// data its sequential reads read, written once, and room for the writes to wrap in past it.
 pub const FILE_BYTES_MIN: u64 = LAYOUT_BYTES_MIN + WRAP_ROOM_BYTES;
@@ -227,7 +232,16 @@ pub fn tune_dir(
     cfg.budget_ns = measuring_budget(deadline.saturating_duration_since(Instant::now()));
     cfg.reported_physical_sector_bytes = pre.reported_physical_sector_bytes;
     if cfg.cache_probe_bytes_per_shard == 0 {
-        cfg.cache_probe_bytes_per_shard = CACHE_PROBE_BYTES_PER_SHARD;
+        if cfg.budget_ns >= CACHE_PROBE_BUDGET_MIN_NS {
+            cfg.cache_probe_bytes_per_shard = CACHE_PROBE_BYTES_PER_SHARD;
+        } else {
+            progress(&format!(
+                "cache below the device: not probed (a measuring budget of {:.1} s leaves no \
+                 room for it; it runs from {} s of measuring, e.g. the default --duration 30s)",
+                cfg.budget_ns as f64 / 1e9,
+                CACHE_PROBE_BUDGET_MIN_NS / 1_000_000_000
+            ));
+        }
     }
     let result = if let Some(out) = trace {
         let mut traced = Traced::new(&mut meter, out);
