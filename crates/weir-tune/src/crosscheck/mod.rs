@@ -18,9 +18,9 @@
 //! - before each side's sequential-read run, weir's engine reads all that data once, from its
 //!   start, at the figure's depth (not counted), so both sides read data in the same state:
 //!   read in full just before, as every sequential-read measurement of tune reads the data
-//!   the one before it read. Without it the side that ran second read what the first had just
-//!   pulled into a cache below the device (the host's page cache under a virtual disk):
-//!   pairs read 3.09x and 0.45x by the order of the sides alone;
+//!   the one before it read. Without it the side that runs second may read what the first
+//!   has just pulled into a cache below the device (the host's page cache under a virtual
+//!   disk), which the first did not;
 //! - random writes overwrite that data, as tune's random writes overwrite data the run wrote;
 //! - sequential writes go into fresh extents: a new sparse file per run and side, never
 //!   written before, as tune's sequential writes go into fresh pre-truncated space.
