@@ -4,6 +4,7 @@
 
 use weir_model::device::Direction;
 use weir_tune::meter::{measure, Control, Sample, StopReason, StopRule};
+use weir_tune::regime::Regime;
 use weir_tune::search::{find_knee, Budget, Phase, SearchConfig, SweepEnd, DEEP_STEP_MIN_STEPS};
 use weir_tune::{tune, Load, Meter, Pattern, TuneConfig, TuneError};
 
@@ -593,5 +594,74 @@ fn every_finding_matches_what_its_run_did() {
                 r.findings
             );
         }
+    }
+}
+
+/// Tunes a plateau disk with the cache probe on (64 MiB per shard), where the sequential read
+/// run numbered `fast_run` (0: the probe's first pass, 1: its re-read) runs `factor`x.
+fn tune_with_probe(fast_run: usize, factor: f64) -> weir_tune::TuneReport {
+    let mut sequential_reads = 0usize;
+    let mut meter = Scripted::new(
+        move |l: &Load, _| {
+            let mut rate = plateau(l, 16);
+            if l.pattern == Pattern::Sequential && l.direction == Direction::Read {
+                if sequential_reads == fast_run {
+                    rate *= factor;
+                }
+                sequential_reads += 1;
+            }
+            rate
+        },
+        256,
+    );
+    let mut cfg = TuneConfig::new(30_000_000_000);
+    cfg.cache_probe_bytes_per_shard = 64 << 20;
+    match tune(&mut meter, &cfg) {
+        Ok(r) => r,
+        Err(e) => panic!("tune with the cache probe failed: {e}"),
+    }
+}
+
+#[test]
+fn a_re_read_served_by_a_cache_below_names_the_read_bandwidth_figure_cached_below() {
+    let r = tune_with_probe(1, 3.0);
+    let p = r.cache_probe.expect("the probe ran");
+    assert!((p.ratio - 3.0).abs() < 0.1, "{p:?}");
+    assert_eq!(
+        r.read_bandwidth.regime,
+        Regime::CachedBelow,
+        "{:?}",
+        r.read_bandwidth
+    );
+    assert!(
+        r.findings.iter().any(|f| f
+            .what
+            .starts_with("a cache below the device answers re-reads")),
+        "{:?}",
+        r.findings
+    );
+    // Only the read-bandwidth figure re-reads the probe's data.
+    assert_eq!(r.read_iops.regime, Regime::WrittenData);
+    assert_eq!(r.write_bandwidth.regime, Regime::FreshExtents);
+    assert_eq!(r.write_iops.regime, Regime::Overwrite);
+}
+
+#[test]
+fn a_re_read_no_faster_than_the_first_read_keeps_the_written_data_regime() {
+    // The re-read runs 1.4x: under the 1.5x that names a cache, within a shared disk's noise.
+    for (fast_run, factor) in [(1, 1.4), (0, 2.0)] {
+        let r = tune_with_probe(fast_run, factor);
+        let p = r.cache_probe.expect("the probe ran");
+        assert!(!p.cached(), "run {fast_run} at {factor}x: {p:?}");
+        assert_eq!(
+            r.read_bandwidth.regime,
+            Regime::WrittenData,
+            "run {fast_run} at {factor}x"
+        );
+        assert!(
+            !r.findings.iter().any(|f| f.what.contains("cache below")),
+            "run {fast_run} at {factor}x: {:?}",
+            r.findings
+        );
     }
 }
