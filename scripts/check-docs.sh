@@ -127,6 +127,7 @@ if os.environ.get("PAGES"):
     pages = [p for p in pages if p in wanted]
 ran = skipped = checked = 0
 failures = []
+done = {}  # command text -> (where it first ran, its output, its exit status)
 for page in pages:
     rel = os.path.relpath(page, root)
     lines = open(page, encoding="utf-8").read().split("\n")
@@ -155,14 +156,22 @@ for page in pages:
                 continue
             cmd = arg if arg else block
             ran += 1
-            started = time.monotonic()
-            p = subprocess.run(["bash", "-euo", "pipefail", "-c", cmd], cwd=root,
-                               capture_output=True, text=True, timeout=300)
-            print(f"RUN  {where} ({time.monotonic() - started:.1f} s): {cmd.splitlines()[0]}",
-                  flush=True)
-            last_output, last_cmd = p.stdout + p.stderr, cmd
-            if p.returncode != 0:
-                failures.append(f"{where}: `{cmd}` exited {p.returncode}:\n{last_output[-2000:]}")
+            if cmd in done:
+                # The same command in the same environment (a tune shown on two pages): its
+                # first run's output stands for both.
+                first, last_output, code = done[cmd]
+                print(f"SAME {where} (as {first}): {cmd.splitlines()[0]}", flush=True)
+            else:
+                started = time.monotonic()
+                p = subprocess.run(["bash", "-euo", "pipefail", "-c", cmd], cwd=root,
+                                   capture_output=True, text=True, timeout=300)
+                print(f"RUN  {where} ({time.monotonic() - started:.1f} s): {cmd.splitlines()[0]}",
+                      flush=True)
+                last_output, code = p.stdout + p.stderr, p.returncode
+                done[cmd] = (where, last_output, code)
+            last_cmd = cmd
+            if code != 0:
+                failures.append(f"{where}: `{cmd}` exited {code}:\n{last_output[-2000:]}")
         else:
             if last_output is None:
                 failures.append(f"{where}: an output excerpt with no command before it")
