@@ -221,12 +221,12 @@ test('kill -9 of a node during a concurrent QUORUM insert at RF=3: no acknowledg
     console.log(`node 3 restarted in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     killedPid = null;
     // Its return is seen: the driver sends node 3 requests again (counted by node 3).
-    const before = (await c.serverCounts(ks, 't'))[2].coordinatedWrites;
+    const before = (await c.coordinated(3, ks, 't')).coordinatedWrites;
     let back = 0;
     const end = Date.now() + 90000;
     while (Date.now() < end) {
-      await c.sleep(2000);
-      back = (await c.serverCounts(ks, 't'))[2].coordinatedWrites - before;
+      await c.sleep(1000);
+      back = (await c.coordinated(3, ks, 't')).coordinatedWrites - before;
       if (back > 0) break;
     }
     assert.ok(back > 0, 'node 3 coordinated no write within 90 s of its return');

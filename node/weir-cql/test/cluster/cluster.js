@@ -63,18 +63,34 @@ const sum = (m) => [...m.values()].reduce((a, b) => a + b, 0);
  */
 async function serverCounts(ks, table) {
   const per = await Promise.all(NODES.map(async (n) => {
-    const coord = await counts(n, `org.apache.cassandra.metrics:type=Table,keyspace=${ks},scope=${table},name=Coordinator*Latency`);
     const msgs = await counts(n, 'org.apache.cassandra.metrics:type=Messaging,name=*_REQ-WaitLatency');
-    const pick = (m, re) => { let s = 0; for (const [k, v] of m) if (re.test(k)) s += v; return s; };
     return {
       node: n,
-      coordinatedWrites: pick(coord, /name=CoordinatorWriteLatency$/),
-      coordinatedReads: pick(coord, /name=CoordinatorReadLatency$/),
+      ...await coordinated(n, ks, table),
       forwardedWrites: pick(msgs, /name=MUTATION_REQ-WaitLatency$/),
       forwardedReads: pick(msgs, /name=READ_REQ-WaitLatency$/),
     };
   }));
   return per;
+}
+
+/** The sum of the counts in `m` whose MBean name matches `re`. */
+function pick(m, re) {
+  let s = 0;
+  for (const [k, v] of m) if (re.test(k)) s += v;
+  return s;
+}
+
+/**
+ * The requests node n coordinated for keyspace.table (`coordinatedWrites`,
+ * `coordinatedReads`, as in serverCounts): one nodetool call, for a test that watches one node.
+ */
+async function coordinated(n, ks, table) {
+  const coord = await counts(n, `org.apache.cassandra.metrics:type=Table,keyspace=${ks},scope=${table},name=Coordinator*Latency`);
+  return {
+    coordinatedWrites: pick(coord, /name=CoordinatorWriteLatency$/),
+    coordinatedReads: pick(coord, /name=CoordinatorReadLatency$/),
+  };
 }
 
 /** after - before, per node and field. */
@@ -103,5 +119,5 @@ function newClient(extra) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-module.exports = { cql, enabled, skipReason, nodetool, counts, sum, serverCounts, delta, total, pid,
+module.exports = { cql, enabled, skipReason, nodetool, counts, sum, serverCounts, coordinated, delta, total, pid,
   resume, newClient, sleep, NODES };
