@@ -158,7 +158,7 @@ fn quick_map_of_the_read_bandwidth_x_write_iops_slice_on_loop_xfs() {
     };
     let s = Scratch::new();
     let out = s.dir().join("out");
-    let map = quick_map(&fs, &out, &["--slice", "read-bw-write-iops"]);
+    let (map, _) = quick_map(&fs, &out, &["--slice", "read-bw-write-iops"]);
     assert_eq!(map["slice"], "read-bw-write-iops");
     assert_eq!(
         (map["read_bytes"].as_u64(), map["write_bytes"].as_u64()),
@@ -209,8 +209,17 @@ fn quick_map_on_loop_xfs_writes_every_output() {
     };
     let s = Scratch::new();
     let out = s.dir().join("out");
-    let map = quick_map(&fs, &out, &[]);
+    let (map, stderr) = quick_map(&fs, &out, &[]);
     assert_eq!(map["write_regime"], "fresh");
+    // The calibration and two rays take longer than the 5 s budget: the run says so.
+    let seconds = map["seconds"].as_f64().expect("seconds");
+    assert!(seconds > 5.5, "a quick map in {seconds} s");
+    assert!(
+        stderr.contains(&format!(
+            "note: the map took {seconds:.0} s, over the 5 s budget"
+        )),
+        "{stderr}"
+    );
     let points = map["points"].as_array().expect("points");
     // Both pure axes always run: two rays of four bisection steps.
     assert!(points.len() >= 8, "{} points", points.len());
@@ -367,9 +376,9 @@ fn grid_on_loop_xfs_measures_diskplorers_loads() {
 
 /// A 1 GiB loop-mounted XFS (4 KiB blocks, direct I/O) for `test`, or None (skipped with the
 /// printed reason) when not root or a tool is missing.
-/// A `--quick` one-shard map on `fs` into `out` with `extra` flags; it must exit 0, and its
-/// explore.json is returned parsed.
-fn quick_map(fs: &TestFs, out: &std::path::Path, extra: &[&str]) -> Value {
+/// A `--quick` one-shard map on `fs` into `out` with `extra` flags and a 5 s budget; it must
+/// exit 0, and its explore.json is returned parsed, with what it printed on stderr.
+fn quick_map(fs: &TestFs, out: &std::path::Path, extra: &[&str]) -> (Value, String) {
     let dir = fs.path().to_str().expect("utf-8");
     let out_arg = out.to_str().expect("utf-8");
     let mut args = vec![
@@ -378,8 +387,10 @@ fn quick_map(fs: &TestFs, out: &std::path::Path, extra: &[&str]) -> Value {
     args.extend_from_slice(extra);
     let o = weir_with(&args);
     assert_exit(&o, 0);
-    serde_json::from_str(&std::fs::read_to_string(out.join("explore.json")).expect("json"))
-        .expect("explore.json parses")
+    let map =
+        serde_json::from_str(&std::fs::read_to_string(out.join("explore.json")).expect("json"))
+            .expect("explore.json parses");
+    (map, text(&o).1)
 }
 
 fn loop_xfs(test: &str) -> Option<TestFs> {

@@ -364,6 +364,9 @@ fn measure(
     if tty {
         eprintln!();
     }
+    if let Some(note) = over_budget_note(outcome.seconds, budget, outcome.rays.len()) {
+        eprintln!("{note}");
+    }
     Ok(Some(Map::from_search(
         outcome,
         regime,
@@ -371,6 +374,31 @@ fn measure(
         read_bytes,
         write_bytes,
     )))
+}
+
+/// What to tell a user whose map of `rays` rays ran well past `--budget` (a tenth over is
+/// the budget's softness). The budget only holds back the rays between the axes, so a budget
+/// shorter than the least map (the calibration at both ends and the rays along both axes)
+/// still gets that map; past that, a run ends late when its last points took longer than the
+/// ones before them, from which the budget priced them.
+fn over_budget_note(seconds: f64, budget: Duration, rays: usize) -> Option<String> {
+    let budget_s = budget.as_secs_f64();
+    if seconds <= budget_s * 1.1 {
+        return None;
+    }
+    Some(if rays <= 2 {
+        format!(
+            "note: the map took {seconds:.0} s, over the {budget_s:.0} s budget: the calibration \
+             (pure loads at the start and the end) and the rays along the two axes run \
+             whatever the budget, so this is the least map this disk allows; raise --budget \
+             above {seconds:.0} s for more rays"
+        )
+    } else {
+        format!(
+            "note: the map took {seconds:.0} s, over the {budget_s:.0} s budget: its last \
+             points took longer than the ones before them, from which the budget priced them"
+        )
+    })
 }
 
 /// One progress update: a bar with time left on a terminal, a line per point otherwise.
@@ -431,4 +459,32 @@ fn free_space_bytes(dir: &Path) -> Option<u64> {
         return None;
     }
     Some(vfs.f_bavail as u64 * vfs.f_frsize as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::over_budget_note;
+    use std::time::Duration;
+
+    #[test]
+    fn a_map_within_a_tenth_of_its_budget_prints_no_note() {
+        assert_eq!(over_budget_note(65.0, Duration::from_secs(60), 2), None);
+    }
+
+    #[test]
+    fn a_least_map_past_a_short_budget_says_what_always_runs() {
+        let note = over_budget_note(66.0, Duration::from_secs(10), 2).expect("a note");
+        assert!(
+            note.starts_with("note: the map took 66 s, over the 10 s budget"),
+            "{note}"
+        );
+        assert!(note.contains("raise --budget above 66 s"), "{note}");
+    }
+
+    #[test]
+    fn a_map_with_rays_between_the_axes_blames_its_last_points_not_the_least_map() {
+        let note = over_budget_note(700.0, Duration::from_secs(600), 9).expect("a note");
+        assert!(note.contains("its last points took longer"), "{note}");
+        assert!(!note.contains("least map"), "{note}");
+    }
 }
