@@ -374,8 +374,6 @@ fn grid_on_loop_xfs_measures_diskplorers_loads() {
     assert!(md.contains("verdicts agree at"), "{md}");
 }
 
-/// A 1 GiB loop-mounted XFS (4 KiB blocks, direct I/O) for `test`, or None (skipped with the
-/// printed reason) when not root or a tool is missing.
 /// A `--quick` one-shard map on `fs` into `out` with `extra` flags and a 5 s budget; it must
 /// exit 0, and its explore.json is returned parsed, with what it printed on stderr.
 fn quick_map(fs: &TestFs, out: &std::path::Path, extra: &[&str]) -> (Value, String) {
@@ -393,6 +391,8 @@ fn quick_map(fs: &TestFs, out: &std::path::Path, extra: &[&str]) -> (Value, Stri
     (map, text(&o).1)
 }
 
+/// A 1 GiB loop-mounted XFS (4 KiB blocks, direct I/O) for `test`, or None (skipped with the
+/// printed reason) when not root or a tool is missing.
 fn loop_xfs(test: &str) -> Option<TestFs> {
     let root = require_root_with(test, &["mkfs.xfs", "losetup", "mount"])?;
     let opts = TestFsOptions::new(FsKind::Xfs { block_bytes: 4096 })
